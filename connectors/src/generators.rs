@@ -1,0 +1,1 @@
+//! Synthetic stream generators. PLACEHOLDER.

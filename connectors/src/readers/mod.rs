@@ -1,0 +1,1 @@
+//! Streaming file readers. PLACEHOLDER.

@@ -1,0 +1,11 @@
+//! The data model shared by every layer: schemas, feature vectors, labels and examples.
+
+mod example;
+mod features;
+mod label;
+mod schema;
+
+pub use example::Example;
+pub use features::Features;
+pub use label::Label;
+pub use schema::{Attribute, AttributeKind, Schema, Task};

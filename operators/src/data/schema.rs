@@ -1,0 +1,103 @@
+use serde::{Deserialize, Serialize};
+
+/// The kind of prediction problem a stream poses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Task {
+    /// Two classes; label 1 is the positive class, label 0 the negative one.
+    Binary,
+    /// One label out of `k > 2` (or `k = 2` when the classes are not ordered as negative / positive).
+    Multiclass,
+    /// A set of relevant labels out of `k`.
+    Multilabel,
+}
+
+impl Task {
+    /// The name used in reports and JSON output: `binary`, `multiclass` or `multilabel`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Task::Binary => "binary",
+            Task::Multiclass => "multiclass",
+            Task::Multilabel => "multilabel",
+        }
+    }
+}
+
+/// Whether an attribute holds numbers or one value out of a fixed set.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum AttributeKind {
+    /// A real value.
+    Numeric,
+    /// One of the listed values; the feature value is the index into this list (0-based).
+    Nominal(Vec<String>),
+}
+
+/// One input attribute (feature) of a stream.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Attribute {
+    /// The attribute's name as the file gives it (or `f<index>` when it has none).
+    pub name: String,
+    /// Numeric or nominal.
+    pub kind: AttributeKind,
+}
+
+impl Attribute {
+    /// A numeric attribute.
+    pub fn numeric(name: impl Into<String>) -> Self {
+        Attribute {
+            name: name.into(),
+            kind: AttributeKind::Numeric,
+        }
+    }
+
+    /// A nominal attribute with the given values.
+    pub fn nominal(name: impl Into<String>, values: Vec<String>) -> Self {
+        Attribute {
+            name: name.into(),
+            kind: AttributeKind::Nominal(values),
+        }
+    }
+
+    /// The number of values of a nominal attribute, `None` for a numeric one.
+    pub fn cardinality(&self) -> Option<usize> {
+        match &self.kind {
+            AttributeKind::Numeric => None,
+            AttributeKind::Nominal(v) => Some(v.len()),
+        }
+    }
+}
+
+/// What a stream looks like: its attributes, its labels and its task.
+///
+/// Every reader knows the schema before the first example (from the file header or a
+/// first pass over the header line), so learners can be sized up front.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Schema {
+    /// The input attributes, in feature-index order.
+    pub attributes: Vec<Attribute>,
+    /// The label names, in label-index order (class names for binary and multiclass).
+    pub labels: Vec<String>,
+    /// The task.
+    pub task: Task,
+}
+
+impl Schema {
+    /// The number of input features (attributes).
+    pub fn dim(&self) -> usize {
+        self.attributes.len()
+    }
+
+    /// The number of labels `k` (2 for a binary task).
+    pub fn num_labels(&self) -> usize {
+        self.labels.len()
+    }
+
+    /// A schema of `dim` numeric features named `f0..`, and labels named `0..k-1`.
+    pub fn numeric(dim: usize, num_labels: usize, task: Task) -> Self {
+        Schema {
+            attributes: (0..dim).map(|j| Attribute::numeric(format!("f{j}"))).collect(),
+            labels: (0..num_labels).map(|l| l.to_string()).collect(),
+            task,
+        }
+    }
+}
