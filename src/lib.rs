@@ -1,9 +1,14 @@
 //! # flowboost
 //!
 //! Online boosting as a streaming dataflow. This crate is the application: evaluation
-//! protocols, the `flowboost` command line, and a facade over the two library crates.
+//! protocols ([`eval`]), data sources ([`source`]), the `flowboost` command line ([`cli`]),
+//! and a facade over the two library crates ([`operators`], [`connectors`]).
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
+
+pub mod cli;
+pub mod eval;
+pub mod source;
 
 pub use flowboost_connectors as connectors;
 pub use flowboost_operators as operators;

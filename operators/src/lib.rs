@@ -1,11 +1,16 @@
 //! # flowboost-operators
 //!
 //! The boosting itself, independent of any runtime: the data model ([`data`]), weak
-//! learners ([`learners`]) and evaluation metrics ([`metrics`]).
+//! learners ([`learners`]), exact potentials ([`potentials`]), the boosters as chains of
+//! stages ([`boosters`]), the stage engine ([`engine`]) and evaluation metrics
+//! ([`metrics`]).
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+// pub mod boosters; (enabled once the learners land)
 pub mod data;
+pub mod engine;
 pub mod learners;
 pub mod metrics;
+pub mod potentials;
 pub mod rng;

@@ -1,0 +1,258 @@
+//! The boosters, each as a chain of stages (one per weak learner) and a terminal.
+//!
+//! [`Algorithm`] names them as the command line does; [`build`] turns a schema and a
+//! [`BoosterConfig`] into stages and a terminal for either engine.
+
+mod adaboost_ol;
+mod online_bbm;
+mod oza;
+mod single;
+mod weak_slot;
+
+pub use adaboost_ol::{AdaBoostOlStage, logistic_weight};
+pub use online_bbm::OnlineBbmStage;
+pub use oza::OzaStage;
+pub use single::SingleStage;
+pub use weak_slot::WeakSlot;
+
+use crate::data::{Schema, Task};
+use crate::engine::{ExpertSelection, InFlight, ScoreKind, SequentialRunner, Stage, Terminal};
+use crate::learners::{
+    HoeffdingTree, HoeffdingTreeConfig, LinearConfig, LinearLearner, WeakKind, WeakModel,
+};
+use crate::rng::{seeded, splitmix64};
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::str::FromStr;
+
+/// The algorithms, by their command-line names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Algorithm {
+    /// One weak learner alone (`single`).
+    Single,
+    /// Online BBM with importance weights (`online-bbm`).
+    OnlineBbm,
+    /// Online BBM with rejection sampling (`online-bbm-s`).
+    OnlineBbmS,
+    /// AdaBoost.OL with importance weights (`adaboost-ol`).
+    AdaBoostOl,
+    /// AdaBoost.OL.S, with rejection sampling (`adaboost-ol-s`).
+    AdaBoostOlS,
+    /// Oza and Russell's online boosting (`oza`).
+    Oza,
+}
+
+impl Algorithm {
+    /// Every algorithm, in the order of the command line's help.
+    pub const ALL: [Algorithm; 6] = [
+        Algorithm::Single,
+        Algorithm::OnlineBbm,
+        Algorithm::OnlineBbmS,
+        Algorithm::AdaBoostOl,
+        Algorithm::AdaBoostOlS,
+        Algorithm::Oza,
+    ];
+
+    /// The command-line name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Algorithm::Single => "single",
+            Algorithm::OnlineBbm => "online-bbm",
+            Algorithm::OnlineBbmS => "online-bbm-s",
+            Algorithm::AdaBoostOl => "adaboost-ol",
+            Algorithm::AdaBoostOlS => "adaboost-ol-s",
+            Algorithm::Oza => "oza",
+        }
+    }
+
+    /// The tasks the algorithm handles.
+    pub fn supports(self, task: Task) -> bool {
+        match self {
+            Algorithm::Single => true,
+            Algorithm::OnlineBbm
+            | Algorithm::OnlineBbmS
+            | Algorithm::AdaBoostOl
+            | Algorithm::AdaBoostOlS => task == Task::Binary,
+            Algorithm::Oza => task != Task::Multilabel,
+        }
+    }
+}
+
+impl fmt::Display for Algorithm {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Algorithm {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        Algorithm::ALL
+            .into_iter()
+            .find(|a| a.name() == s)
+            .ok_or_else(|| {
+                let names: Vec<_> = Algorithm::ALL.iter().map(|a| a.name()).collect();
+                format!("unknown algorithm '{s}' (expected one of: {})", names.join(", "))
+            })
+    }
+}
+
+/// How each Hoeffding tree of an ensemble gets its parameters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum TreeParams {
+    /// MOA's defaults for every tree.
+    Default,
+    /// Per-tree random parameters, as the multiclass and multi-label papers' authors did
+    /// (see [`HoeffdingTreeConfig::randomized`]).
+    Random,
+}
+
+/// Everything needed to build a booster.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BoosterConfig {
+    /// The algorithm.
+    pub algorithm: Algorithm,
+    /// The number of weak learners `N` (forced to 1 for `single`).
+    pub learners: usize,
+    /// The weak learner kind.
+    pub weak: WeakKind,
+    /// The edge `gamma` of the optimal boosters (Online BBM).
+    pub gamma: f64,
+    /// The run's seed: every random choice derives from it and the stage index.
+    pub seed: u64,
+    /// Tree parameters: defaults or per-tree random.
+    pub tree_params: TreeParams,
+    /// The number of random features each tree looks at (`None`: all).
+    pub feature_subset: Option<usize>,
+    /// The linear learner's parameters.
+    pub linear: LinearConfig,
+}
+
+impl BoosterConfig {
+    /// A configuration with the defaults: 10 learners, gamma 0.1, default tree parameters.
+    pub fn new(algorithm: Algorithm, weak: WeakKind, seed: u64) -> Self {
+        BoosterConfig {
+            algorithm,
+            learners: 10,
+            weak,
+            gamma: 0.1,
+            seed,
+            tree_params: TreeParams::Default,
+            feature_subset: None,
+            linear: LinearConfig::default(),
+        }
+    }
+}
+
+/// A stage of any booster (static dispatch; serializable for checkpoints).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub enum AnyStage {
+    /// `single`.
+    Single(SingleStage),
+    /// `online-bbm`, `online-bbm-s`.
+    OnlineBbm(OnlineBbmStage),
+    /// `adaboost-ol`, `adaboost-ol-s`.
+    AdaBoostOl(AdaBoostOlStage),
+    /// `oza`.
+    Oza(OzaStage),
+}
+
+impl Stage for AnyStage {
+    #[inline]
+    fn process(&mut self, rec: &mut InFlight) {
+        match self {
+            AnyStage::Single(s) => s.process(rec),
+            AnyStage::OnlineBbm(s) => s.process(rec),
+            AnyStage::AdaBoostOl(s) => s.process(rec),
+            AnyStage::Oza(s) => s.process(rec),
+        }
+    }
+}
+
+/// A built booster: its stages, its terminal and the size of its score vectors.
+#[derive(Clone, Debug)]
+pub struct Booster {
+    /// The stages, in chain order.
+    pub stages: Vec<AnyStage>,
+    /// The terminal.
+    pub terminal: Terminal,
+    /// The number of values in a record's score vector.
+    pub score_dim: usize,
+}
+
+impl Booster {
+    /// The sequential runner over this booster.
+    pub fn into_sequential(self) -> SequentialRunner<AnyStage> {
+        SequentialRunner::new(self.stages, self.terminal, self.score_dim)
+    }
+}
+
+/// Builds weak learner `i` (0-based) of an ensemble.
+pub fn build_weak(schema: &Schema, config: &BoosterConfig, i: usize) -> WeakModel {
+    let seed = splitmix64(config.seed ^ splitmix64(i as u64 + 1));
+    match config.weak {
+        WeakKind::Vfdt => {
+            let mut tc = match config.tree_params {
+                TreeParams::Default => HoeffdingTreeConfig::default(),
+                TreeParams::Random => {
+                    HoeffdingTreeConfig::randomized(&mut seeded(config.seed, 1_000_000 + i as u64))
+                }
+            };
+            tc.feature_subset = config.feature_subset;
+            WeakModel::Tree(HoeffdingTree::new(schema, tc, seed))
+        }
+        WeakKind::Linear => {
+            WeakModel::Linear(LinearLearner::new(schema, config.linear.clone(), seed))
+        }
+    }
+}
+
+/// Builds the stages and terminal of `config.algorithm` for streams of `schema`.
+pub fn build(schema: &Schema, config: &BoosterConfig) -> Result<Booster, String> {
+    let alg = config.algorithm;
+    if !alg.supports(schema.task) {
+        return Err(format!(
+            "{alg} does not handle {} streams",
+            schema.task.name()
+        ));
+    }
+    if schema.num_labels() < 2 {
+        return Err("a stream needs at least 2 labels".into());
+    }
+    let n = if alg == Algorithm::Single { 1 } else { config.learners };
+    if n == 0 {
+        return Err("the number of learners must be at least 1".into());
+    }
+    if !(0.0..1.0).contains(&config.gamma) {
+        return Err(format!("gamma must lie in [0, 1), got {}", config.gamma));
+    }
+    let k = schema.num_labels();
+    let weak = |i: usize| WeakSlot::new(build_weak(schema, config, i));
+    let seed = config.seed;
+    let (kind, selection, score_dim) = match alg {
+        Algorithm::Single | Algorithm::Oza => (ScoreKind::Votes, ExpertSelection::Last, k),
+        Algorithm::OnlineBbm | Algorithm::OnlineBbmS => (ScoreKind::Margin, ExpertSelection::Last, 1),
+        Algorithm::AdaBoostOl | Algorithm::AdaBoostOlS => {
+            (ScoreKind::Margin, ExpertSelection::Hedge, 1)
+        }
+    };
+    let trail = selection == ExpertSelection::Hedge;
+    let stages = (0..n)
+        .map(|i| match alg {
+            Algorithm::Single => AnyStage::Single(SingleStage::new(weak(i))),
+            Algorithm::OnlineBbm | Algorithm::OnlineBbmS => AnyStage::OnlineBbm(
+                OnlineBbmStage::new(weak(i), i + 1, n, config.gamma, alg == Algorithm::OnlineBbmS, seed),
+            ),
+            Algorithm::AdaBoostOl | Algorithm::AdaBoostOlS => AnyStage::AdaBoostOl(
+                AdaBoostOlStage::new(weak(i), i + 1, alg == Algorithm::AdaBoostOlS, trail, seed),
+            ),
+            Algorithm::Oza => AnyStage::Oza(OzaStage::new(weak(i), i + 1, seed)),
+        })
+        .collect();
+    let terminal = Terminal::new(schema.task, kind, score_dim, n, selection, seed);
+    Ok(Booster {
+        stages,
+        terminal,
+        score_dim,
+    })
+}

@@ -1,0 +1,36 @@
+use super::WeakSlot;
+use crate::data::Label;
+use crate::engine::{InFlight, Stage};
+use serde::{Deserialize, Serialize};
+
+/// One weak learner alone (`single`): its predicted distribution is the score vector; it
+/// learns every labeled example with weight 1 (a multi-label example as one single-label
+/// example per relevant label, each with weight 1).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct SingleStage {
+    weak: WeakSlot,
+}
+
+impl SingleStage {
+    /// A stage around one weak learner.
+    pub fn new(weak: WeakSlot) -> Self {
+        SingleStage { weak }
+    }
+}
+
+impl Stage for SingleStage {
+    fn process(&mut self, rec: &mut InFlight) {
+        let ex = &*rec.example;
+        let p = self.weak.predict(&ex.features);
+        rec.scores.copy_from_slice(p);
+        match &ex.label {
+            Some(Label::Class(y)) => self.weak.learn(&ex.features, *y, 1.0),
+            Some(Label::Set(ys)) => {
+                for &y in ys {
+                    self.weak.learn(&ex.features, y, 1.0);
+                }
+            }
+            None => {}
+        }
+    }
+}

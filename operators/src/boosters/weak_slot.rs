@@ -1,0 +1,67 @@
+use crate::data::Features;
+use crate::learners::{WeakLearner, WeakModel};
+use serde::{Deserialize, Serialize};
+
+/// A weak learner with its prediction buffer, so that predicting allocates nothing.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct WeakSlot {
+    model: WeakModel,
+    #[serde(skip)]
+    probs: Vec<f64>,
+}
+
+impl WeakSlot {
+    /// Wraps a weak learner.
+    pub fn new(model: WeakModel) -> Self {
+        let k = model.num_labels();
+        WeakSlot {
+            model,
+            probs: vec![0.0; k],
+        }
+    }
+
+    /// The weak learner.
+    pub fn model(&self) -> &WeakModel {
+        &self.model
+    }
+
+    /// The predicted distribution over the labels.
+    #[inline]
+    pub fn predict(&mut self, x: &Features) -> &[f64] {
+        let k = self.model.num_labels();
+        if self.probs.len() != k {
+            self.probs.resize(k, 0.0);
+        }
+        self.model.predict(x, &mut self.probs);
+        &self.probs
+    }
+
+    /// The binary prediction in {-1, +1}: +1 when the positive class (label 1) is at least
+    /// as likely as the negative one (`sign(0) = +1`).
+    #[inline]
+    pub fn predict_sign(&mut self, x: &Features) -> f64 {
+        let p = self.predict(x);
+        if p[1] >= p[0] { 1.0 } else { -1.0 }
+    }
+
+    /// The most likely label (the lowest index among equals).
+    #[inline]
+    pub fn predict_class(&mut self, x: &Features) -> u32 {
+        let p = self.predict(x);
+        let mut best = 0;
+        for (l, &v) in p.iter().enumerate() {
+            if v > p[best] {
+                best = l;
+            }
+        }
+        best as u32
+    }
+
+    /// Learns one example with an importance weight (weights `<= 0` are skipped).
+    #[inline]
+    pub fn learn(&mut self, x: &Features, label: u32, weight: f64) {
+        if weight > 0.0 {
+            self.model.learn(x, label, weight);
+        }
+    }
+}

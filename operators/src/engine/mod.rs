@@ -1,0 +1,24 @@
+//! The stage engine, independent of any runtime.
+//!
+//! Each weak learner lives in a [`Stage`]; a record ([`InFlight`]) visits the stages in
+//! order, each one predicting with its state *before* the record, then (when the label is
+//! known) learning from it, then adding its vote to the running score vector. The
+//! [`Terminal`] picks the expert (the last one, or by Hedge), emits the [`Prediction`], and
+//! updates Hedge. [`SequentialRunner`] runs the chain in a plain loop; the timely operators
+//! run the very same stages, so both give bit-identical results.
+
+mod hedge;
+mod label_set;
+mod prediction;
+mod record;
+mod sequential;
+mod stage;
+mod terminal;
+
+pub use hedge::Hedge;
+pub use label_set::LabelSetRule;
+pub use prediction::Prediction;
+pub use record::InFlight;
+pub use sequential::SequentialRunner;
+pub use stage::Stage;
+pub use terminal::{ExpertSelection, ScoreKind, Terminal};

@@ -1,0 +1,18 @@
+use serde::{Deserialize, Serialize};
+
+/// What the terminal emits for one record.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Prediction {
+    /// The record's sequence number.
+    pub seq: u64,
+    /// The example id.
+    pub id: u64,
+    /// The predicted class (binary: 1 positive, 0 negative); for multi-label, the top label.
+    pub class: u32,
+    /// The predicted label set (multi-label only; sorted).
+    pub labels: Vec<u32>,
+    /// The chosen expert's scores (one margin for the binary boosters, `k` values otherwise).
+    pub scores: Vec<f64>,
+    /// The chosen expert, 1-based (expert `i` combines the first `i` weak learners).
+    pub expert: u32,
+}

@@ -1,0 +1,31 @@
+//! The `flowboost` command line.
+
+mod eval_cmd;
+
+pub use eval_cmd::EvalArgs;
+
+use clap::{Parser, Subcommand};
+
+/// flowboost: online boosting as a streaming dataflow.
+#[derive(Debug, Parser)]
+#[command(name = "flowboost", version, about, long_about = None)]
+pub struct Cli {
+    /// The command to run.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Evaluate an online learner on a dataset file or a built-in generator, with the
+    /// papers' protocols (prequential, holdout, last20).
+    Eval(EvalArgs),
+}
+
+/// Runs the parsed command line; errors come back as messages (exit code 2).
+pub fn run(cli: Cli) -> Result<(), String> {
+    match cli.command {
+        Command::Eval(args) => eval_cmd::run(args),
+    }
+}

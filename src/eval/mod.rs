@@ -1,0 +1,17 @@
+//! Evaluation protocols and reports.
+//!
+//! - `prequential`: test-then-train over the whole stream (every part in order).
+//! - `holdout`: stream the training part (learning only), then the test part, still
+//!   learning; metrics over the test part only (the multi-label ranking paper's protocol).
+//! - `last20`: one stream (all parts in order); metrics over its final 20% (the multiclass
+//!   paper's protocol).
+//!
+//! With a shuffle seed each part is shuffled (in memory) with that fixed seed first.
+
+mod protocol;
+mod report;
+mod scorer;
+
+pub use protocol::{EvalSpec, Protocol, evaluate};
+pub use report::EvalReport;
+pub use scorer::Scorer;
