@@ -9,6 +9,7 @@
 
 // pub mod boosters; (enabled once the learners land)
 pub mod data;
+pub mod dataflow;
 pub mod engine;
 pub mod learners;
 pub mod metrics;
