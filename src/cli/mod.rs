@@ -1,8 +1,11 @@
 //! The `flowboost` command line.
 
+pub mod args;
 mod eval_cmd;
+mod run_cmd;
 
 pub use eval_cmd::EvalArgs;
+pub use run_cmd::RunArgs;
 
 use clap::{Parser, Subcommand};
 
@@ -21,11 +24,16 @@ pub enum Command {
     /// Evaluate an online learner on a dataset file or a built-in generator, with the
     /// papers' protocols (prequential, holdout, last20).
     Eval(EvalArgs),
+    /// The main job: source (a dataset file or the built-in generator) -> the boosting
+    /// dataflow on --workers threads -> predictions as JSON lines (stdout or --output), with
+    /// progressive metrics on stderr.
+    Run(RunArgs),
 }
 
 /// Runs the parsed command line; errors come back as messages (exit code 2).
 pub fn run(cli: Cli) -> Result<(), String> {
     match cli.command {
         Command::Eval(args) => eval_cmd::run(args),
+        Command::Run(args) => run_cmd::run(args),
     }
 }

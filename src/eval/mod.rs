@@ -12,6 +12,6 @@ mod protocol;
 mod report;
 mod scorer;
 
-pub use protocol::{EvalSpec, Protocol, evaluate};
+pub use protocol::{Engine, EvalSpec, Protocol, evaluate};
 pub use report::EvalReport;
 pub use scorer::Scorer;

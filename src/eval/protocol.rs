@@ -1,8 +1,9 @@
 use super::{EvalReport, Scorer};
-use crate::source::Dataset;
+use crate::source::{Dataset, ExampleStream};
 use flowboost_operators::boosters::{BoosterConfig, build};
-use flowboost_operators::data::Example;
-use flowboost_operators::engine::Prediction;
+use flowboost_operators::data::{Example, Task};
+use flowboost_operators::dataflow::{DataflowOptions, run_dataflow};
+use flowboost_operators::engine::{Prediction, PredictionSink};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde::Serialize;
 use std::fmt;
@@ -82,86 +83,175 @@ enum PredictionValue<'a> {
     Labels(&'a [u32]),
 }
 
-/// Runs `config` over `data` with `spec`'s protocol and returns the report.
+/// Which engine runs the stages.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Engine {
+    /// The plain loop (the reference).
+    Sequential,
+    /// Timely dataflow, stages in contiguous blocks across the workers.
+    Dataflow(DataflowOptions),
+}
+
+impl Engine {
+    /// `sequential` or `dataflow`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Engine::Sequential => "sequential",
+            Engine::Dataflow(_) => "dataflow",
+        }
+    }
+
+    /// The number of workers (1 for the sequential engine).
+    pub fn workers(&self) -> usize {
+        match self {
+            Engine::Sequential => 1,
+            Engine::Dataflow(o) => o.workers,
+        }
+    }
+}
+
+/// Scores the predictions from `eval_from` on and writes the prediction lines.
+struct EvalSink {
+    task: Task,
+    scorer: Scorer,
+    writer: Option<(PathBuf, BufWriter<File>)>,
+    eval_from: u64,
+    seen: u64,
+    progress: Progress,
+    start: Instant,
+}
+
+impl PredictionSink for EvalSink {
+    type Output = Result<(Scorer, u64), String>;
+
+    fn accept(&mut self, out: Prediction, ex: Arc<Example>) -> Result<(), String> {
+        if self.seen >= self.eval_from {
+            self.scorer.update(&out, ex.label.as_ref());
+            if let Some((path, w)) = self.writer.as_mut() {
+                let prediction = if self.task == Task::Multilabel {
+                    PredictionValue::Labels(&out.labels)
+                } else {
+                    PredictionValue::Class(out.class)
+                };
+                let line = PredictionLine {
+                    id: out.id,
+                    prediction,
+                    expert: out.expert,
+                };
+                serde_json::to_writer(&mut *w, &line)
+                    .map_err(|e| format!("{}: {e}", path.display()))?;
+                w.write_all(b"\n")
+                    .map_err(|e| format!("{}: {e}", path.display()))?;
+            }
+        }
+        self.seen += 1;
+        if self.seen % 1024 == 0 {
+            self.progress.tick(self.seen, &self.scorer, self.start);
+        }
+        Ok(())
+    }
+
+    fn finish(mut self) -> Self::Output {
+        self.progress.finish();
+        if let Some((path, mut w)) = self.writer.take() {
+            w.flush()
+                .map_err(|e| format!("{}: cannot write the predictions: {e}", path.display()))?;
+        }
+        Ok((self.scorer, self.seen))
+    }
+}
+
+/// The examples of every part, in order (each shuffled first when asked).
+fn all_parts(data: &Dataset, shuffle: Option<u64>) -> Result<ExampleStream, String> {
+    let mut streams: Vec<ExampleStream> = Vec::new();
+    for part in 0..data.parts() {
+        streams.push(match shuffle {
+            Some(seed) => Box::new(
+                data.shuffled(part, seed ^ part as u64)?
+                    .into_iter()
+                    .map(Ok),
+            ),
+            None => data.stream(part)?,
+        });
+    }
+    Ok(Box::new(streams.into_iter().flatten()))
+}
+
+/// Runs `config` over `data` with `spec`'s protocol on `engine` and returns the report.
 pub fn evaluate(
-    data: &Dataset,
+    data: Arc<Dataset>,
     config: &BoosterConfig,
     spec: &EvalSpec,
+    engine: &Engine,
 ) -> Result<EvalReport, String> {
     let schema = data.schema().clone();
-    let booster = build(&schema, config)?;
-    let mut model = booster.into_sequential();
+    // Fail early (and identically for both engines) on a configuration that cannot work.
+    build(&schema, config)?;
     let parts = data.parts();
-    match spec.protocol {
-        Protocol::Holdout if parts != 2 => {
-            return Err("the holdout protocol needs a training file (--data) and a test file (--test)".into());
-        }
-        Protocol::Prequential | Protocol::Last20 if parts == 0 => {
-            return Err("no data".into());
-        }
-        _ => {}
-    }
     let start = Instant::now();
-    // For last20, the number of examples fixes where the scored part starts.
-    let last20_from = if spec.protocol == Protocol::Last20 {
-        let mut total = 0;
-        for i in 0..parts {
-            total += data.count(i)?;
+    // The scored examples are those from `eval_from` on (in stream order).
+    let eval_from = match spec.protocol {
+        Protocol::Prequential => 0,
+        Protocol::Holdout => {
+            if parts != 2 {
+                return Err(
+                    "the holdout protocol needs a training file (--data) and a test file (--test)"
+                        .into(),
+                );
+            }
+            data.count(0)?
         }
-        Some(total - total / 5)
-    } else {
-        None
+        Protocol::Last20 => {
+            let mut total = 0;
+            for i in 0..parts {
+                total += data.count(i)?;
+            }
+            total - total / 5
+        }
     };
-    let mut scorer = Scorer::new(schema.task, schema.num_labels());
-    let mut out = Prediction::default();
-    let mut writer = match &spec.predictions {
-        Some(p) => Some(BufWriter::new(File::create(p).map_err(|e| {
-            format!("{}: cannot create the predictions file: {e}", p.display())
-        })?)),
+    let writer = match &spec.predictions {
+        Some(p) => Some((
+            p.clone(),
+            BufWriter::new(File::create(p).map_err(|e| {
+                format!("{}: cannot create the predictions file: {e}", p.display())
+            })?),
+        )),
         None => None,
     };
-    let mut progress = Progress::new(spec.progress);
-    let mut seen: u64 = 0;
-    for part in 0..parts {
-        let scored_part = match spec.protocol {
-            Protocol::Holdout => part == 1,
-            _ => true,
-        };
-        let stream: Box<dyn Iterator<Item = Result<Example, String>>> = match spec.shuffle {
-            Some(seed) => Box::new(data.shuffled(part, seed ^ part as u64)?.into_iter().map(Ok)),
-            None => data.stream(part)?,
-        };
-        for ex in stream {
-            let ex = Arc::new(ex?);
-            let evaluated = scored_part && last20_from.is_none_or(|from| seen >= from);
-            model.process(ex.clone(), &mut out);
-            seen += 1;
-            if evaluated {
-                scorer.update(&out, ex.label.as_ref());
-                if let Some(w) = writer.as_mut() {
-                    let prediction = if out.labels.is_empty() && schema.task != flowboost_operators::data::Task::Multilabel {
-                        PredictionValue::Class(out.class)
-                    } else {
-                        PredictionValue::Labels(&out.labels)
-                    };
-                    let line = PredictionLine {
-                        id: out.id,
-                        prediction,
-                        expert: out.expert,
-                    };
-                    serde_json::to_writer(&mut *w, &line).map_err(|e| e.to_string())?;
-                    w.write_all(b"\n").map_err(|e| e.to_string())?;
-                }
-            }
-            if seen % 1024 == 0 {
-                progress.tick(seen, &scorer, start);
-            }
+    let task = schema.task;
+    let k = schema.num_labels();
+    let progress = spec.progress;
+    let shuffle = spec.shuffle;
+    let sink_parts = std::sync::Mutex::new(Some(writer));
+    let make_sink = move || EvalSink {
+        task,
+        scorer: Scorer::new(task, k),
+        writer: sink_parts.lock().ok().and_then(|mut w| w.take()).flatten(),
+        eval_from,
+        seen: 0,
+        progress: Progress::new(progress),
+        start,
+    };
+    let (scorer, seen) = match engine {
+        Engine::Sequential => {
+            let mut runner = build(&schema, config)?.into_sequential();
+            runner.run(all_parts(&data, shuffle)?, make_sink())??
         }
-    }
-    if let Some(mut w) = writer {
-        w.flush().map_err(|e| format!("cannot write the predictions file: {e}"))?;
-    }
-    progress.finish();
+        Engine::Dataflow(options) => {
+            let build_schema = schema.clone();
+            let build_config = config.clone();
+            let source_data = data.clone();
+            run_dataflow(
+                options,
+                move || {
+                    let b = build(&build_schema, &build_config)?;
+                    Ok((b.stages, b.terminal, b.score_dim))
+                },
+                move || all_parts(&source_data, shuffle),
+                make_sink,
+            )??
+        }
+    };
     let seconds = start.elapsed().as_secs_f64();
     let mut report = EvalReport {
         algorithm: config.algorithm.name().to_string(),
@@ -169,8 +259,8 @@ pub fn evaluate(
         protocol: spec.protocol.name().to_string(),
         weak: config.weak.name().to_string(),
         learners: booster_learners(config),
-        engine: "sequential".into(),
-        workers: 1,
+        engine: engine.name().to_string(),
+        workers: engine.workers(),
         seed: config.seed,
         gamma: config.gamma,
         data: (0..parts).map(|i| data.part_name(i)).collect(),
@@ -179,7 +269,11 @@ pub fn evaluate(
         examples: seen,
         evaluated: scorer.count(),
         seconds,
-        examples_per_second: if seconds > 0.0 { seen as f64 / seconds } else { 0.0 },
+        examples_per_second: if seconds > 0.0 {
+            seen as f64 / seconds
+        } else {
+            0.0
+        },
         accuracy: None,
         zero_one_loss: None,
         rank_loss: None,

@@ -1,6 +1,6 @@
 use super::pipeline;
 use crate::data::Example;
-use crate::engine::{InFlight, Prediction, Stage, Terminal};
+use crate::engine::{InFlight, Prediction, PredictionSink, Stage, Terminal};
 use std::cell::RefCell;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -37,23 +37,22 @@ pub type Built<S> = (Vec<S>, Terminal, usize);
 /// Every worker calls `build` (it must return the same stages on every worker: build them
 /// from seeds, as the boosters do) and keeps its block. Worker 0 pulls examples from
 /// `source()`, stamps them with sequence numbers and timestamps, and hands every prediction,
-/// with its example, in sequence order, to the sink that `sink()` creates there. Returns the
-/// sink's value from `finish`.
-pub fn run_dataflow<S, B, Src, I, KF, K, R>(
+/// with its example, in sequence order, to the sink that `sink()` creates there. Returns
+/// what the sink's `finish` returns.
+pub fn run_dataflow<S, B, Src, I, KF, K>(
     options: &DataflowOptions,
     build: B,
     source: Src,
     sink: KF,
-) -> Result<R, String>
+) -> Result<K::Output, String>
 where
     S: Stage + 'static,
     B: Fn() -> Result<Built<S>, String> + Send + Sync + 'static,
     Src: Fn() -> Result<I, String> + Send + Sync + 'static,
     I: Iterator<Item = Result<Example, String>>,
     KF: Fn() -> K + Send + Sync + 'static,
-    K: FnMut(Prediction, Arc<Example>) -> Result<(), String>,
-    K: SinkFinish<R>,
-    R: Send + 'static,
+    K: PredictionSink,
+    K::Output: Send + 'static,
 {
     if options.workers == 0 {
         return Err("the number of workers must be at least 1".into());
@@ -61,7 +60,7 @@ where
     let batch = options.batch.max(1);
     let lag = options.max_batches_in_flight.max(1);
     let config = timely::Config::process(options.workers);
-    let guards = timely::execute(config, move |worker| -> Option<Result<R, String>> {
+    let guards = timely::execute(config, move |worker| -> Option<Result<K::Output, String>> {
         let index = worker.index();
         let peers = worker.peers();
         let (stages, terminal, score_dim) = match build() {
@@ -86,7 +85,7 @@ where
         let mut sink = sink();
         let drain = |sink: &mut K| -> Result<(), String> {
             for (p, ex) in outputs.borrow_mut().drain(..) {
-                sink(p, ex)?;
+                sink.accept(p, ex)?;
             }
             Ok(())
         };
@@ -121,10 +120,4 @@ where
         }
     }
     out.unwrap_or_else(|| Err("worker 0 returned nothing".into()))
-}
-
-/// What a sink returns at the end of a run.
-pub trait SinkFinish<R> {
-    /// Consumes the sink and returns its result.
-    fn finish(self) -> R;
 }

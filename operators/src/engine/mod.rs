@@ -12,6 +12,7 @@ mod label_set;
 mod prediction;
 mod record;
 mod sequential;
+mod sink;
 mod stage;
 mod terminal;
 
@@ -20,5 +21,6 @@ pub use label_set::LabelSetRule;
 pub use prediction::Prediction;
 pub use record::InFlight;
 pub use sequential::SequentialRunner;
+pub use sink::PredictionSink;
 pub use stage::Stage;
 pub use terminal::{ExpertSelection, ScoreKind, Terminal};

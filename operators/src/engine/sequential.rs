@@ -1,4 +1,4 @@
-use super::{InFlight, Prediction, Stage, Terminal};
+use super::{InFlight, Prediction, PredictionSink, Stage, Terminal};
 use crate::data::Example;
 use std::sync::Arc;
 
@@ -34,6 +34,22 @@ impl<S: Stage> SequentialRunner<S> {
             stage.process(&mut rec);
         }
         self.terminal.finish(&rec, out);
+    }
+
+    /// Runs every example of `source` through the chain, in order, handing each prediction
+    /// to `sink`; stops at the first error of the source or the sink.
+    pub fn run<I, K>(&mut self, source: I, mut sink: K) -> Result<K::Output, String>
+    where
+        I: IntoIterator<Item = Result<Example, String>>,
+        K: PredictionSink,
+    {
+        for ex in source {
+            let ex = Arc::new(ex?);
+            let mut out = Prediction::default();
+            self.process(ex.clone(), &mut out);
+            sink.accept(out, ex)?;
+        }
+        Ok(sink.finish())
     }
 
     /// The stages.

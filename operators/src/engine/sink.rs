@@ -1,0 +1,13 @@
+use super::Prediction;
+use crate::data::Example;
+use std::sync::Arc;
+
+/// Where predictions go: called on worker 0 for every prediction, in sequence order.
+pub trait PredictionSink {
+    /// What the sink returns at the end of a run.
+    type Output;
+    /// Takes one prediction with its example.
+    fn accept(&mut self, prediction: Prediction, example: Arc<Example>) -> Result<(), String>;
+    /// Consumes the sink and returns its result.
+    fn finish(self) -> Self::Output;
+}

@@ -1,0 +1,195 @@
+//! Option groups shared by the subcommands.
+
+use clap::Args;
+use flowboost_connectors::readers::{Format, Header, ReadOptions, Target};
+use flowboost_operators::boosters::{Algorithm, BoosterConfig, TreeParams};
+use flowboost_operators::dataflow::DataflowOptions;
+use flowboost_operators::data::Task;
+use flowboost_operators::learners::WeakKind;
+use std::path::PathBuf;
+
+use crate::eval::Engine;
+use crate::source::Dataset;
+
+/// Where the examples come from.
+#[derive(Debug, Args)]
+pub struct DataArgs {
+    /// The dataset file (the training file for --protocol holdout). ARFF (dense or
+    /// sparse, MULAN multi-label), LIBSVM/SVMlight, CSV or TSV, optionally gzip-compressed.
+    /// Without --data, a built-in generator supplies the stream (see --generator).
+    #[arg(long, value_name = "FILE")]
+    pub data: Option<PathBuf>,
+    /// The test file (same format and schema as --data); implies --protocol holdout.
+    #[arg(long, value_name = "FILE")]
+    pub test: Option<PathBuf>,
+    /// The built-in generator used when --data is absent: binary, multiclass, multilabel,
+    /// or mediamill (the size of full Mediamill: 43,907 examples, 120 features, 101 labels).
+    #[arg(long, default_value = "binary", value_name = "NAME")]
+    pub generator: String,
+    /// The number of examples the generator produces (default: the preset's).
+    #[arg(long, value_name = "N")]
+    pub examples: Option<u64>,
+    /// The file format; auto looks at the content (and the extension).
+    #[arg(long, default_value = "auto", value_parser = parse_format)]
+    pub format: Format,
+    /// MULAN multi-label ARFF: the labels are the last L attributes.
+    #[arg(long, value_name = "L")]
+    pub labels: Option<usize>,
+    /// MULAN multi-label ARFF: the XML file naming the labels (matched by name).
+    #[arg(long, value_name = "FILE")]
+    pub xml: Option<PathBuf>,
+    /// CSV/TSV: whether the first row is a header (auto: guessed from its content).
+    #[arg(long, default_value = "auto", value_parser = parse_header)]
+    pub header: Header,
+    /// CSV/TSV (and single-label ARFF): the target column: first, last, a column name, or
+    /// auto (a column named `target` or `class`, else the last).
+    #[arg(long, default_value = "auto", value_parser = parse_target)]
+    pub target: Target,
+    /// CSV/TSV: columns to drop (names or 1-based indices, comma-separated), e.g. the
+    /// instance weight of census-income: --ignore 25.
+    #[arg(long, value_delimiter = ',', value_name = "COLS")]
+    pub ignore: Vec<String>,
+}
+
+/// The model: the algorithm and its weak learners.
+#[derive(Debug, Args)]
+pub struct ModelArgs {
+    /// The algorithm: single (one weak learner alone), online-bbm, online-bbm-s,
+    /// adaboost-ol, adaboost-ol-s, oza.
+    /// Default: the adaptive booster for the stream's task (adaboost-ol for binary, oza for
+    /// multiclass, single for multi-label).
+    #[arg(long, value_parser = parse_algorithm)]
+    pub algo: Option<Algorithm>,
+    /// The number of weak learners N (ignored by single).
+    #[arg(long, default_value_t = 10, value_name = "N")]
+    pub learners: usize,
+    /// The weak learner: vfdt (Hoeffding tree) or linear (logistic/softmax, VW-style).
+    #[arg(long, default_value = "vfdt", value_parser = parse_weak)]
+    pub weak: WeakKind,
+    /// Hoeffding tree parameters: default (MOA's) or random (per tree, as the papers'
+    /// authors did: split confidence and tie threshold log-uniform in [0.01, 0.9], grace
+    /// period 5..20).
+    #[arg(long, default_value = "default", value_parser = parse_tree_params)]
+    pub tree_params: TreeParams,
+    /// Each tree looks at this many random features (the papers use 20); default all.
+    #[arg(long, value_name = "M")]
+    pub feature_subset: Option<usize>,
+    /// The edge gamma of the optimal boosters (online-bbm, online-bbm-s).
+    #[arg(long, default_value_t = 0.1, value_name = "G")]
+    pub gamma: f64,
+    /// The seed of every random choice (weak learner parameters, sampling, Hedge, generator).
+    #[arg(long, default_value_t = 1, value_name = "S")]
+    pub seed: u64,
+}
+
+/// The engine that runs the stages.
+#[derive(Debug, Args)]
+pub struct EngineArgs {
+    /// The engine: sequential (a plain loop) or dataflow (timely; the stages in contiguous
+    /// blocks across --workers threads). Both give identical predictions.
+    #[arg(long, default_value = "sequential", value_parser = ["sequential", "dataflow"])]
+    pub engine: String,
+
+    /// The number of timely worker threads (dataflow engine).
+    #[arg(long, default_value_t = 1, value_name = "W")]
+    pub workers: usize,
+
+    /// Records per dataflow timestamp (dataflow engine).
+    #[arg(long, default_value_t = 256, value_name = "B")]
+    pub batch: usize,
+}
+
+impl EngineArgs {
+    /// The engine these options describe.
+    pub fn engine(&self) -> Result<Engine, String> {
+        if self.workers == 0 {
+            return Err("--workers must be at least 1".into());
+        }
+        match self.engine.as_str() {
+            "sequential" => Ok(Engine::Sequential),
+            _ => Ok(Engine::Dataflow(DataflowOptions {
+                workers: self.workers,
+                batch: self.batch.max(1),
+                ..DataflowOptions::default()
+            })),
+        }
+    }
+}
+
+impl ModelArgs {
+    /// The booster configuration these options describe, for a stream of `task`.
+    pub fn booster(&self, task: Task) -> BoosterConfig {
+        let algo = self.algo.unwrap_or(match task {
+            Task::Binary => Algorithm::AdaBoostOl,
+            Task::Multiclass => Algorithm::Oza,
+            Task::Multilabel => Algorithm::Single,
+        });
+        let mut config = BoosterConfig::new(algo, self.weak, self.seed);
+        config.learners = self.learners;
+        config.gamma = self.gamma;
+        config.tree_params = self.tree_params;
+        config.feature_subset = self.feature_subset;
+        config
+    }
+}
+
+impl DataArgs {
+    /// Opens the dataset these options name (`seed` drives the generator).
+    pub fn open(&self, seed: u64) -> Result<Dataset, String> {
+        match &self.data {
+            Some(data) => {
+                let mut files = vec![data.clone()];
+                files.extend(self.test.clone());
+                let options = ReadOptions {
+                    format: self.format.clone(),
+                    labels: self.labels,
+                    xml: self.xml.clone(),
+                    header: self.header.clone(),
+                    target: self.target.clone(),
+                    ignore: self.ignore.clone(),
+                };
+                Dataset::open_files(&files, &options)
+            }
+            None => {
+                if self.test.is_some() {
+                    return Err("--test needs --data (the training file)".into());
+                }
+                Dataset::generator(&self.generator, seed, self.examples)
+            }
+        }
+    }
+}
+
+fn parse_algorithm(s: &str) -> Result<Algorithm, String> {
+    s.parse()
+}
+
+
+fn parse_format(s: &str) -> Result<Format, String> {
+    s.parse().map_err(|e| format!("{e}"))
+}
+
+fn parse_header(s: &str) -> Result<Header, String> {
+    s.parse().map_err(|e| format!("{e}"))
+}
+
+fn parse_target(s: &str) -> Result<Target, String> {
+    s.parse().map_err(|e| format!("{e}"))
+}
+
+fn parse_weak(s: &str) -> Result<WeakKind, String> {
+    match s {
+        "vfdt" => Ok(WeakKind::Vfdt),
+        "linear" => Ok(WeakKind::Linear),
+        _ => Err(format!("unknown weak learner '{s}' (expected vfdt or linear)")),
+    }
+}
+
+fn parse_tree_params(s: &str) -> Result<TreeParams, String> {
+    match s {
+        "default" => Ok(TreeParams::Default),
+        "random" => Ok(TreeParams::Random),
+        _ => Err(format!("unknown tree parameters '{s}' (expected default or random)")),
+    }
+}
+
