@@ -2,4 +2,4 @@
 
 mod binomial;
 
-pub use binomial::{binomial_pmf_row, ln_factorials};
+pub use binomial::binomial_pmf_row;
