@@ -1,1 +1,0 @@
-//! Synthetic stream generators. PLACEHOLDER.
