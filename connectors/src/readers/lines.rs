@@ -64,6 +64,11 @@ impl LineReader {
         &self.path
     }
 
+    /// The number of lines read so far.
+    pub(crate) fn line_number(&self) -> u64 {
+        self.number
+    }
+
     /// Whether reading stopped on an I/O or decompression error (after which every call
     /// of [`next_line`](Self::next_line) returns `Ok(None)`).
     pub(crate) fn failed(&self) -> bool {
@@ -160,10 +165,7 @@ mod tests {
         }
         std::fs::write(&p, bytes).unwrap();
         let lines = read_all(&p);
-        assert_eq!(
-            lines,
-            vec![(1, "a,b".to_string()), (2, "c,d".to_string())]
-        );
+        assert_eq!(lines, vec![(1, "a,b".to_string()), (2, "c,d".to_string())]);
     }
 
     #[test]
@@ -181,7 +183,9 @@ mod tests {
 
     #[test]
     fn missing_file_is_an_error() {
-        let e = LineReader::open(Path::new("/nonexistent/x.csv")).err().unwrap();
+        let e = LineReader::open(Path::new("/nonexistent/x.csv"))
+            .err()
+            .unwrap();
         assert!(e.reason.contains("not found"));
     }
 }

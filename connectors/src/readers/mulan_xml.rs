@@ -29,7 +29,10 @@ pub(crate) fn read_labels(path: &Path) -> Result<Vec<XmlLabel>, ReadError> {
     })?;
     let line_at = |offset: u64| -> u64 {
         let end = (offset as usize).min(text.len());
-        1 + text.as_bytes()[..end].iter().filter(|&&b| b == b'\n').count() as u64
+        1 + text.as_bytes()[..end]
+            .iter()
+            .filter(|&&b| b == b'\n')
+            .count() as u64
     };
     let mut reader = quick_xml::Reader::from_str(&text);
     let mut labels: Vec<XmlLabel> = Vec::new();
@@ -43,7 +46,7 @@ pub(crate) fn read_labels(path: &Path) -> Result<Vec<XmlLabel>, ReadError> {
             )
         })?;
         match event {
-            Event::Start(e) | Event::Empty(e) if e.local_name().as_ref() == b"label" => {
+            Event::Start(e) | Event::Empty(e) if e.local_name().as_ref() == "label" => {
                 let line = line_at(start);
                 let attr = e
                     .try_get_attribute("name")

@@ -113,8 +113,14 @@ mod tests {
 
     #[test]
     fn numbers_sort_numerically_and_merge_equal_values() {
-        assert_eq!(sort_values(s(&["10", "+1", "-1", "2", "1.0"])), s(&["-1", "+1", "2", "10"]));
-        assert_eq!(sort_values(s(&["b", "10", "a", "2"])), s(&["10", "2", "a", "b"]));
+        assert_eq!(
+            sort_values(s(&["10", "+1", "-1", "2", "1.0"])),
+            s(&["-1", "+1", "2", "10"])
+        );
+        assert_eq!(
+            sort_values(s(&["b", "10", "a", "2"])),
+            s(&["10", "2", "a", "b"])
+        );
         assert!(sort_values(Vec::new()).is_empty());
     }
 

@@ -157,10 +157,11 @@ pub struct ReadOptions {
     pub xml: Option<PathBuf>,
     /// CSV: whether the first row is a header.
     pub header: Header,
-    /// CSV and single-label ARFF: which column holds the class.
+    /// CSV and single-label ARFF: which column holds the class (not used when `labels`
+    /// or `xml` make an ARFF multi-label).
     pub target: Target,
     /// CSV and ARFF: columns to drop, by header name or attribute name, or by 1-based
-    /// column number (a name match wins over a number).
+    /// column number (a name match wins over a number). Not supported for LIBSVM.
     pub ignore: Vec<String>,
 }
 

@@ -1,0 +1,877 @@
+//! ARFF files (Weka): the header, and dense and sparse data rows, for single-label
+//! targets and MULAN multi-label labels.
+
+use super::ReadError;
+use super::fields::{Fields, Quoting};
+use super::lines::LineReader;
+use super::mulan_xml;
+use super::nominal::ValueIndex;
+use super::number::{is_missing, number_reason, parse_number};
+use super::options::{ReadOptions, Target};
+use flowboost_operators::data::{Attribute, AttributeKind, Example, Features, Label, Schema, Task};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// The declarations of an ARFF file.
+#[derive(Clone, Debug)]
+pub(crate) struct ArffHeader {
+    /// The attributes, in file order.
+    pub(crate) attributes: Vec<Attribute>,
+    /// The line number of `@data`.
+    pub(crate) data_line: u64,
+}
+
+/// Shortens a line for an error message.
+fn clip(text: &str) -> String {
+    let mut out: String = text.chars().take(60).collect();
+    if out.len() < text.len() {
+        out.push_str("...");
+    }
+    out
+}
+
+/// Reads the header of an ARFF file up to and including `@data`.
+pub(crate) fn read_header(reader: &mut LineReader) -> Result<ArffHeader, ReadError> {
+    let path = reader.path().to_path_buf();
+    let mut attributes: Vec<Attribute> = Vec::new();
+    let mut declared = false;
+    loop {
+        let line = match reader.next_line()? {
+            Some(line) => line,
+            None if !declared => {
+                return Err(ReadError::file(&path, "empty file: no data"));
+            }
+            None => {
+                return Err(ReadError::file(
+                    &path,
+                    "no @data section: the ARFF header ends without `@data`",
+                ));
+            }
+        };
+        let number = line.number;
+        let text = line.text.trim();
+        if text.is_empty() || text.starts_with('%') {
+            continue;
+        }
+        if !text.starts_with('@') {
+            let reason = if declared {
+                format!(
+                    "expected `@attribute` or `@data`, found `{}` (data before `@data`?)",
+                    clip(text)
+                )
+            } else {
+                format!(
+                    "not an ARFF file: expected `@relation`, `@attribute` or `@data`, found `{}`",
+                    clip(text)
+                )
+            };
+            return Err(ReadError::at(&path, number, reason));
+        }
+        declared = true;
+        let end = text
+            .find(|c: char| c.is_whitespace() || c == '{')
+            .unwrap_or(text.len());
+        let (keyword, rest) = text.split_at(end);
+        match keyword.to_ascii_lowercase().as_str() {
+            "@relation" => {}
+            "@attribute" => {
+                let attribute =
+                    parse_attribute(rest).map_err(|reason| ReadError::at(&path, number, reason))?;
+                attributes.push(attribute);
+            }
+            "@data" => {
+                if attributes.is_empty() {
+                    return Err(ReadError::at(
+                        &path,
+                        number,
+                        "`@data` before any `@attribute`",
+                    ));
+                }
+                return Ok(ArffHeader {
+                    attributes,
+                    data_line: number,
+                });
+            }
+            other => {
+                return Err(ReadError::at(
+                    &path,
+                    number,
+                    format!("unknown ARFF declaration `{other}`"),
+                ));
+            }
+        }
+    }
+}
+
+/// Reads one quoted ARFF string (`'...'` or `"..."`, backslash escapes) starting at
+/// `text[0]`, into `out`; returns the number of bytes consumed.
+fn read_quoted(text: &str, out: &mut Vec<u8>) -> Result<usize, String> {
+    let bytes = text.as_bytes();
+    let quote = bytes[0];
+    let mut i = 1;
+    while i < bytes.len() {
+        let c = bytes[i];
+        if c == b'\\' && i + 1 < bytes.len() {
+            out.push(match bytes[i + 1] {
+                b'n' => b'\n',
+                b't' => b'\t',
+                b'r' => b'\r',
+                other => other,
+            });
+            i += 2;
+        } else if c == quote {
+            return Ok(i + 1);
+        } else {
+            out.push(c);
+            i += 1;
+        }
+    }
+    Err(format!("unterminated quote in `{}`", clip(text)))
+}
+
+/// Splits `text` on commas outside quotes, trims each field and removes its quotes, and
+/// calls `f(index, field)`; returns the number of fields.
+pub(crate) fn for_each_field(
+    text: &str,
+    scratch: &mut Vec<u8>,
+    mut f: impl FnMut(usize, &str) -> Result<(), String>,
+) -> Result<usize, String> {
+    if !text.bytes().any(|b| b == b'\'' || b == b'"') {
+        let mut n = 0;
+        for field in text.split(',') {
+            f(n, field.trim())?;
+            n += 1;
+        }
+        return Ok(n);
+    }
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    let mut n = 0;
+    loop {
+        while i < bytes.len() && (bytes[i] == b' ' || bytes[i] == b'\t') {
+            i += 1;
+        }
+        if i < bytes.len() && (bytes[i] == b'\'' || bytes[i] == b'"') {
+            scratch.clear();
+            i += read_quoted(&text[i..], scratch)?;
+            while i < bytes.len() && (bytes[i] == b' ' || bytes[i] == b'\t') {
+                i += 1;
+            }
+            if i < bytes.len() && bytes[i] != b',' {
+                return Err(format!(
+                    "unexpected text after a quoted value: `{}`",
+                    clip(&text[i..])
+                ));
+            }
+            let field = std::str::from_utf8(scratch).map_err(|_| "invalid UTF-8".to_string())?;
+            f(n, field)?;
+        } else {
+            let end = text[i..].find(',').map_or(bytes.len(), |p| i + p);
+            f(n, text[i..end].trim())?;
+            i = end;
+        }
+        n += 1;
+        if i < bytes.len() && bytes[i] == b',' {
+            i += 1;
+        } else {
+            return Ok(n);
+        }
+    }
+}
+
+/// Parses the part of an `@attribute` line after the keyword: a name and a type.
+fn parse_attribute(rest: &str) -> Result<Attribute, String> {
+    let rest = rest.trim_start();
+    let (name, after) = if rest.starts_with('\'') || rest.starts_with('"') {
+        let mut buf = Vec::new();
+        let used = read_quoted(rest, &mut buf)?;
+        let name = String::from_utf8(buf).map_err(|_| "invalid UTF-8 in a name".to_string())?;
+        (name, &rest[used..])
+    } else {
+        let end = rest
+            .find(|c: char| c.is_whitespace() || c == '{')
+            .unwrap_or(rest.len());
+        (rest[..end].to_string(), &rest[end..])
+    };
+    if name.is_empty() {
+        return Err("`@attribute` without a name".to_string());
+    }
+    let ty = after.trim();
+    if let Some(list) = ty.strip_prefix('{') {
+        let Some(list) = list.strip_suffix('}') else {
+            return Err(format!(
+                "attribute `{name}`: unterminated nominal list (no closing `}}`)"
+            ));
+        };
+        let mut values: Vec<String> = Vec::new();
+        let mut scratch = Vec::new();
+        let mut duplicate = None;
+        for_each_field(list, &mut scratch, |_, v| {
+            if values.iter().any(|x| x == v) {
+                duplicate = Some(v.to_string());
+            }
+            values.push(v.to_string());
+            Ok(())
+        })?;
+        if let Some(v) = duplicate {
+            return Err(format!(
+                "attribute `{name}`: nominal value `{v}` is listed twice"
+            ));
+        }
+        if values.len() == 1 && values[0].is_empty() {
+            return Err(format!("attribute `{name}`: empty nominal list"));
+        }
+        return Ok(Attribute::nominal(name, values));
+    }
+    let word = ty.split_whitespace().next().unwrap_or("");
+    match word.to_ascii_lowercase().as_str() {
+        "numeric" | "real" | "integer" => Ok(Attribute::numeric(name)),
+        "string" | "date" | "relational" => Err(format!(
+            "attribute `{name}`: type `{word}` is not supported (only numeric and nominal attributes; drop it from the file)"
+        )),
+        "" => Err(format!("attribute `{name}` has no type")),
+        _ => Err(format!("attribute `{name}`: unknown type `{word}`")),
+    }
+}
+
+/// What one ARFF attribute becomes.
+#[derive(Clone, Debug)]
+enum Role {
+    /// Numeric feature `j`.
+    Numeric(u32),
+    /// Nominal feature `j` with its values.
+    Nominal(u32, ValueIndex),
+    /// The single-label target.
+    Target(ValueIndex),
+    /// Multi-label label `l`; the value with index `one` means relevant.
+    Label {
+        l: u32,
+        one: u32,
+        values: ValueIndex,
+    },
+    /// Dropped.
+    Ignored,
+}
+
+/// How to turn the rows of an ARFF file into examples.
+#[derive(Debug)]
+pub(crate) struct ArffPlan {
+    roles: Vec<Role>,
+    names: Vec<String>,
+    dim: u32,
+    multilabel: bool,
+    /// Labels that are relevant when a sparse row leaves them out (value index 0 = "1").
+    default_relevant: Vec<u32>,
+    /// Per file, the line number of `@data`.
+    data_lines: Vec<u64>,
+}
+
+/// Finds a column among `names` for an `ignore` entry: a name (exact), else a 1-based number.
+pub(crate) fn resolve_column(names: &[String], entry: &str) -> Option<usize> {
+    if let Some(i) = names.iter().position(|n| n == entry) {
+        return Some(i);
+    }
+    match entry.trim().parse::<usize>() {
+        Ok(k) if k >= 1 && k <= names.len() => Some(k - 1),
+        _ => None,
+    }
+}
+
+/// Finds a column by name: exact first, then case-insensitive.
+pub(crate) fn find_name(names: &[String], name: &str) -> Option<usize> {
+    names
+        .iter()
+        .position(|n| n == name)
+        .or_else(|| names.iter().position(|n| n.eq_ignore_ascii_case(name)))
+}
+
+/// Reads the headers of all `files`, checks that they agree, and settles the schema.
+pub(crate) fn open(
+    files: &[PathBuf],
+    options: &ReadOptions,
+) -> Result<(Schema, Arc<ArffPlan>), ReadError> {
+    let mut headers: Vec<ArffHeader> = Vec::with_capacity(files.len());
+    for path in files {
+        let mut reader = LineReader::open(path)?;
+        let header = read_header(&mut reader)?;
+        // At least one data row.
+        loop {
+            match reader.next_line()? {
+                None => {
+                    return Err(ReadError::file(path, "no data: no row after `@data`"));
+                }
+                Some(line) => {
+                    let t = line.text.trim();
+                    if !t.is_empty() && !t.starts_with('%') {
+                        break;
+                    }
+                }
+            }
+        }
+        if let Some(first) = headers.first() {
+            check_same(&files[0], &first.attributes, path, &header.attributes)?;
+        }
+        headers.push(header);
+    }
+    let attributes = headers[0].attributes.clone();
+    let first = &files[0];
+    let names: Vec<String> = attributes.iter().map(|a| a.name.clone()).collect();
+    let n = attributes.len();
+
+    // Which attributes are labels (multi-label) or the target (single-label).
+    let mut label_attrs: Vec<usize> = Vec::new();
+    let mut target: Option<usize> = None;
+    if let Some(xml) = &options.xml {
+        let labels = mulan_xml::read_labels(xml)?;
+        for label in &labels {
+            match names.iter().position(|n| *n == label.name) {
+                Some(i) => label_attrs.push(i),
+                None => {
+                    return Err(ReadError::at(
+                        xml,
+                        label.line,
+                        format!(
+                            "label `{}` is missing from the ARFF attributes of {}",
+                            label.name,
+                            first.display()
+                        ),
+                    ));
+                }
+            }
+        }
+        if let Some(l) = options.labels
+            && l != labels.len()
+        {
+            return Err(ReadError::file(
+                xml,
+                format!(
+                    "{} labels listed, but {l} labels were asked for",
+                    labels.len()
+                ),
+            ));
+        }
+        label_attrs.sort_unstable();
+    } else if let Some(l) = options.labels {
+        if l == 0 || l >= n {
+            return Err(ReadError::file(
+                first,
+                format!("cannot take the last {l} of {n} attributes as labels"),
+            ));
+        }
+        label_attrs = (n - l..n).collect();
+    } else {
+        let t = match &options.target {
+            Target::Auto | Target::Last => n - 1,
+            Target::First => 0,
+            Target::Name(name) => find_name(&names, name).ok_or_else(|| {
+                ReadError::file(first, format!("target attribute `{name}` not found"))
+            })?,
+        };
+        if attributes[t].cardinality().is_none() {
+            return Err(ReadError::file(
+                first,
+                format!(
+                    "target attribute `{}` is numeric; a class must be a nominal attribute \
+                     (for multi-label data give the label count or the MULAN XML file)",
+                    names[t]
+                ),
+            ));
+        }
+        target = Some(t);
+    }
+    if label_attrs.len() >= n {
+        return Err(ReadError::file(
+            first,
+            "every attribute is a label: no feature left",
+        ));
+    }
+
+    let mut ignored = vec![false; n];
+    for entry in &options.ignore {
+        let i = resolve_column(&names, entry)
+            .ok_or_else(|| ReadError::file(first, format!("ignore: no attribute `{entry}`")))?;
+        if Some(i) == target || label_attrs.contains(&i) {
+            return Err(ReadError::file(
+                first,
+                format!("ignore: `{entry}` is the target or a label"),
+            ));
+        }
+        ignored[i] = true;
+    }
+
+    let mut roles = Vec::with_capacity(n);
+    let mut features = Vec::new();
+    let mut labels = Vec::new();
+    let mut default_relevant = Vec::new();
+    let mut class_names = Vec::new();
+    for (i, attribute) in attributes.iter().enumerate() {
+        if Some(i) == target {
+            let AttributeKind::Nominal(values) = &attribute.kind else {
+                unreachable!("checked above");
+            };
+            class_names = values.clone();
+            roles.push(Role::Target(ValueIndex::new(values)));
+        } else if label_attrs.contains(&i) {
+            let one = match &attribute.kind {
+                AttributeKind::Nominal(values) => values.iter().position(|v| v == "1"),
+                AttributeKind::Numeric => None,
+            };
+            let (Some(one), AttributeKind::Nominal(values)) = (one, &attribute.kind) else {
+                return Err(ReadError::file(
+                    first,
+                    format!(
+                        "label attribute `{}` must be nominal {{0,1}}",
+                        attribute.name
+                    ),
+                ));
+            };
+            let l = labels.len() as u32;
+            if one == 0 {
+                default_relevant.push(l);
+            }
+            roles.push(Role::Label {
+                l,
+                one: one as u32,
+                values: ValueIndex::new(values),
+            });
+            labels.push(attribute.name.clone());
+        } else if ignored[i] {
+            roles.push(Role::Ignored);
+        } else {
+            let j = features.len() as u32;
+            roles.push(match &attribute.kind {
+                AttributeKind::Numeric => Role::Numeric(j),
+                AttributeKind::Nominal(values) => Role::Nominal(j, ValueIndex::new(values)),
+            });
+            features.push(attribute.clone());
+        }
+    }
+    let multilabel = target.is_none();
+    let task = if multilabel {
+        Task::Multilabel
+    } else if class_names.len() == 2 {
+        Task::Binary
+    } else {
+        Task::Multiclass
+    };
+    let schema = Schema {
+        attributes: features,
+        labels: if multilabel { labels } else { class_names },
+        task,
+    };
+    let plan = ArffPlan {
+        roles,
+        names,
+        dim: schema.attributes.len() as u32,
+        multilabel,
+        default_relevant,
+        data_lines: headers.iter().map(|h| h.data_line).collect(),
+    };
+    Ok((schema, Arc::new(plan)))
+}
+
+/// Checks that the header of `path` declares the same attributes as that of `first`.
+fn check_same(
+    first: &Path,
+    expected: &[Attribute],
+    path: &Path,
+    found: &[Attribute],
+) -> Result<(), ReadError> {
+    if expected.len() != found.len() {
+        return Err(ReadError::file(
+            path,
+            format!(
+                "declares {} attributes, but {} declares {}",
+                found.len(),
+                first.display(),
+                expected.len()
+            ),
+        ));
+    }
+    for (i, (a, b)) in expected.iter().zip(found).enumerate() {
+        if a != b {
+            return Err(ReadError::file(
+                path,
+                format!(
+                    "attribute {} (`{}`) differs from the one declared in {} (`{}`)",
+                    i + 1,
+                    b.name,
+                    first.display(),
+                    a.name
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+impl ArffPlan {
+    /// What the value `v` of nominal attribute `i` is, or an error.
+    fn nominal(&self, values: &ValueIndex, i: usize, v: &str) -> Result<u32, String> {
+        values.get(v).ok_or_else(|| {
+            format!(
+                "unknown nominal value `{}` for attribute `{}`",
+                clip(v),
+                self.names[i]
+            )
+        })
+    }
+
+    /// Parses one dense row.
+    fn dense(&self, text: &str, fields: &mut Fields) -> Result<(Features, Option<Label>), String> {
+        let n = fields.split(text, b',', Quoting::Arff)?;
+        if n != self.roles.len() {
+            return Err(if n < self.roles.len() {
+                format!("truncated line: {n} fields, expected {}", self.roles.len())
+            } else {
+                format!("too many fields: {n}, expected {}", self.roles.len())
+            });
+        }
+        let mut x = Vec::with_capacity(self.dim as usize);
+        let mut class = None;
+        let mut set = Vec::new();
+        for (i, role) in self.roles.iter().enumerate() {
+            let v = fields.get(text, i);
+            match role {
+                Role::Numeric(_) => x.push(if is_missing(v) {
+                    f64::NAN
+                } else {
+                    parse_number(v).map_err(|e| {
+                        number_reason(e, v, &format!("attribute `{}`", self.names[i]))
+                    })?
+                }),
+                Role::Nominal(_, values) => x.push(if is_missing(v) {
+                    f64::NAN
+                } else {
+                    self.nominal(values, i, v)? as f64
+                }),
+                Role::Target(values) => {
+                    class = if is_missing(v) {
+                        None
+                    } else {
+                        Some(self.nominal(values, i, v)?)
+                    };
+                }
+                Role::Label { l, one, values } => {
+                    if is_missing(v) {
+                        return Err(format!("missing value for label `{}`", self.names[i]));
+                    }
+                    if self.nominal(values, i, v)? == *one {
+                        set.push(*l);
+                    }
+                }
+                Role::Ignored => {}
+            }
+        }
+        let label = if self.multilabel {
+            Some(Label::Set(set))
+        } else {
+            class.map(Label::Class)
+        };
+        Ok((Features::Dense(x), label))
+    }
+
+    /// Parses one sparse row `{i v, i v, ...}` (the text starts with `{`).
+    fn sparse(
+        &self,
+        text: &str,
+        scratch: &mut Vec<u8>,
+    ) -> Result<(Features, Option<Label>), String> {
+        let bytes = text.as_bytes();
+        let mut indices = Vec::new();
+        let mut values = Vec::new();
+        let mut class = Some(0);
+        let mut explicit: Vec<(u32, bool)> = Vec::new();
+        let mut previous: Option<usize> = None;
+        let mut i = 1;
+        let skip = |i: &mut usize| {
+            while *i < bytes.len() && (bytes[*i] == b' ' || bytes[*i] == b'\t') {
+                *i += 1;
+            }
+        };
+        loop {
+            skip(&mut i);
+            if i >= bytes.len() {
+                return Err("truncated line: unterminated `{` (no closing `}`)".to_string());
+            }
+            if bytes[i] == b'}' && previous.is_none() {
+                i += 1;
+                break;
+            }
+            let start = i;
+            while i < bytes.len() && bytes[i].is_ascii_digit() {
+                i += 1;
+            }
+            if start == i {
+                return Err(format!(
+                    "bad sparse entry `{}`: expected `index value`",
+                    clip(&text[start..])
+                ));
+            }
+            let index: usize = text[start..i]
+                .parse()
+                .map_err(|_| format!("bad sparse index `{}`", &text[start..i]))?;
+            if index >= self.roles.len() {
+                return Err(format!(
+                    "sparse index {index} beyond the declared dimension ({} attributes, indices 0..{})",
+                    self.roles.len(),
+                    self.roles.len() - 1
+                ));
+            }
+            if let Some(p) = previous
+                && index <= p
+            {
+                return Err(format!(
+                    "duplicate or unsorted sparse index {index} (after {p})"
+                ));
+            }
+            previous = Some(index);
+            skip(&mut i);
+            let value: &str = if i < bytes.len() && (bytes[i] == b'\'' || bytes[i] == b'"') {
+                scratch.clear();
+                i += read_quoted(&text[i..], scratch)?;
+                std::str::from_utf8(scratch).map_err(|_| "invalid UTF-8".to_string())?
+            } else {
+                let start = i;
+                while i < bytes.len() && !matches!(bytes[i], b',' | b'}' | b' ' | b'\t') {
+                    i += 1;
+                }
+                &text[start..i]
+            };
+            if value.is_empty() {
+                return Err(format!("sparse index {index} has no value"));
+            }
+            match &self.roles[index] {
+                Role::Numeric(j) => {
+                    indices.push(*j);
+                    values.push(if is_missing(value) {
+                        f64::NAN
+                    } else {
+                        parse_number(value).map_err(|e| {
+                            number_reason(e, value, &format!("attribute `{}`", self.names[index]))
+                        })?
+                    });
+                }
+                Role::Nominal(j, vals) => {
+                    indices.push(*j);
+                    values.push(if is_missing(value) {
+                        f64::NAN
+                    } else {
+                        self.nominal(vals, index, value)? as f64
+                    });
+                }
+                Role::Target(vals) => {
+                    class = if is_missing(value) {
+                        None
+                    } else {
+                        Some(self.nominal(vals, index, value)?)
+                    };
+                }
+                Role::Label { l, one, values } => {
+                    if is_missing(value) {
+                        return Err(format!("missing value for label `{}`", self.names[index]));
+                    }
+                    explicit.push((*l, self.nominal(values, index, value)? == *one));
+                }
+                Role::Ignored => {}
+            }
+            skip(&mut i);
+            match bytes.get(i) {
+                Some(b',') => i += 1,
+                Some(b'}') => {
+                    i += 1;
+                    break;
+                }
+                None => {
+                    return Err("truncated line: unterminated `{` (no closing `}`)".to_string());
+                }
+                Some(_) => {
+                    return Err(format!(
+                        "bad sparse entry near `{}`: expected `,` or `}}`",
+                        clip(&text[i..])
+                    ));
+                }
+            }
+        }
+        skip(&mut i);
+        // An instance weight `{w}` may follow (ARFF 3.5); anything else is an error.
+        if i < bytes.len() && bytes[i] == b',' {
+            let rest = text[i + 1..].trim();
+            if !(rest.starts_with('{') && rest.ends_with('}')) {
+                return Err(format!("unexpected text after `}}`: `{}`", clip(rest)));
+            }
+        } else if i < bytes.len() {
+            return Err(format!(
+                "unexpected text after `}}`: `{}`",
+                clip(&text[i..])
+            ));
+        }
+        let label = if self.multilabel {
+            let set: Vec<u32> = if self.default_relevant.is_empty() {
+                explicit.iter().filter(|e| e.1).map(|e| e.0).collect()
+            } else {
+                let mut set: Vec<u32> = self
+                    .default_relevant
+                    .iter()
+                    .copied()
+                    .filter(|l| !explicit.iter().any(|e| e.0 == *l))
+                    .collect();
+                set.extend(explicit.iter().filter(|e| e.1).map(|e| e.0));
+                set
+            };
+            Some(Label::set(set))
+        } else {
+            class.map(Label::Class)
+        };
+        Ok((
+            Features::Sparse {
+                indices,
+                values,
+                dim: self.dim,
+            },
+            label,
+        ))
+    }
+}
+
+/// The examples of one ARFF file.
+pub(crate) struct ArffRows {
+    plan: Arc<ArffPlan>,
+    reader: LineReader,
+    scratch: Vec<u8>,
+    fields: Fields,
+    next_id: u64,
+    done: bool,
+}
+
+impl ArffRows {
+    /// Opens file `index` (of the files the plan was made from) and skips its header.
+    pub(crate) fn new(plan: Arc<ArffPlan>, path: &Path, index: usize) -> Result<Self, ReadError> {
+        let mut reader = LineReader::open(path)?;
+        let data_line = plan.data_lines[index];
+        while reader.line_number() < data_line {
+            if reader.next_line()?.is_none() {
+                return Err(ReadError::file(
+                    path,
+                    "the file changed: `@data` not found again",
+                ));
+            }
+        }
+        Ok(ArffRows {
+            plan,
+            reader,
+            scratch: Vec::new(),
+            fields: Fields::default(),
+            next_id: 0,
+            done: false,
+        })
+    }
+}
+
+impl Iterator for ArffRows {
+    type Item = Result<Example, ReadError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            if self.done {
+                return None;
+            }
+            let line = match self.reader.next_line() {
+                Ok(Some(line)) => line,
+                Ok(None) => {
+                    self.done = true;
+                    return None;
+                }
+                Err(e) => {
+                    self.done = self.reader.failed();
+                    self.next_id += 1;
+                    return Some(Err(e));
+                }
+            };
+            let text = line.text.trim();
+            if text.is_empty() || text.starts_with('%') {
+                continue;
+            }
+            let number = line.number;
+            let id = self.next_id;
+            self.next_id += 1;
+            let parsed = if text.starts_with('{') {
+                self.plan.sparse(text, &mut self.scratch)
+            } else {
+                self.plan.dense(text, &mut self.fields)
+            };
+            return Some(match parsed {
+                Ok((features, label)) => Ok(Example {
+                    id,
+                    features,
+                    label,
+                }),
+                Err(reason) => Err(ReadError::at(self.reader.path(), number, reason)),
+            });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fields(text: &str) -> Result<Vec<String>, String> {
+        let mut out = vec![];
+        let mut scratch = vec![];
+        for_each_field(text, &mut scratch, |_, v| {
+            out.push(v.to_string());
+            Ok(())
+        })?;
+        Ok(out)
+    }
+
+    #[test]
+    fn splits_quoted_fields() {
+        assert_eq!(fields("a, b ,c").unwrap(), ["a", "b", "c"]);
+        assert_eq!(
+            fields("'MacGillivray\\'s Warbler', \"x,y\" ,z,").unwrap(),
+            ["MacGillivray's Warbler", "x,y", "z", ""]
+        );
+        assert!(
+            fields("'open, b")
+                .unwrap_err()
+                .contains("unterminated quote")
+        );
+        assert!(
+            fields("'a' b, c")
+                .unwrap_err()
+                .contains("after a quoted value")
+        );
+    }
+
+    #[test]
+    fn parses_attribute_declarations() {
+        let a = parse_attribute(" 'Swainson\\'s Thrush' {0,1}").unwrap();
+        assert_eq!(
+            a,
+            Attribute::nominal("Swainson's Thrush", vec!["0".into(), "1".into()])
+        );
+        let a = parse_attribute(" color{red, 'dark blue'}").unwrap();
+        assert_eq!(
+            a,
+            Attribute::nominal("color", vec!["red".into(), "dark blue".into()])
+        );
+        assert_eq!(parse_attribute(" x REAL").unwrap(), Attribute::numeric("x"));
+        assert!(
+            parse_attribute(" d date 'yyyy'")
+                .unwrap_err()
+                .contains("not supported")
+        );
+        assert!(
+            parse_attribute(" s string")
+                .unwrap_err()
+                .contains("not supported")
+        );
+        assert!(
+            parse_attribute(" c {a,b")
+                .unwrap_err()
+                .contains("unterminated")
+        );
+    }
+}

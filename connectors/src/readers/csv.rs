@@ -1,0 +1,644 @@
+//! Delimited text files: CSV, TSV, semicolon-separated, UCI's `, ` (fields are trimmed),
+//! with or without a header row, plain or gzip.
+//!
+//! A CSV file does not declare its schema, so [`open`] scans every given file once:
+//! a column is numeric when all its non-missing values are numbers, else nominal with
+//! the values seen (sorted); the classes are the target values seen, with one trailing
+//! `.` removed (UCI adult.test writes `>50K.`), sorted numerically when all are numbers,
+//! else lexicographically. Missing values (`?` or an empty field) read as `NaN`.
+
+use super::ReadError;
+use super::arff::{find_name, resolve_column};
+use super::fields::{Fields, Quoting};
+use super::lines::LineReader;
+use super::nominal::{ClassIndex, ValueIndex, sort_values};
+use super::number::{is_missing, is_number, number_reason, parse_number};
+use super::options::{Header, ReadOptions, Target};
+use flowboost_operators::data::{Attribute, Example, Features, Label, Schema, Task};
+use rustc_hash::FxHashSet;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// While a column looks numeric, the scan keeps at most this many distinct values.
+const NUMERIC_VALUES_KEPT: usize = 1024;
+
+/// Whether a line carries no record: blank, or a UCI comment line starting with `|`.
+fn is_comment(text: &str) -> bool {
+    let t = text.trim_start();
+    t.is_empty() || t.starts_with('|')
+}
+
+/// The delimiter of a file, from its first row: a tab if there is one, else `;` when
+/// there are more semicolons than commas, else `,`.
+fn detect_delimiter(line: &str) -> u8 {
+    let count = |c: u8| line.bytes().filter(|&b| b == c).count();
+    if count(b'\t') > 0 {
+        b'\t'
+    } else if count(b';') > count(b',') {
+        b';'
+    } else {
+        b','
+    }
+}
+
+/// Splits a row on `delim` (fields trimmed; `"..."` quoting with `""` for a quote) and
+/// calls `f(index, field)`; returns the number of fields.
+pub(crate) fn for_each_field(
+    line: &str,
+    delim: u8,
+    scratch: &mut Vec<u8>,
+    mut f: impl FnMut(usize, &str) -> Result<(), String>,
+) -> Result<usize, String> {
+    let bytes = line.as_bytes();
+    if !bytes.contains(&b'"') {
+        let mut n = 0;
+        for field in line.split(delim as char) {
+            f(n, field.trim())?;
+            n += 1;
+        }
+        return Ok(n);
+    }
+    let blank = |b: u8| b == b' ' || (b == b'\t' && delim != b'\t');
+    let mut i = 0;
+    let mut n = 0;
+    loop {
+        while i < bytes.len() && blank(bytes[i]) {
+            i += 1;
+        }
+        if i < bytes.len() && bytes[i] == b'"' {
+            scratch.clear();
+            i += 1;
+            let mut closed = false;
+            while i < bytes.len() {
+                if bytes[i] == b'"' {
+                    if bytes.get(i + 1) == Some(&b'"') {
+                        scratch.push(b'"');
+                        i += 2;
+                    } else {
+                        i += 1;
+                        closed = true;
+                        break;
+                    }
+                } else {
+                    scratch.push(bytes[i]);
+                    i += 1;
+                }
+            }
+            if !closed {
+                return Err("truncated line: unterminated quoted field".to_string());
+            }
+            while i < bytes.len() && blank(bytes[i]) {
+                i += 1;
+            }
+            if i < bytes.len() && bytes[i] != delim {
+                return Err(format!("unexpected text after quoted field {}", n + 1));
+            }
+            let field = std::str::from_utf8(scratch).map_err(|_| "invalid UTF-8".to_string())?;
+            f(n, field)?;
+        } else {
+            let end = bytes[i..]
+                .iter()
+                .position(|&b| b == delim)
+                .map_or(bytes.len(), |p| i + p);
+            f(n, line[i..end].trim())?;
+            i = end;
+        }
+        n += 1;
+        if i < bytes.len() && bytes[i] == delim {
+            i += 1;
+        } else {
+            return Ok(n);
+        }
+    }
+}
+
+/// What the scan learned about one column.
+#[derive(Debug, Default)]
+struct ColumnScan {
+    /// Some non-missing value is not a number (`NaN` and `inf` count as numbers here).
+    text: bool,
+    /// The distinct non-missing values (all of them once the column holds text).
+    values: FxHashSet<String>,
+    /// More than [`NUMERIC_VALUES_KEPT`] values came while the column was numeric.
+    overflow: bool,
+}
+
+impl ColumnScan {
+    #[inline]
+    fn observe(&mut self, v: &str, number: bool) {
+        if !number && !self.text {
+            self.text = true;
+        }
+        if self.overflow {
+            return;
+        }
+        if !self.values.contains(v) {
+            if !self.text && self.values.len() >= NUMERIC_VALUES_KEPT {
+                self.overflow = true;
+                self.values = FxHashSet::default();
+            } else {
+                self.values.insert(v.to_string());
+            }
+        }
+    }
+}
+
+/// Per file: the delimiter and whether the first row is a header.
+#[derive(Clone, Copy, Debug)]
+struct FileLayout {
+    delim: u8,
+    header: bool,
+}
+
+/// What one column becomes.
+#[derive(Debug)]
+enum Role {
+    Numeric,
+    Nominal(ValueIndex),
+    Target,
+    Ignored,
+}
+
+/// How to turn CSV rows into examples.
+#[derive(Debug)]
+pub(crate) struct CsvPlan {
+    roles: Vec<Role>,
+    names: Vec<String>,
+    dim: usize,
+    classes: ClassIndex,
+    layouts: Vec<FileLayout>,
+}
+
+/// A class value as the schema knows it: one trailing `.` removed.
+#[inline]
+fn class_value(v: &str) -> &str {
+    v.strip_suffix('.').unwrap_or(v)
+}
+
+/// Calls `f(row_line_number, row_text)` for every data row of `path` (the header, if
+/// any, excluded); a non-UTF-8 line is passed as `None`.
+fn for_each_row(
+    path: &Path,
+    header: bool,
+    mut f: impl FnMut(u64, Option<&str>) -> Result<(), ReadError>,
+) -> Result<(), ReadError> {
+    let mut reader = LineReader::open(path)?;
+    let mut skip_header = header;
+    loop {
+        match reader.next_line() {
+            Ok(Some(line)) => {
+                if is_comment(line.text) {
+                    continue;
+                }
+                if skip_header {
+                    skip_header = false;
+                    continue;
+                }
+                f(line.number, Some(line.text))?;
+            }
+            Ok(None) => return Ok(()),
+            Err(e) => {
+                if reader.failed() {
+                    return Err(e);
+                }
+                f(e.line.unwrap_or(0), None)?
+            }
+        }
+    }
+}
+
+/// Scans all `files` and settles the schema.
+pub(crate) fn open(
+    files: &[PathBuf],
+    options: &ReadOptions,
+) -> Result<(Schema, Arc<CsvPlan>), ReadError> {
+    let first_path = &files[0];
+    if options.labels.is_some() || options.xml.is_some() {
+        return Err(ReadError::file(
+            first_path,
+            "multi-label options (labels, xml) are not supported for CSV files",
+        ));
+    }
+    let mut scratch = Vec::new();
+    let mut fields = Fields::default();
+    let mut columns: Vec<ColumnScan> = Vec::new();
+    let mut ncols = 0usize;
+    let mut header_names: Option<(Vec<String>, &PathBuf)> = None;
+    let mut layouts = Vec::with_capacity(files.len());
+    for path in files {
+        // The first row decides the delimiter (and the column count, for the first file).
+        let mut reader = LineReader::open(path)?;
+        let (first_line, first_text) = loop {
+            match reader.next_line()? {
+                None => return Err(ReadError::file(path, "empty file: no data")),
+                Some(line) if is_comment(line.text) => continue,
+                Some(line) => break (line.number, line.text.to_string()),
+            }
+        };
+        drop(reader);
+        let lower = first_text.trim_start().to_ascii_lowercase();
+        if lower.starts_with("@relation") || lower.starts_with("@attribute") {
+            return Err(ReadError::at(
+                path,
+                first_line,
+                "this looks like an ARFF file, not CSV (use the arff or auto format)",
+            ));
+        }
+        let delim = detect_delimiter(&first_text);
+        let mut first: Vec<String> = Vec::new();
+        for_each_field(&first_text, delim, &mut scratch, |_, v| {
+            first.push(v.to_string());
+            Ok(())
+        })
+        .map_err(|reason| ReadError::at(path, first_line, reason))?;
+        if columns.is_empty() {
+            ncols = first.len();
+            columns = (0..ncols).map(|_| ColumnScan::default()).collect();
+        } else if first.len() != ncols {
+            return Err(ReadError::at(
+                path,
+                first_line,
+                format!(
+                    "{} columns, but {} has {ncols}",
+                    first.len(),
+                    first_path.display()
+                ),
+            ));
+        }
+        // The other rows: the global column scan, and per-file facts for the header rule.
+        let mut rest_numeric = vec![true; ncols];
+        let mut rest_any = vec![false; ncols];
+        let mut records = 0u64;
+        for_each_row(path, true, |_, text| {
+            records += 1;
+            let Some(text) = text else { return Ok(()) };
+            if fields.split(text, delim, Quoting::Csv) != Ok(ncols) {
+                return Ok(());
+            }
+            for i in 0..ncols {
+                let v = fields.get(text, i);
+                if is_missing(v) {
+                    continue;
+                }
+                let column = &mut columns[i];
+                let number = if !column.text || rest_numeric[i] {
+                    is_number(v)
+                } else {
+                    false
+                };
+                rest_any[i] = true;
+                if !number {
+                    rest_numeric[i] = false;
+                }
+                column.observe(v, number);
+            }
+            Ok(())
+        })?;
+        let is_header = match options.header {
+            Header::Yes => true,
+            Header::No => false,
+            Header::Auto => {
+                let named = |v: &String| match &options.target {
+                    Target::Name(n) => v == n || v.eq_ignore_ascii_case(n),
+                    _ => false,
+                };
+                first.iter().any(|v| {
+                    named(v) || v.eq_ignore_ascii_case("target") || v.eq_ignore_ascii_case("class")
+                }) || (0..ncols).any(|i| {
+                    let v = &first[i];
+                    !is_missing(v) && !is_number(v) && rest_any[i] && rest_numeric[i]
+                })
+            }
+        };
+        if is_header {
+            match &header_names {
+                None => header_names = Some((first, path)),
+                Some((names, from)) if *names != first => {
+                    return Err(ReadError::at(
+                        path,
+                        first_line,
+                        format!("the header differs from that of {}", from.display()),
+                    ));
+                }
+                Some(_) => {}
+            }
+        } else {
+            records += 1;
+            for (i, v) in first.iter().enumerate() {
+                if !is_missing(v) {
+                    columns[i].observe(v, is_number(v));
+                }
+            }
+        }
+        if records == 0 {
+            return Err(ReadError::file(
+                path,
+                "empty file: no data (only a header row)",
+            ));
+        }
+        layouts.push(FileLayout {
+            delim,
+            header: is_header,
+        });
+    }
+
+    // Column roles.
+    let header = header_names.map(|(names, _)| names);
+    let names: Vec<String> = match &header {
+        Some(names) => names.clone(),
+        None => (1..=ncols).map(|c| format!("column {c}")).collect(),
+    };
+    let target = match &options.target {
+        Target::Name(name) => {
+            let Some(header) = &header else {
+                return Err(ReadError::file(
+                    first_path,
+                    format!("target column `{name}` given, but the file has no header row"),
+                ));
+            };
+            find_name(header, name).ok_or_else(|| {
+                ReadError::file(
+                    first_path,
+                    format!("target column `{name}` not found in the header"),
+                )
+            })?
+        }
+        Target::First => 0,
+        Target::Last => ncols - 1,
+        Target::Auto => header
+            .as_ref()
+            .and_then(|h| {
+                h.iter()
+                    .position(|n| n.eq_ignore_ascii_case("target"))
+                    .or_else(|| h.iter().position(|n| n.eq_ignore_ascii_case("class")))
+            })
+            .unwrap_or(ncols - 1),
+    };
+    let mut ignored = vec![false; ncols];
+    for entry in &options.ignore {
+        let i = match &header {
+            Some(h) => resolve_column(h, entry),
+            None => match entry.trim().parse::<usize>() {
+                Ok(k) if (1..=ncols).contains(&k) => Some(k - 1),
+                _ => None,
+            },
+        }
+        .ok_or_else(|| ReadError::file(first_path, format!("ignore: no column `{entry}`")))?;
+        if i == target {
+            return Err(ReadError::file(
+                first_path,
+                format!("ignore: `{entry}` is the target column"),
+            ));
+        }
+        ignored[i] = true;
+    }
+
+    // A second pass for columns whose values were not all kept.
+    let recollect: Vec<usize> = (0..ncols)
+        .filter(|&i| !ignored[i] && columns[i].overflow && (columns[i].text || i == target))
+        .collect();
+    if !recollect.is_empty() {
+        for &i in &recollect {
+            columns[i].values.clear();
+        }
+        for (path, layout) in files.iter().zip(&layouts) {
+            for_each_row(path, layout.header, |_, text| {
+                let Some(text) = text else { return Ok(()) };
+                if fields.split(text, layout.delim, Quoting::Csv) != Ok(ncols) {
+                    return Ok(());
+                }
+                for &i in &recollect {
+                    let v = fields.get(text, i);
+                    if !is_missing(v) && !columns[i].values.contains(v) {
+                        columns[i].values.insert(v.to_string());
+                    }
+                }
+                Ok(())
+            })?;
+        }
+    }
+
+    let mut roles = Vec::with_capacity(ncols);
+    let mut attributes = Vec::new();
+    let mut class_names = Vec::new();
+    for i in 0..ncols {
+        if i == target {
+            let values: FxHashSet<String> = columns[i]
+                .values
+                .iter()
+                .map(|v| class_value(v))
+                .filter(|v| !is_missing(v))
+                .map(str::to_string)
+                .collect();
+            class_names = sort_values(values);
+            roles.push(Role::Target);
+        } else if ignored[i] {
+            roles.push(Role::Ignored);
+        } else {
+            let name = match &header {
+                Some(h) if !h[i].is_empty() => h[i].clone(),
+                _ => format!("f{}", attributes.len()),
+            };
+            if columns[i].text {
+                let values = sort_values(std::mem::take(&mut columns[i].values));
+                roles.push(Role::Nominal(ValueIndex::new(&values)));
+                attributes.push(Attribute::nominal(name, values));
+            } else {
+                roles.push(Role::Numeric);
+                attributes.push(Attribute::numeric(name));
+            }
+        }
+    }
+    if class_names.is_empty() {
+        return Err(ReadError::file(
+            first_path,
+            format!("the target column `{}` has no values", names[target]),
+        ));
+    }
+    let task = if class_names.len() == 2 {
+        Task::Binary
+    } else {
+        Task::Multiclass
+    };
+    let plan = CsvPlan {
+        roles,
+        names,
+        dim: attributes.len(),
+        classes: ClassIndex::new(&class_names),
+        layouts,
+    };
+    let schema = Schema {
+        attributes,
+        labels: class_names,
+        task,
+    };
+    Ok((schema, Arc::new(plan)))
+}
+
+impl CsvPlan {
+    /// Parses one row.
+    fn parse(
+        &self,
+        text: &str,
+        delim: u8,
+        fields: &mut Fields,
+    ) -> Result<(Features, Option<Label>), String> {
+        let n = fields.split(text, delim, Quoting::Csv)?;
+        if n != self.roles.len() {
+            return Err(if n < self.roles.len() {
+                format!("truncated line: {n} fields, expected {}", self.roles.len())
+            } else {
+                format!("too many fields: {n}, expected {}", self.roles.len())
+            });
+        }
+        let mut x = Vec::with_capacity(self.dim);
+        let mut class = None;
+        for (i, role) in self.roles.iter().enumerate() {
+            let v = fields.get(text, i);
+            match role {
+                Role::Numeric => x.push(if is_missing(v) {
+                    f64::NAN
+                } else {
+                    parse_number(v)
+                        .map_err(|e| number_reason(e, v, &format!("column `{}`", self.names[i])))?
+                }),
+                Role::Nominal(values) => x.push(if is_missing(v) {
+                    f64::NAN
+                } else {
+                    values.get(v).ok_or_else(|| {
+                        format!("unknown nominal value `{v}` for column `{}`", self.names[i])
+                    })? as f64
+                }),
+                Role::Target => {
+                    let c = class_value(v);
+                    class = if is_missing(v) || is_missing(c) {
+                        None
+                    } else {
+                        Some(
+                            self.classes
+                                .get(c)
+                                .ok_or_else(|| format!("unknown class `{v}`"))?,
+                        )
+                    };
+                }
+                Role::Ignored => {}
+            }
+        }
+        Ok((Features::Dense(x), class.map(Label::Class)))
+    }
+}
+
+/// The examples of one CSV file.
+pub(crate) struct CsvRows {
+    plan: Arc<CsvPlan>,
+    reader: LineReader,
+    layout: FileLayout,
+    skip_header: bool,
+    fields: Fields,
+    next_id: u64,
+    done: bool,
+}
+
+impl CsvRows {
+    /// Opens file `index` (of the files the plan was made from).
+    pub(crate) fn new(plan: Arc<CsvPlan>, path: &Path, index: usize) -> Result<Self, ReadError> {
+        let layout = plan.layouts[index];
+        Ok(CsvRows {
+            reader: LineReader::open(path)?,
+            plan,
+            layout,
+            skip_header: layout.header,
+            fields: Fields::default(),
+            next_id: 0,
+            done: false,
+        })
+    }
+}
+
+impl Iterator for CsvRows {
+    type Item = Result<Example, ReadError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            if self.done {
+                return None;
+            }
+            let line = match self.reader.next_line() {
+                Ok(Some(line)) => line,
+                Ok(None) => {
+                    self.done = true;
+                    return None;
+                }
+                Err(e) => {
+                    self.done = self.reader.failed();
+                    self.next_id += 1;
+                    return Some(Err(e));
+                }
+            };
+            if is_comment(line.text) {
+                continue;
+            }
+            if self.skip_header {
+                self.skip_header = false;
+                continue;
+            }
+            let number = line.number;
+            let id = self.next_id;
+            self.next_id += 1;
+            return Some(
+                match self
+                    .plan
+                    .parse(line.text, self.layout.delim, &mut self.fields)
+                {
+                    Ok((features, label)) => Ok(Example {
+                        id,
+                        features,
+                        label,
+                    }),
+                    Err(reason) => Err(ReadError::at(self.reader.path(), number, reason)),
+                },
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fields(line: &str, delim: u8) -> Result<Vec<String>, String> {
+        let mut out = vec![];
+        let mut scratch = vec![];
+        for_each_field(line, delim, &mut scratch, |_, v| {
+            out.push(v.to_string());
+            Ok(())
+        })?;
+        Ok(out)
+    }
+
+    #[test]
+    fn splits_fields() {
+        assert_eq!(
+            fields("39, State-gov, ?", b',').unwrap(),
+            ["39", "State-gov", "?"]
+        );
+        assert_eq!(fields("a\t b\t", b'\t').unwrap(), ["a", "b", ""]);
+        assert_eq!(
+            fields(" \"x, \"\"y\"\"\" ,2,\"\"", b',').unwrap(),
+            ["x, \"y\"", "2", ""]
+        );
+        assert!(
+            fields("\"open,2", b',')
+                .unwrap_err()
+                .contains("unterminated")
+        );
+    }
+
+    #[test]
+    fn detects_delimiters() {
+        assert_eq!(detect_delimiter("a\tb,c"), b'\t');
+        assert_eq!(detect_delimiter("a;b;c,5"), b';');
+        assert_eq!(detect_delimiter("39, State-gov"), b',');
+        assert_eq!(detect_delimiter("one"), b',');
+    }
+}

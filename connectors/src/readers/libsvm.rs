@@ -1,0 +1,388 @@
+//! LIBSVM / SVMlight files: `label idx:val idx:val ... # comment`, 1-based indices.
+//!
+//! A label field with a comma (`1,4`), or no label field at all (the line starts with an
+//! `idx:val` token), makes the whole dataset multi-label, with label ids as written
+//! (0-based). Otherwise two distinct numeric labels make a binary task (the larger one
+//! is the positive class 1), more make a multiclass task (classes sorted numerically).
+
+use super::ReadError;
+use super::lines::LineReader;
+use super::number::{number_reason, parse_number};
+use super::options::ReadOptions;
+use flowboost_operators::data::{Example, Features, Label, Schema, Task};
+use rustc_hash::FxHashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// Splits a line into its label field (`""` when absent) and its feature part, without
+/// the comment; `None` for a blank or comment-only line.
+fn split(line: &str) -> Option<(&str, &str)> {
+    let line = match line.find('#') {
+        Some(p) => &line[..p],
+        None => line,
+    };
+    let line = line.trim_start();
+    if line.is_empty() {
+        return None;
+    }
+    let end = line
+        .find(|c: char| c.is_ascii_whitespace())
+        .unwrap_or(line.len());
+    let first = &line[..end];
+    if first.contains(':') {
+        Some(("", line))
+    } else {
+        Some((first, &line[end..]))
+    }
+}
+
+/// Whether a label field makes the dataset multi-label.
+fn is_multilabel(label: &str) -> bool {
+    label.is_empty() || label.contains(',')
+}
+
+/// Parses the label ids of a multi-label field (`""` is the empty set).
+fn label_ids(label: &str, mut f: impl FnMut(u32) -> Result<(), String>) -> Result<(), String> {
+    for part in label.split(',') {
+        if part.is_empty() {
+            continue;
+        }
+        let id: u32 = part
+            .parse()
+            .map_err(|_| format!("bad label id `{part}` (expected 0, 1, 2, ...)"))?;
+        f(id)?;
+    }
+    Ok(())
+}
+
+/// Parses the `idx:val` tokens of a line and calls `f(index, value)` (1-based index).
+#[inline]
+fn features(rest: &str, mut f: impl FnMut(u32, f64) -> Result<(), String>) -> Result<(), String> {
+    let mut previous = 0u32;
+    for token in rest.split_ascii_whitespace() {
+        let Some((index, value)) = token.split_once(':') else {
+            return Err(format!("bad feature `{token}`: expected index:value"));
+        };
+        if index == "qid" {
+            continue;
+        }
+        let index: u32 = index
+            .parse()
+            .map_err(|_| format!("bad index `{index}` in `{token}`"))?;
+        if index == 0 {
+            return Err("index 0: LIBSVM indices start at 1".to_string());
+        }
+        if index <= previous {
+            return Err(format!(
+                "duplicate or unsorted index {index} (after {previous})"
+            ));
+        }
+        previous = index;
+        let value =
+            parse_number(value).map_err(|e| number_reason(e, value, &format!("index {index}")))?;
+        f(index, value)?;
+    }
+    Ok(())
+}
+
+/// Whether a line has the shape of a LIBSVM line: `Some(has_features)` if so.
+pub(crate) fn sniff_line(line: &str) -> Option<bool> {
+    let (label, rest) = split(line)?;
+    let label_ok = if is_multilabel(label) {
+        label_ids(label, |_| Ok(())).is_ok()
+    } else {
+        label.parse::<f64>().is_ok()
+    };
+    if !label_ok {
+        return None;
+    }
+    let mut any = false;
+    for token in rest.split_ascii_whitespace() {
+        let (index, value) = token.split_once(':')?;
+        if index != "qid" && index.parse::<u32>().is_err() || value.is_empty() {
+            return None;
+        }
+        any = true;
+    }
+    Some(any)
+}
+
+/// How to turn LIBSVM lines into examples.
+#[derive(Debug)]
+pub(crate) struct LibsvmPlan {
+    /// Label ids `0..k` (multi-label), or `None` for single-label.
+    multilabel: Option<u32>,
+    /// Single-label classes, ascending.
+    classes: Vec<f64>,
+    /// The dimension: the largest index seen.
+    dim: u32,
+}
+
+/// Scans all `files` for the dimension and the labels, and settles the schema.
+pub(crate) fn open(
+    files: &[PathBuf],
+    options: &ReadOptions,
+) -> Result<(Schema, Arc<LibsvmPlan>), ReadError> {
+    let first = &files[0];
+    if !options.ignore.is_empty() {
+        return Err(ReadError::file(
+            first,
+            "ignore is not supported for LIBSVM files",
+        ));
+    }
+    if options.xml.is_some() {
+        return Err(ReadError::file(
+            first,
+            "a MULAN XML label file goes with ARFF files only",
+        ));
+    }
+    let mut dim = 0u32;
+    let mut classes: FxHashMap<u64, String> = FxHashMap::default();
+    let mut multilabel = options.labels.is_some();
+    let mut max_id: Option<u32> = None;
+    let mut valid = 0u64;
+    for path in files {
+        let mut reader = LineReader::open(path)?;
+        let mut records = 0u64;
+        loop {
+            let line = match reader.next_line() {
+                Ok(Some(line)) => line,
+                Ok(None) => break,
+                Err(e) => {
+                    if reader.failed() {
+                        return Err(e);
+                    }
+                    records += 1;
+                    continue;
+                }
+            };
+            let Some((label, rest)) = split(line.text) else {
+                continue;
+            };
+            records += 1;
+            let mut max_index = 0;
+            let parsed = features(rest, |i, _| {
+                max_index = i;
+                Ok(())
+            });
+            // The indices before a bad token still count, so that a later error names
+            // the bad token rather than the dimension.
+            dim = dim.max(max_index);
+            if parsed.is_err() {
+                continue;
+            }
+            if is_multilabel(label) {
+                let mut largest = None;
+                if label_ids(label, |id| {
+                    largest = largest.max(Some(id));
+                    Ok(())
+                })
+                .is_err()
+                {
+                    continue;
+                }
+                multilabel = true;
+                max_id = max_id.max(largest);
+            } else {
+                let Ok(x) = parse_number(label) else {
+                    continue;
+                };
+                if let Ok(id) = label.parse::<u32>() {
+                    max_id = max_id.max(Some(id));
+                }
+                let text = classes
+                    .entry((x + 0.0).to_bits())
+                    .or_insert_with(|| label.to_string());
+                if label < text.as_str() {
+                    *text = label.to_string();
+                }
+            }
+            valid += 1;
+        }
+        if records == 0 {
+            return Err(ReadError::file(path, "empty file: no data"));
+        }
+    }
+    if valid == 0 {
+        return Err(ReadError::file(first, "no valid LIBSVM line in the files"));
+    }
+    let attributes = Schema::numeric(dim as usize, 0, Task::Binary).attributes;
+    if multilabel {
+        let k = match options.labels {
+            Some(k) => k,
+            None => max_id.map_or(0, |m| m as usize + 1),
+        };
+        if k == 0 || k > u32::MAX as usize {
+            return Err(ReadError::file(
+                first,
+                "no label ids in the multi-label data: give the label count",
+            ));
+        }
+        let schema = Schema {
+            attributes,
+            labels: (0..k).map(|l| l.to_string()).collect(),
+            task: Task::Multilabel,
+        };
+        let plan = LibsvmPlan {
+            multilabel: Some(k as u32),
+            classes: Vec::new(),
+            dim,
+        };
+        return Ok((schema, Arc::new(plan)));
+    }
+    let mut sorted: Vec<(f64, String)> = classes
+        .into_iter()
+        .map(|(bits, text)| (f64::from_bits(bits), text))
+        .collect();
+    sorted.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let task = if sorted.len() == 2 {
+        Task::Binary
+    } else {
+        Task::Multiclass
+    };
+    let schema = Schema {
+        attributes,
+        labels: sorted.iter().map(|c| c.1.clone()).collect(),
+        task,
+    };
+    let plan = LibsvmPlan {
+        multilabel: None,
+        classes: sorted.iter().map(|c| c.0).collect(),
+        dim,
+    };
+    Ok((schema, Arc::new(plan)))
+}
+
+impl LibsvmPlan {
+    /// Parses the label and features of one line.
+    fn parse(&self, label: &str, rest: &str) -> Result<(Features, Label), String> {
+        let mut indices = Vec::new();
+        let mut values = Vec::new();
+        features(rest, |i, v| {
+            if i > self.dim {
+                return Err(format!(
+                    "index {i} beyond the declared dimension {}",
+                    self.dim
+                ));
+            }
+            indices.push(i - 1);
+            values.push(v);
+            Ok(())
+        })?;
+        let label = match self.multilabel {
+            Some(k) => {
+                let mut ids = Vec::new();
+                label_ids(label, |id| {
+                    if id >= k {
+                        return Err(format!(
+                            "label out of range: label id {id}, the labels are 0..{}",
+                            k - 1
+                        ));
+                    }
+                    ids.push(id);
+                    Ok(())
+                })?;
+                Label::set(ids)
+            }
+            None => {
+                let x =
+                    parse_number(label).map_err(|e| number_reason(e, label, "the label"))? + 0.0;
+                let class = self
+                    .classes
+                    .binary_search_by(|c| c.total_cmp(&x))
+                    .map_err(|_| format!("unknown class label `{label}`"))?;
+                Label::Class(class as u32)
+            }
+        };
+        Ok((
+            Features::Sparse {
+                indices,
+                values,
+                dim: self.dim,
+            },
+            label,
+        ))
+    }
+}
+
+/// The examples of one LIBSVM file.
+pub(crate) struct LibsvmRows {
+    plan: Arc<LibsvmPlan>,
+    reader: LineReader,
+    next_id: u64,
+    done: bool,
+}
+
+impl LibsvmRows {
+    /// Opens `path` for reading with `plan`.
+    pub(crate) fn new(plan: Arc<LibsvmPlan>, path: &Path) -> Result<Self, ReadError> {
+        Ok(LibsvmRows {
+            plan,
+            reader: LineReader::open(path)?,
+            next_id: 0,
+            done: false,
+        })
+    }
+}
+
+impl Iterator for LibsvmRows {
+    type Item = Result<Example, ReadError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            if self.done {
+                return None;
+            }
+            let line = match self.reader.next_line() {
+                Ok(Some(line)) => line,
+                Ok(None) => {
+                    self.done = true;
+                    return None;
+                }
+                Err(e) => {
+                    self.done = self.reader.failed();
+                    self.next_id += 1;
+                    return Some(Err(e));
+                }
+            };
+            let Some((label, rest)) = split(line.text) else {
+                continue;
+            };
+            let number = line.number;
+            let id = self.next_id;
+            self.next_id += 1;
+            return Some(match self.plan.parse(label, rest) {
+                Ok((features, label)) => Ok(Example {
+                    id,
+                    features,
+                    label: Some(label),
+                }),
+                Err(reason) => Err(ReadError::at(self.reader.path(), number, reason)),
+            });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splits_label_and_features() {
+        assert_eq!(split("+1 3:1 # c"), Some(("+1", " 3:1 ")));
+        assert_eq!(split("1,4 3:0.5"), Some(("1,4", " 3:0.5")));
+        assert_eq!(split("3:0.5 4:1"), Some(("", "3:0.5 4:1")));
+        assert_eq!(split("  # only a comment"), None);
+        assert_eq!(split(""), None);
+    }
+
+    #[test]
+    fn sniffs_lines() {
+        assert_eq!(sniff_line("-1 3:1 11:1"), Some(true));
+        assert_eq!(sniff_line("1,2 qid:3 4:0.5"), Some(true));
+        assert_eq!(sniff_line("1,2,3"), Some(false));
+        assert_eq!(sniff_line("a,b,c"), None);
+        assert_eq!(sniff_line("1 2 3"), None);
+        assert_eq!(sniff_line("0,2019-11-24 00:00:17.004101+00:00,79,2"), None);
+    }
+}

@@ -1,0 +1,179 @@
+//! [`DataSource`]: one dataset of one or more files (e.g. train and test) with one
+//! schema, streamed example by example.
+
+use super::ReadError;
+use super::arff::{self, ArffPlan, ArffRows};
+use super::csv::{self, CsvPlan, CsvRows};
+use super::libsvm::{self, LibsvmPlan, LibsvmRows};
+use super::options::{Format, ReadOptions};
+use super::sniff;
+use flowboost_operators::data::{Example, Schema};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// What the readers settled at open time, per format.
+#[derive(Clone, Debug)]
+enum Plan {
+    Arff(Arc<ArffPlan>),
+    Libsvm(Arc<LibsvmPlan>),
+    Csv(Arc<CsvPlan>),
+}
+
+/// One dataset: one or more files of one format that share one schema.
+///
+/// [`open`](DataSource::open) settles the schema: from the header for ARFF (every
+/// file's header must declare the same attributes), and from a streaming scan of all
+/// the files for LIBSVM (dimension, labels) and CSV (column kinds, categories, classes),
+/// so a train and a test file get one consistent encoding. Then
+/// [`examples`](DataSource::examples) streams the examples of one file, as many times
+/// as wanted.
+///
+/// ```no_run
+/// use flowboost_connectors::readers::{DataSource, ReadOptions};
+/// use std::path::PathBuf;
+///
+/// let files = [PathBuf::from("adult.data"), PathBuf::from("adult.test")];
+/// let source = DataSource::open(&files, &ReadOptions::default())?;
+/// println!("{} features, {} classes", source.schema().dim(), source.schema().num_labels());
+/// for example in source.examples(0)? {
+///     let example = example?;
+///     // learn from `example` ...
+/// }
+/// # Ok::<(), flowboost_connectors::readers::ReadError>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct DataSource {
+    files: Vec<PathBuf>,
+    format: Format,
+    schema: Schema,
+    plan: Plan,
+}
+
+impl DataSource {
+    /// Open one or more files of one dataset (e.g. train and test) and settle one schema for all of them.
+    ///
+    /// With [`Format::Auto`] each file's format is detected from its content, and all
+    /// must agree. Errors: no file, a missing or empty file, a file of another format
+    /// than asked, a header that does not parse or differs between files, options that
+    /// do not fit the format or the data (an unknown target or ignored column, a MULAN
+    /// XML label absent from the ARFF, ...).
+    pub fn open(files: &[PathBuf], options: &ReadOptions) -> Result<DataSource, ReadError> {
+        let Some(first) = files.first() else {
+            return Err(ReadError::file(Path::new(""), "no data file given"));
+        };
+        let format = match options.format {
+            Format::Auto => {
+                let format = sniff::detect(first)?;
+                for path in &files[1..] {
+                    let other = sniff::detect(path)?;
+                    if other != format {
+                        return Err(ReadError::file(
+                            path,
+                            format!(
+                                "looks like {other}, but {} looks like {format}: give the format",
+                                first.display()
+                            ),
+                        ));
+                    }
+                }
+                format
+            }
+            format => format,
+        };
+        let (schema, plan) = match format {
+            Format::Arff => {
+                let (schema, plan) = arff::open(files, options)?;
+                (schema, Plan::Arff(plan))
+            }
+            Format::Libsvm => {
+                let (schema, plan) = libsvm::open(files, options)?;
+                (schema, Plan::Libsvm(plan))
+            }
+            Format::Csv | Format::Auto => {
+                let (schema, plan) = csv::open(files, options)?;
+                (schema, Plan::Csv(plan))
+            }
+        };
+        Ok(DataSource {
+            files: files.to_vec(),
+            format,
+            schema,
+            plan,
+        })
+    }
+
+    /// The schema shared by all the files: attributes, labels and task.
+    pub fn schema(&self) -> &Schema {
+        &self.schema
+    }
+
+    /// The files, in the order given to [`open`](DataSource::open).
+    pub fn files(&self) -> &[PathBuf] {
+        &self.files
+    }
+
+    /// The format of the files (never [`Format::Auto`]).
+    pub fn format(&self) -> Format {
+        self.format
+    }
+
+    /// Stream the examples of file `index` (ids are 0-based record numbers in that file).
+    ///
+    /// Every data record (a line that is not blank nor a comment, and not the header)
+    /// gets the next id, bad ones included. A bad record yields an error naming the
+    /// file, line and reason, and the stream goes on with the next line; an I/O or
+    /// decompression error ends it.
+    pub fn examples(&self, index: usize) -> Result<Examples, ReadError> {
+        let Some(path) = self.files.get(index) else {
+            return Err(ReadError::file(
+                Path::new(""),
+                format!("no file {index}: the source has {} files", self.files.len()),
+            ));
+        };
+        let inner = match &self.plan {
+            Plan::Arff(plan) => Inner::Arff(ArffRows::new(Arc::clone(plan), path, index)?),
+            Plan::Libsvm(plan) => Inner::Libsvm(LibsvmRows::new(Arc::clone(plan), path)?),
+            Plan::Csv(plan) => Inner::Csv(CsvRows::new(Arc::clone(plan), path, index)?),
+        };
+        Ok(Examples { inner })
+    }
+}
+
+/// The reader behind an [`Examples`] stream.
+enum Inner {
+    Arff(ArffRows),
+    Libsvm(LibsvmRows),
+    Csv(CsvRows),
+}
+
+/// The examples of one file, read lazily line by line: an iterator of
+/// `Result<Example, ReadError>` (see [`DataSource::examples`]).
+pub struct Examples {
+    inner: Inner,
+}
+
+impl Iterator for Examples {
+    type Item = Result<Example, ReadError>;
+
+    #[inline]
+    fn next(&mut self) -> Option<Self::Item> {
+        match &mut self.inner {
+            Inner::Arff(rows) => rows.next(),
+            Inner::Libsvm(rows) => rows.next(),
+            Inner::Csv(rows) => rows.next(),
+        }
+    }
+}
+
+impl std::fmt::Debug for Examples {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let format = match self.inner {
+            Inner::Arff(_) => "arff",
+            Inner::Libsvm(_) => "libsvm",
+            Inner::Csv(_) => "csv",
+        };
+        f.debug_struct("Examples")
+            .field("format", &format)
+            .finish_non_exhaustive()
+    }
+}
