@@ -1,42 +1,377 @@
-//! Hoeffding tree (VFDT). PLACEHOLDER: being written.
+//! The Hoeffding tree (VFDT, Domingos & Hulten 2000), with MOA's Gaussian numeric
+//! attribute observer, naive Bayes (adaptive) leaves and importance weights throughout.
+//!
+//! - A leaf keeps, per attribute it looks at, a weighted Gaussian estimator per class
+//!   (numeric attributes, see [`gaussian`]) or weighted counts per value and class
+//!   (nominal attributes), in two flat vectors allocated once when the leaf is created.
+//! - Each time a leaf has seen `grace_period` more weight, it evaluates every attribute's
+//!   best split by information gain ([`split`]): `split_points` thresholds for a numeric
+//!   attribute (binary split `x <= t`), one branch per value for a nominal one. It splits
+//!   when the best merit beats the second best (or the null split, merit 0) by more than
+//!   the Hoeffding bound `eps`, or when `eps < tie_threshold`.
+//! - Missing values (`NaN`) are skipped in every statistic; at a split node they follow
+//!   the branch that has received the most weight.
+//! - With `feature_subset: Some(m)` the tree looks at `m` attributes drawn once from its
+//!   seed, and sizes its statistics for those only.
+//!
+//! ```
+//! use flowboost_operators::data::{Features, Schema, Task};
+//! use flowboost_operators::learners::{HoeffdingTree, HoeffdingTreeConfig, WeakLearner};
+//!
+//! let schema = Schema::numeric(2, 2, Task::Binary);
+//! let config = HoeffdingTreeConfig { grace_period: 50.0, ..HoeffdingTreeConfig::default() };
+//! let mut tree = HoeffdingTree::new(&schema, config, 7);
+//! for i in 0..2000 {
+//!     let x0 = (i % 100) as f64 / 100.0;
+//!     let label = u32::from(x0 > 0.3);
+//!     tree.learn(&Features::Dense(vec![x0, 0.5]), label, 1.0);
+//! }
+//! let mut p = [0.0; 2];
+//! tree.predict(&Features::Dense(vec![0.9, 0.5]), &mut p);
+//! assert!(p[1] > 0.9);
+//! ```
+
+mod config;
+pub mod gaussian;
+mod naive_bayes;
+mod node;
+mod nominal;
+pub mod split;
+
+pub use config::{
+    HoeffdingTreeConfig, LeafPrediction, RANDOM_CONFIDENCE_RANGE, RANDOM_GRACE_RANGE,
+};
+
+use self::node::{AttrSlot, Layout, LeafNode, Node, SplitNode, SplitTest};
+use super::WeakLearner;
 use crate::data::{Features, Schema};
+use crate::rng::seeded;
+use rand::RngExt;
 use serde::{Deserialize, Serialize};
 
-/// How a leaf predicts.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub enum LeafPrediction {
-    /// The weighted class distribution at the leaf.
-    MajorityClass,
-    /// Naive Bayes or majority class, whichever has been more accurate at the leaf.
-    NaiveBayesAdaptive,
-}
+/// The random stream (under the tree's seed) that draws the feature subset.
+const FEATURE_SUBSET_STREAM: u64 = 0x7472_6565; // "tree"
 
-/// Hoeffding tree parameters.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct HoeffdingTreeConfig {
-    /// Weight seen at a leaf between split attempts.
-    pub grace_period: f64,
-}
+/// A split must gain more than this (bits) to be made at all.
+const MIN_MERIT: f64 = 1e-12;
 
-/// A Hoeffding tree.
+/// A Hoeffding tree: an incremental decision tree that splits a leaf once the Hoeffding
+/// bound says, with confidence `1 - split_confidence`, that its best attribute is the
+/// best one.
+///
+/// Predicting and learning do not allocate (a split does). Deterministic for a given
+/// seed; serializable for checkpoints.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct HoeffdingTree {
-    k: usize,
+    config: HoeffdingTreeConfig,
+    layout: Layout,
+    /// The nodes; the root is node 0.
+    nodes: Vec<Node>,
+    num_leaves: usize,
+    depth: usize,
+    /// Naive Bayes scores while learning (not part of the state).
+    #[serde(skip)]
+    scratch: Vec<f64>,
+    /// Working space of split attempts (not part of the state).
+    #[serde(skip)]
+    split_scratch: Vec<f64>,
 }
 
 impl HoeffdingTree {
-    /// A new tree.
-    pub fn new(schema: &Schema, _config: HoeffdingTreeConfig, _seed: u64) -> Self {
-        HoeffdingTree { k: schema.num_labels() }
+    /// A tree with a single empty leaf, for the attributes and labels of `schema`.
+    ///
+    /// `seed` only matters with [`HoeffdingTreeConfig::feature_subset`]: it chooses the
+    /// attributes the tree looks at.
+    pub fn new(schema: &Schema, config: HoeffdingTreeConfig, seed: u64) -> Self {
+        let dim = schema.dim();
+        let features = match config.feature_subset {
+            Some(m) if m < dim => {
+                let mut rng = seeded(seed, FEATURE_SUBSET_STREAM);
+                let mut all: Vec<usize> = (0..dim).collect();
+                for i in 0..m {
+                    let j = rng.random_range(i..dim);
+                    all.swap(i, j);
+                }
+                all.truncate(m);
+                all.sort_unstable();
+                all
+            }
+            _ => (0..dim).collect(),
+        };
+        let layout = Layout::new(schema, features);
+        let k = layout.k;
+        let root = LeafNode::new(&layout, vec![0.0; k], 0, Vec::new());
+        HoeffdingTree {
+            config,
+            layout,
+            nodes: vec![Node::Leaf(root)],
+            num_leaves: 1,
+            depth: 0,
+            scratch: vec![0.0; k],
+            split_scratch: Vec::new(),
+        }
+    }
+
+    /// The parameters.
+    pub fn config(&self) -> &HoeffdingTreeConfig {
+        &self.config
+    }
+
+    /// The number of leaves.
+    pub fn num_leaves(&self) -> usize {
+        self.num_leaves
+    }
+
+    /// The number of nodes (leaves and inner nodes).
+    pub fn num_nodes(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// The depth of the deepest leaf (0 for a single leaf).
+    pub fn depth(&self) -> usize {
+        self.depth
+    }
+
+    /// The attributes (feature indices, ascending) this tree looks at.
+    pub fn features(&self) -> &[usize] {
+        &self.layout.features
+    }
+
+    /// The leaf `x` falls into, and the class weights of the closest inner node above
+    /// it (the prediction of a leaf that has no weight at all).
+    fn find_leaf(&self, x: &Features) -> (&LeafNode, Option<&[f64]>) {
+        let mut fallback = None;
+        let mut i = 0;
+        loop {
+            match &self.nodes[i] {
+                Node::Leaf(leaf) => return (leaf, fallback),
+                Node::Split(s) => {
+                    fallback = Some(s.dist.as_slice());
+                    i = s.children[s.branch(x.get(self.layout.features[s.attr]))];
+                }
+            }
+        }
+    }
+
+    /// Whether a leaf may still split (depth and size limits, something to split on).
+    fn can_grow(&self, leaf: &LeafNode) -> bool {
+        !self.layout.features.is_empty()
+            && self.config.max_depth.is_none_or(|d| leaf.depth < d)
+            && self.config.max_leaves.is_none_or(|m| self.num_leaves < m)
+    }
+
+    /// Evaluates the splits of leaf `index` and splits it if the Hoeffding test says so.
+    fn attempt_split(&mut self, index: usize) {
+        let mut scratch = std::mem::take(&mut self.split_scratch);
+        self.try_split(index, &mut scratch);
+        self.split_scratch = scratch;
+    }
+
+    /// [`attempt_split`](Self::attempt_split) with its working space.
+    fn try_split(&mut self, index: usize, scratch: &mut Vec<f64>) {
+        let Node::Leaf(leaf) = &self.nodes[index] else {
+            return;
+        };
+        if leaf.dist.iter().filter(|&&w| w > 0.0).count() < 2 {
+            return; // pure: nothing to gain
+        }
+        let k = self.layout.k;
+        let n = leaf.seen;
+        // The best candidate, and the second best merit: the null split (merit 0) counts.
+        let mut best: Option<(f64, usize, SplitTest)> = None;
+        let mut second = 0.0_f64;
+        for (attr, slot) in self.layout.slots.iter().enumerate() {
+            let candidate = match *slot {
+                AttrSlot::Numeric { offset } => split::best_numeric_split(
+                    &leaf.gaussians[offset..offset + k + 1],
+                    self.config.split_points,
+                    n,
+                    scratch,
+                )
+                .map(|(merit, threshold)| (merit, SplitTest::Numeric { threshold })),
+                AttrSlot::Nominal { offset, values } => {
+                    if leaf.is_used(attr) {
+                        None
+                    } else {
+                        let counts = &leaf.counts[offset..offset + nominal::slots(values, k)];
+                        nominal::merit(counts, k, values, n)
+                            .map(|merit| (merit, SplitTest::Nominal { values }))
+                    }
+                }
+            };
+            let Some((merit, test)) = candidate else {
+                continue;
+            };
+            match best {
+                Some((b, _, _)) if merit <= b => second = second.max(merit),
+                _ => {
+                    if let Some((b, _, _)) = best {
+                        second = second.max(b);
+                    }
+                    best = Some((merit, attr, test));
+                }
+            }
+        }
+        let Some((merit, attr, test)) = best else {
+            return;
+        };
+        let eps = split::hoeffding_bound(split::gain_range(k), self.config.split_confidence, n);
+        if !(merit > MIN_MERIT && (merit - second > eps || eps < self.config.tie_threshold)) {
+            return;
+        }
+        let dists: Vec<Vec<f64>> = match test {
+            SplitTest::Numeric { threshold } => {
+                let AttrSlot::Numeric { offset } = self.layout.slots[attr] else {
+                    return;
+                };
+                split::numeric_branch_dists(&leaf.gaussians[offset + 1..offset + 1 + k], threshold)
+                    .into()
+            }
+            SplitTest::Nominal { values } => {
+                let AttrSlot::Nominal { offset, .. } = self.layout.slots[attr] else {
+                    return;
+                };
+                nominal::branch_dists(
+                    &leaf.counts[offset..offset + nominal::slots(values, k)],
+                    k,
+                    values,
+                )
+            }
+        };
+        let branches = dists.len();
+        if self
+            .config
+            .max_leaves
+            .is_some_and(|m| self.num_leaves - 1 + branches > m)
+        {
+            return;
+        }
+        let depth = leaf.depth + 1;
+        let mut used = leaf.used.clone();
+        if let (SplitTest::Nominal { .. }, Err(p)) = (test, used.binary_search(&attr)) {
+            used.insert(p, attr);
+        }
+        let parent_dist = leaf.dist.clone();
+        let first = self.nodes.len();
+        let mut branch_weight = Vec::with_capacity(branches);
+        for dist in dists {
+            branch_weight.push(dist.iter().sum());
+            let child = LeafNode::new(&self.layout, dist, depth, used.clone());
+            self.nodes.push(Node::Leaf(child));
+        }
+        self.nodes[index] = Node::Split(SplitNode {
+            attr,
+            test,
+            children: (first..first + branches).collect(),
+            branch_weight,
+            dist: parent_dist,
+        });
+        self.num_leaves += branches - 1;
+        self.depth = self.depth.max(depth);
     }
 }
 
-impl super::WeakLearner for HoeffdingTree {
+/// The index of the largest value (the first on ties), `None` if none is a number.
+fn argmax(v: &[f64]) -> Option<usize> {
+    let mut best: Option<usize> = None;
+    for (i, &x) in v.iter().enumerate() {
+        if !x.is_nan() && best.is_none_or(|b| x > v[b]) {
+            best = Some(i);
+        }
+    }
+    best
+}
+
+/// Writes `dist / sum(dist)` into `out`; `false` if `dist` has no positive weight.
+fn write_normalized(dist: &[f64], out: &mut [f64]) -> bool {
+    let total: f64 = dist.iter().filter(|&&w| w > 0.0).sum();
+    if !(total > 0.0 && total.is_finite()) {
+        return false;
+    }
+    for (o, &w) in out.iter_mut().zip(dist) {
+        *o = if w > 0.0 { w / total } else { 0.0 };
+    }
+    true
+}
+
+impl WeakLearner for HoeffdingTree {
     fn num_labels(&self) -> usize {
-        self.k
+        self.layout.k
     }
-    fn predict(&self, _x: &Features, out: &mut [f64]) {
-        out.fill(1.0 / self.k as f64);
+
+    fn predict(&self, x: &Features, out: &mut [f64]) {
+        debug_assert_eq!(out.len(), self.layout.k, "predict: out must have k entries");
+        if out.is_empty() {
+            return;
+        }
+        let uniform = 1.0 / out.len() as f64;
+        if out.len() != self.layout.k {
+            out.fill(uniform);
+            return;
+        }
+        let (leaf, fallback) = self.find_leaf(x);
+        let use_nb = match self.config.leaf_prediction {
+            LeafPrediction::MajorityClass => false,
+            LeafPrediction::NaiveBayes => true,
+            LeafPrediction::NaiveBayesAdaptive => leaf.mc_correct <= leaf.nb_correct,
+        };
+        let done = if use_nb && leaf.seen > 0.0 {
+            naive_bayes::log_scores(&self.layout, leaf, x, out);
+            naive_bayes::normalize_log(out) || write_normalized(&leaf.dist, out)
+        } else {
+            write_normalized(&leaf.dist, out)
+        };
+        if !done && !fallback.is_some_and(|d| write_normalized(d, out)) {
+            out.fill(uniform);
+        }
     }
-    fn learn(&mut self, _x: &Features, _label: u32, _weight: f64) {}
+
+    fn learn(&mut self, x: &Features, label: u32, weight: f64) {
+        let k = self.layout.k;
+        let c = label as usize;
+        if !(weight > 0.0 && weight.is_finite()) || c >= k {
+            return;
+        }
+        let HoeffdingTree {
+            config,
+            layout,
+            nodes,
+            scratch,
+            ..
+        } = self;
+        let mut index = 0;
+        while let Node::Split(s) = &mut nodes[index] {
+            let b = s.branch(x.get(layout.features[s.attr]));
+            s.branch_weight[b] += weight;
+            index = s.children[b];
+        }
+        let Node::Leaf(leaf) = &mut nodes[index] else {
+            return;
+        };
+        if config.leaf_prediction == LeafPrediction::NaiveBayesAdaptive && leaf.total() > 0.0 {
+            // Score both predictors on this example before learning from it.
+            let mc = argmax(&leaf.dist);
+            scratch.resize(k, 0.0);
+            naive_bayes::log_scores(layout, leaf, x, scratch);
+            let nb = argmax(scratch)
+                .filter(|&b| scratch[b] > f64::NEG_INFINITY)
+                .or(mc);
+            if mc == Some(c) {
+                leaf.mc_correct += weight;
+            }
+            if nb == Some(c) {
+                leaf.nb_correct += weight;
+            }
+        }
+        leaf.update(layout, x, c, weight);
+        if leaf.seen - leaf.seen_at_last_attempt >= config.grace_period {
+            leaf.seen_at_last_attempt = leaf.seen;
+            let Node::Leaf(leaf) = &self.nodes[index] else {
+                return;
+            };
+            if self.can_grow(leaf) {
+                self.attempt_split(index);
+            }
+        }
+    }
 }
