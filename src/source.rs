@@ -36,7 +36,9 @@ impl Dataset {
     /// `mediamill`), optionally with another example count.
     pub fn generator(name: &str, seed: u64, examples: Option<u64>) -> Result<Dataset, String> {
         let mut config = GeneratorConfig::preset(name, seed).ok_or_else(|| {
-            format!("unknown generator '{name}' (expected binary, multiclass, multilabel or mediamill)")
+            format!(
+                "unknown generator '{name}' (expected binary, multiclass, multilabel or mediamill)"
+            )
         })?;
         if let Some(n) = examples {
             config.examples = n;

@@ -7,7 +7,7 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
-// pub mod boosters; (enabled once the learners land)
+pub mod boosters;
 pub mod data;
 pub mod dataflow;
 pub mod engine;

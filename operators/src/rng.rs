@@ -70,7 +70,10 @@ mod tests {
         for _ in 0..30_000 {
             counts[below(&mut r, 3) as usize] += 1;
         }
-        assert!(counts.iter().all(|&c| (9_500..10_500).contains(&c)), "{counts:?}");
+        assert!(
+            counts.iter().all(|&c| (9_500..10_500).contains(&c)),
+            "{counts:?}"
+        );
         assert_eq!(below(&mut r, 1), 0);
     }
 }

@@ -3,8 +3,8 @@
 use clap::Args;
 use flowboost_connectors::readers::{Format, Header, ReadOptions, Target};
 use flowboost_operators::boosters::{Algorithm, BoosterConfig, TreeParams};
-use flowboost_operators::dataflow::DataflowOptions;
 use flowboost_operators::data::Task;
+use flowboost_operators::dataflow::DataflowOptions;
 use flowboost_operators::learners::WeakKind;
 use std::path::PathBuf;
 
@@ -141,10 +141,10 @@ impl DataArgs {
                 let mut files = vec![data.clone()];
                 files.extend(self.test.clone());
                 let options = ReadOptions {
-                    format: self.format.clone(),
+                    format: self.format,
                     labels: self.labels,
                     xml: self.xml.clone(),
-                    header: self.header.clone(),
+                    header: self.header,
                     target: self.target.clone(),
                     ignore: self.ignore.clone(),
                 };
@@ -164,24 +164,25 @@ fn parse_algorithm(s: &str) -> Result<Algorithm, String> {
     s.parse()
 }
 
-
 fn parse_format(s: &str) -> Result<Format, String> {
-    s.parse().map_err(|e| format!("{e}"))
+    s.parse()
 }
 
 fn parse_header(s: &str) -> Result<Header, String> {
-    s.parse().map_err(|e| format!("{e}"))
+    s.parse()
 }
 
 fn parse_target(s: &str) -> Result<Target, String> {
-    s.parse().map_err(|e| format!("{e}"))
+    s.parse()
 }
 
 fn parse_weak(s: &str) -> Result<WeakKind, String> {
     match s {
         "vfdt" => Ok(WeakKind::Vfdt),
         "linear" => Ok(WeakKind::Linear),
-        _ => Err(format!("unknown weak learner '{s}' (expected vfdt or linear)")),
+        _ => Err(format!(
+            "unknown weak learner '{s}' (expected vfdt or linear)"
+        )),
     }
 }
 
@@ -189,7 +190,8 @@ fn parse_tree_params(s: &str) -> Result<TreeParams, String> {
     match s {
         "default" => Ok(TreeParams::Default),
         "random" => Ok(TreeParams::Random),
-        _ => Err(format!("unknown tree parameters '{s}' (expected default or random)")),
+        _ => Err(format!(
+            "unknown tree parameters '{s}' (expected default or random)"
+        )),
     }
 }
-

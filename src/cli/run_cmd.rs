@@ -79,7 +79,7 @@ impl PredictionSink for RunSink {
             .map_err(|e| format!("cannot write the predictions: {e}"))?;
         self.scorer.update(&p, ex.label.as_ref());
         self.seen += 1;
-        if self.report_every > 0 && self.seen % self.report_every == 0 {
+        if self.report_every > 0 && self.seen.is_multiple_of(self.report_every) {
             let (name, value) = self.scorer.headline();
             let secs = self.start.elapsed().as_secs_f64();
             eprintln!(
@@ -159,10 +159,17 @@ pub fn run(args: RunArgs) -> Result<(), String> {
     eprintln!(
         "flowboost: done: {} ({} x {}, {} worker(s)) on {}: {seen} examples in {secs:.2} s ({:.0} examples/s), progressive {name} {value:.4}",
         config.algorithm,
-        if config.algorithm == flowboost_operators::boosters::Algorithm::Single { 1 } else { config.learners },
+        if config.algorithm == flowboost_operators::boosters::Algorithm::Single {
+            1
+        } else {
+            config.learners
+        },
         config.weak.name(),
         options.workers,
-        (0..data.parts()).map(|i| data.part_name(i)).collect::<Vec<_>>().join(" + "),
+        (0..data.parts())
+            .map(|i| data.part_name(i))
+            .collect::<Vec<_>>()
+            .join(" + "),
         seen as f64 / secs.max(1e-9),
     );
     Ok(())

@@ -145,7 +145,7 @@ impl PredictionSink for EvalSink {
             }
         }
         self.seen += 1;
-        if self.seen % 1024 == 0 {
+        if self.seen.is_multiple_of(1024) {
             self.progress.tick(self.seen, &self.scorer, self.start);
         }
         Ok(())
@@ -166,11 +166,7 @@ fn all_parts(data: &Dataset, shuffle: Option<u64>) -> Result<ExampleStream, Stri
     let mut streams: Vec<ExampleStream> = Vec::new();
     for part in 0..data.parts() {
         streams.push(match shuffle {
-            Some(seed) => Box::new(
-                data.shuffled(part, seed ^ part as u64)?
-                    .into_iter()
-                    .map(Ok),
-            ),
+            Some(seed) => Box::new(data.shuffled(part, seed ^ part as u64)?.into_iter().map(Ok)),
             None => data.stream(part)?,
         });
     }
@@ -308,8 +304,10 @@ impl Progress {
         let bar = (wanted && std::io::stderr().is_terminal()).then(|| {
             let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::hidden());
             bar.set_style(
-                ProgressStyle::with_template("{spinner} {elapsed} {human_pos} examples ({per_sec}) {msg}")
-                    .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+                ProgressStyle::with_template(
+                    "{spinner} {elapsed} {human_pos} examples ({per_sec}) {msg}",
+                )
+                .unwrap_or_else(|_| ProgressStyle::default_spinner()),
             );
             bar
         });

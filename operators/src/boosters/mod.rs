@@ -92,7 +92,10 @@ impl FromStr for Algorithm {
             .find(|a| a.name() == s)
             .ok_or_else(|| {
                 let names: Vec<_> = Algorithm::ALL.iter().map(|a| a.name()).collect();
-                format!("unknown algorithm '{s}' (expected one of: {})", names.join(", "))
+                format!(
+                    "unknown algorithm '{s}' (expected one of: {})",
+                    names.join(", ")
+                )
             })
     }
 }
@@ -219,7 +222,11 @@ pub fn build(schema: &Schema, config: &BoosterConfig) -> Result<Booster, String>
     if schema.num_labels() < 2 {
         return Err("a stream needs at least 2 labels".into());
     }
-    let n = if alg == Algorithm::Single { 1 } else { config.learners };
+    let n = if alg == Algorithm::Single {
+        1
+    } else {
+        config.learners
+    };
     if n == 0 {
         return Err("the number of learners must be at least 1".into());
     }
@@ -231,7 +238,9 @@ pub fn build(schema: &Schema, config: &BoosterConfig) -> Result<Booster, String>
     let seed = config.seed;
     let (kind, selection, score_dim) = match alg {
         Algorithm::Single | Algorithm::Oza => (ScoreKind::Votes, ExpertSelection::Last, k),
-        Algorithm::OnlineBbm | Algorithm::OnlineBbmS => (ScoreKind::Margin, ExpertSelection::Last, 1),
+        Algorithm::OnlineBbm | Algorithm::OnlineBbmS => {
+            (ScoreKind::Margin, ExpertSelection::Last, 1)
+        }
         Algorithm::AdaBoostOl | Algorithm::AdaBoostOlS => {
             (ScoreKind::Margin, ExpertSelection::Hedge, 1)
         }
@@ -240,9 +249,16 @@ pub fn build(schema: &Schema, config: &BoosterConfig) -> Result<Booster, String>
     let stages = (0..n)
         .map(|i| match alg {
             Algorithm::Single => AnyStage::Single(SingleStage::new(weak(i))),
-            Algorithm::OnlineBbm | Algorithm::OnlineBbmS => AnyStage::OnlineBbm(
-                OnlineBbmStage::new(weak(i), i + 1, n, config.gamma, alg == Algorithm::OnlineBbmS, seed),
-            ),
+            Algorithm::OnlineBbm | Algorithm::OnlineBbmS => {
+                AnyStage::OnlineBbm(OnlineBbmStage::new(
+                    weak(i),
+                    i + 1,
+                    n,
+                    config.gamma,
+                    alg == Algorithm::OnlineBbmS,
+                    seed,
+                ))
+            }
             Algorithm::AdaBoostOl | Algorithm::AdaBoostOlS => AnyStage::AdaBoostOl(
                 AdaBoostOlStage::new(weak(i), i + 1, alg == Algorithm::AdaBoostOlS, trail, seed),
             ),

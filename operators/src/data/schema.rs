@@ -95,7 +95,9 @@ impl Schema {
     /// A schema of `dim` numeric features named `f0..`, and labels named `0..k-1`.
     pub fn numeric(dim: usize, num_labels: usize, task: Task) -> Self {
         Schema {
-            attributes: (0..dim).map(|j| Attribute::numeric(format!("f{j}"))).collect(),
+            attributes: (0..dim)
+                .map(|j| Attribute::numeric(format!("f{j}")))
+                .collect(),
             labels: (0..num_labels).map(|l| l.to_string()).collect(),
             task,
         }

@@ -29,6 +29,9 @@ impl Default for DataflowOptions {
     }
 }
 
+/// A prediction with its example, as the terminal emits it.
+type Emitted = (Prediction, Arc<Example>);
+
 /// The built pieces every worker needs: all the stages, the terminal and the score size.
 pub type Built<S> = (Vec<S>, Terminal, usize);
 
@@ -67,7 +70,7 @@ where
             Ok(b) => b,
             Err(e) => return Some(Err(e)),
         };
-        let outputs: Rc<RefCell<Vec<(Prediction, Arc<Example>)>>> = Rc::default();
+        let outputs: Rc<RefCell<Vec<Emitted>>> = Rc::default();
         let (mut input, probe) = worker.dataflow::<u64, _, _>(|scope| {
             let (input, stream) = scope.new_input::<Vec<InFlight>>();
             let predictions = pipeline(stream, index, peers, stages, terminal);
@@ -95,7 +98,7 @@ where
                 let ex = Arc::new(ex?);
                 input.send(InFlight::new(seq, ex, score_dim));
                 seq += 1;
-                if seq % batch as u64 == 0 {
+                if seq.is_multiple_of(batch as u64) {
                     let time = seq / batch as u64;
                     input.advance_to(time);
                     while probe.less_than(&time.saturating_sub(lag)) {

@@ -74,7 +74,11 @@ mod tests {
                     }
                 }
             }
-            let expect = if pairs == 0 { 0.0 } else { brute / pairs as f64 };
+            let expect = if pairs == 0 {
+                0.0
+            } else {
+                brute / pairs as f64
+            };
             assert_eq!(rank_loss(&s, &y), expect, "mask {mask}");
         }
     }

@@ -95,7 +95,10 @@ mod tests {
     #[test]
     fn empty_sets_follow_the_documented_conventions() {
         let both = set_counts(&[], &[]);
-        assert_eq!((both.precision(), both.recall(), both.f1()), (1.0, 1.0, 1.0));
+        assert_eq!(
+            (both.precision(), both.recall(), both.f1()),
+            (1.0, 1.0, 1.0)
+        );
         let none_predicted = set_counts(&[], &[1]);
         assert_eq!(
             (

@@ -63,7 +63,8 @@ mod tests {
             for &p in &[0.5, 0.55, 0.7, 0.95] {
                 let row = binomial_pmf_row(n, p);
                 for (j, &v) in row.iter().enumerate() {
-                    let direct = choose(n, j) as f64 * p.powi(j as i32) * (1.0 - p).powi((n - j) as i32);
+                    let direct =
+                        choose(n, j) as f64 * p.powi(j as i32) * (1.0 - p).powi((n - j) as i32);
                     assert!(
                         (v - direct).abs() <= 1e-12 * direct.max(1e-300),
                         "n={n} j={j} p={p}: {v} vs {direct}"
