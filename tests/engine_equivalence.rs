@@ -33,8 +33,11 @@ fn stream(task: Task, examples: u64, seed: u64) -> GeneratorConfig {
     g
 }
 
+/// A prediction as exact bit patterns: seq, id, class, labels, scores, expert.
+type Bits = (u64, u64, u32, Vec<u32>, Vec<u64>, u32);
+
 /// Bit patterns, so that the comparison is exact (and NaN-safe).
-fn bits(p: &[Prediction]) -> Vec<(u64, u64, u32, Vec<u32>, Vec<u64>, u32)> {
+fn bits(p: &[Prediction]) -> Vec<Bits> {
     p.iter()
         .map(|p| {
             (

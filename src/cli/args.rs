@@ -2,7 +2,7 @@
 
 use clap::Args;
 use flowboost_connectors::readers::{Format, Header, ReadOptions, Target};
-use flowboost_operators::boosters::{Algorithm, BoosterConfig, TreeParams};
+use flowboost_operators::boosters::{Algorithm, BoosterConfig, Potential, TreeParams};
 use flowboost_operators::data::Task;
 use flowboost_operators::dataflow::DataflowOptions;
 use flowboost_operators::learners::WeakKind;
@@ -77,6 +77,11 @@ pub struct ModelArgs {
     /// The edge gamma of the optimal boosters (online-bbm, online-bbm-s).
     #[arg(long, default_value_t = 0.1, value_name = "G")]
     pub gamma: f64,
+    /// OnlineBMR's potential: rank (the weighted rank loss; the paper's choice for
+    /// single-label weak learners) or hinge (the weighted hinge loss; for general ones).
+    #[arg(long, default_value = "rank", value_parser = parse_potential)]
+    pub potential: Potential,
+
     /// The seed of every random choice (weak learner parameters, sampling, Hedge, generator).
     #[arg(long, default_value_t = 1, value_name = "S")]
     pub seed: u64,
@@ -129,6 +134,7 @@ impl ModelArgs {
         config.gamma = self.gamma;
         config.tree_params = self.tree_params;
         config.feature_subset = self.feature_subset;
+        config.potential = self.potential;
         config
     }
 }
@@ -183,6 +189,14 @@ fn parse_weak(s: &str) -> Result<WeakKind, String> {
         _ => Err(format!(
             "unknown weak learner '{s}' (expected vfdt or linear)"
         )),
+    }
+}
+
+fn parse_potential(s: &str) -> Result<Potential, String> {
+    match s {
+        "rank" => Ok(Potential::Rank),
+        "hinge" => Ok(Potential::Hinge),
+        _ => Err(format!("unknown potential '{s}' (expected rank or hinge)")),
     }
 }
 

@@ -1,5 +1,5 @@
 use super::args::{DataArgs, EngineArgs, ModelArgs};
-use crate::eval::{EvalSpec, Protocol, evaluate};
+use crate::eval::{EvalReport, EvalSpec, GridPoint, Protocol, evaluate};
 use clap::Args;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -33,6 +33,11 @@ pub struct EvalArgs {
     #[arg(long, value_name = "FILE")]
     pub predictions: Option<PathBuf>,
 
+    /// Run once per gamma of this comma-separated list (e.g. 0.2,0.1,0.01,0.001) and report
+    /// each; the last report is the best gamma's, with the whole grid in `gamma_grid`.
+    #[arg(long, value_delimiter = ',', value_name = "G,G,...")]
+    pub gamma_grid: Vec<f64>,
+
     /// Print the report as one JSON object (the last line of stdout).
     #[arg(long)]
     pub json: bool,
@@ -50,7 +55,7 @@ pub fn run(args: EvalArgs) -> Result<(), String> {
     } else {
         Protocol::Prequential
     });
-    let config = args.model.booster(data.schema().task);
+    let mut config = args.model.booster(data.schema().task);
     let engine = args.engine.engine()?;
     let spec = EvalSpec {
         protocol,
@@ -58,7 +63,43 @@ pub fn run(args: EvalArgs) -> Result<(), String> {
         predictions: args.predictions.clone(),
         progress: !args.json,
     };
-    let report = evaluate(data, &config, &spec, &engine)?;
+    let report = if args.gamma_grid.is_empty() {
+        evaluate(data, &config, &spec, &engine)?
+    } else {
+        let mut best: Option<EvalReport> = None;
+        let mut grid = Vec::new();
+        for &gamma in &args.gamma_grid {
+            config.gamma = gamma;
+            let mut run_spec = spec.clone();
+            run_spec.predictions = None;
+            let r = evaluate(data.clone(), &config, &run_spec, &engine)?;
+            let (metric, value, higher) = r.headline();
+            grid.push(GridPoint {
+                gamma,
+                metric: metric.to_string(),
+                value,
+                seconds: r.seconds,
+            });
+            if args.json {
+                println!("{}", serde_json::to_string(&r).map_err(|e| e.to_string())?);
+            } else {
+                println!("gamma {gamma}: {metric} {value:.4} ({:.2} s)", r.seconds);
+            }
+            let better = match &best {
+                None => true,
+                Some(b) => {
+                    let (_, bv, _) = b.headline();
+                    if higher { value > bv } else { value < bv }
+                }
+            };
+            if better {
+                best = Some(r);
+            }
+        }
+        let mut best = best.ok_or("--gamma-grid needs at least one value")?;
+        best.gamma_grid = Some(grid);
+        best
+    };
     if args.json {
         println!(
             "{}",

@@ -13,5 +13,5 @@ mod report;
 mod scorer;
 
 pub use protocol::{Engine, EvalSpec, Protocol, evaluate};
-pub use report::EvalReport;
+pub use report::{EvalReport, GridPoint};
 pub use scorer::Scorer;

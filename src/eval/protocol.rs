@@ -279,6 +279,7 @@ pub fn evaluate(
         f1: None,
         micro_f1: None,
         macro_f1: None,
+        gamma_grid: None,
     };
     report.set_metrics(&scorer);
     Ok(report)

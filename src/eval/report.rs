@@ -1,6 +1,19 @@
 use super::Scorer;
 use serde::Serialize;
 
+/// One point of a gamma grid: the gamma and the run's headline metric.
+#[derive(Clone, Debug, Serialize)]
+pub struct GridPoint {
+    /// The edge gamma.
+    pub gamma: f64,
+    /// The metric's name (`accuracy` or `rank_loss`).
+    pub metric: String,
+    /// Its value.
+    pub value: f64,
+    /// The run's seconds.
+    pub seconds: f64,
+}
+
 /// The result of an evaluation, printed as one JSON object with `--json`.
 #[derive(Clone, Debug, Serialize)]
 pub struct EvalReport {
@@ -63,6 +76,9 @@ pub struct EvalReport {
     /// Macro-averaged F1 (multi-label).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub macro_f1: Option<f64>,
+    /// With `--gamma-grid`: every gamma tried (this report is the best one's).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gamma_grid: Option<Vec<GridPoint>>,
 }
 
 impl EvalReport {
@@ -82,6 +98,15 @@ impl EvalReport {
                 self.micro_f1 = Some(m.micro_f1());
                 self.macro_f1 = Some(m.macro_f1());
             }
+        }
+    }
+
+    /// The headline metric: (name, value, whether higher is better).
+    pub fn headline(&self) -> (&'static str, f64, bool) {
+        match (self.accuracy, self.rank_loss) {
+            (Some(a), _) => ("accuracy", a, true),
+            (None, Some(r)) => ("rank_loss", r, false),
+            _ => ("none", 0.0, true),
         }
     }
 

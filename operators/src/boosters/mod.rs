@@ -3,14 +3,22 @@
 //! [`Algorithm`] names them as the command line does; [`build`] turns a schema and a
 //! [`BoosterConfig`] into stages and a terminal for either engine.
 
+mod ada_olmr;
 mod adaboost_ol;
+mod adaboost_olm;
 mod online_bbm;
+mod online_bmr;
+mod online_mbbm;
 mod oza;
 mod single;
 mod weak_slot;
 
+pub use ada_olmr::AdaOlmrStage;
 pub use adaboost_ol::{AdaBoostOlStage, logistic_weight};
+pub use adaboost_olm::AdaBoostOlmStage;
 pub use online_bbm::OnlineBbmStage;
+pub use online_bmr::OnlineBmrStage;
+pub use online_mbbm::OnlineMbbmStage;
 pub use oza::OzaStage;
 pub use single::SingleStage;
 pub use weak_slot::WeakSlot;
@@ -40,17 +48,29 @@ pub enum Algorithm {
     AdaBoostOlS,
     /// Oza and Russell's online boosting (`oza`).
     Oza,
+    /// OnlineMBBM, the optimal multiclass booster (`online-mbbm`).
+    OnlineMbbm,
+    /// AdaBoost.OLM, the adaptive multiclass booster (`adaboost-olm`).
+    AdaBoostOlm,
+    /// OnlineBMR, the optimal multi-label ranking booster (`online-bmr`).
+    OnlineBmr,
+    /// Ada.OLMR, the adaptive multi-label ranking booster (`ada-olmr`).
+    AdaOlmr,
 }
 
 impl Algorithm {
     /// Every algorithm, in the order of the command line's help.
-    pub const ALL: [Algorithm; 6] = [
+    pub const ALL: [Algorithm; 10] = [
         Algorithm::Single,
         Algorithm::OnlineBbm,
         Algorithm::OnlineBbmS,
         Algorithm::AdaBoostOl,
         Algorithm::AdaBoostOlS,
         Algorithm::Oza,
+        Algorithm::OnlineMbbm,
+        Algorithm::AdaBoostOlm,
+        Algorithm::OnlineBmr,
+        Algorithm::AdaOlmr,
     ];
 
     /// The command-line name.
@@ -62,6 +82,10 @@ impl Algorithm {
             Algorithm::AdaBoostOl => "adaboost-ol",
             Algorithm::AdaBoostOlS => "adaboost-ol-s",
             Algorithm::Oza => "oza",
+            Algorithm::OnlineMbbm => "online-mbbm",
+            Algorithm::AdaBoostOlm => "adaboost-olm",
+            Algorithm::OnlineBmr => "online-bmr",
+            Algorithm::AdaOlmr => "ada-olmr",
         }
     }
 
@@ -73,7 +97,10 @@ impl Algorithm {
             | Algorithm::OnlineBbmS
             | Algorithm::AdaBoostOl
             | Algorithm::AdaBoostOlS => task == Task::Binary,
-            Algorithm::Oza => task != Task::Multilabel,
+            Algorithm::Oza | Algorithm::OnlineMbbm | Algorithm::AdaBoostOlm => {
+                task != Task::Multilabel
+            }
+            Algorithm::OnlineBmr | Algorithm::AdaOlmr => task == Task::Multilabel,
         }
     }
 }
@@ -110,6 +137,15 @@ pub enum TreeParams {
     Random,
 }
 
+/// The loss behind OnlineBMR's potentials.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Potential {
+    /// The weighted rank loss (for single-label weak learners).
+    Rank,
+    /// The weighted hinge loss `w_Y sum (1 + s[r] - s[l])_+` (for general weak learners).
+    Hinge,
+}
+
 /// Everything needed to build a booster.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct BoosterConfig {
@@ -129,6 +165,8 @@ pub struct BoosterConfig {
     pub feature_subset: Option<usize>,
     /// The linear learner's parameters.
     pub linear: LinearConfig,
+    /// OnlineBMR's potential.
+    pub potential: Potential,
 }
 
 impl BoosterConfig {
@@ -143,6 +181,7 @@ impl BoosterConfig {
             tree_params: TreeParams::Default,
             feature_subset: None,
             linear: LinearConfig::default(),
+            potential: Potential::Rank,
         }
     }
 }
@@ -158,6 +197,14 @@ pub enum AnyStage {
     AdaBoostOl(AdaBoostOlStage),
     /// `oza`.
     Oza(OzaStage),
+    /// `online-mbbm`.
+    OnlineMbbm(OnlineMbbmStage),
+    /// `adaboost-olm`.
+    AdaBoostOlm(AdaBoostOlmStage),
+    /// `online-bmr`.
+    OnlineBmr(OnlineBmrStage),
+    /// `ada-olmr`.
+    AdaOlmr(AdaOlmrStage),
 }
 
 impl Stage for AnyStage {
@@ -168,6 +215,10 @@ impl Stage for AnyStage {
             AnyStage::OnlineBbm(s) => s.process(rec),
             AnyStage::AdaBoostOl(s) => s.process(rec),
             AnyStage::Oza(s) => s.process(rec),
+            AnyStage::OnlineMbbm(s) => s.process(rec),
+            AnyStage::AdaBoostOlm(s) => s.process(rec),
+            AnyStage::OnlineBmr(s) => s.process(rec),
+            AnyStage::AdaOlmr(s) => s.process(rec),
         }
     }
 }
@@ -244,7 +295,19 @@ pub fn build(schema: &Schema, config: &BoosterConfig) -> Result<Booster, String>
         Algorithm::AdaBoostOl | Algorithm::AdaBoostOlS => {
             (ScoreKind::Margin, ExpertSelection::Hedge, 1)
         }
+        Algorithm::OnlineMbbm | Algorithm::OnlineBmr => {
+            (ScoreKind::Votes, ExpertSelection::Last, k)
+        }
+        Algorithm::AdaBoostOlm | Algorithm::AdaOlmr => {
+            (ScoreKind::Votes, ExpertSelection::Hedge, k)
+        }
     };
+    if matches!(
+        alg,
+        Algorithm::OnlineMbbm | Algorithm::AdaBoostOlm | Algorithm::OnlineBmr | Algorithm::AdaOlmr
+    ) {
+        return Err(format!("{alg} is not available yet"));
+    }
     let trail = selection == ExpertSelection::Hedge;
     let stages = (0..n)
         .map(|i| match alg {
@@ -263,6 +326,12 @@ pub fn build(schema: &Schema, config: &BoosterConfig) -> Result<Booster, String>
                 AdaBoostOlStage::new(weak(i), i + 1, alg == Algorithm::AdaBoostOlS, trail, seed),
             ),
             Algorithm::Oza => AnyStage::Oza(OzaStage::new(weak(i), i + 1, seed)),
+            // Multiclass boosters.
+            Algorithm::OnlineMbbm => AnyStage::OnlineMbbm(OnlineMbbmStage::placeholder(weak(i))),
+            Algorithm::AdaBoostOlm => AnyStage::AdaBoostOlm(AdaBoostOlmStage::placeholder(weak(i))),
+            // Multi-label ranking boosters.
+            Algorithm::OnlineBmr => AnyStage::OnlineBmr(OnlineBmrStage::placeholder(weak(i))),
+            Algorithm::AdaOlmr => AnyStage::AdaOlmr(AdaOlmrStage::placeholder(weak(i))),
         })
         .collect();
     let terminal = Terminal::new(schema.task, kind, score_dim, n, selection, seed);
