@@ -265,9 +265,15 @@ pub fn build_weak(schema: &Schema, config: &BoosterConfig, i: usize) -> WeakMode
 pub fn build(schema: &Schema, config: &BoosterConfig) -> Result<Booster, String> {
     let alg = config.algorithm;
     if !alg.supports(schema.task) {
+        let handles: Vec<&str> = [Task::Binary, Task::Multiclass, Task::Multilabel]
+            .into_iter()
+            .filter(|&t| alg.supports(t))
+            .map(Task::name)
+            .collect();
         return Err(format!(
-            "{alg} does not handle {} streams",
-            schema.task.name()
+            "{alg} does not handle {} streams (it handles: {})",
+            schema.task.name(),
+            handles.join(", ")
         ));
     }
     if schema.num_labels() < 2 {

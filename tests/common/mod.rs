@@ -1,0 +1,49 @@
+//! Helpers shared by the integration tests.
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+/// The benchmark data folder (`../shared/data` beside the checkout, or `$FLOWBOOST_SHARED/data`),
+/// or `None` (and a note on stderr) when it is absent: the tests that need it then skip.
+pub fn shared_data(test: &str) -> Option<PathBuf> {
+    let dir = match std::env::var_os("FLOWBOOST_SHARED") {
+        Some(s) => PathBuf::from(s).join("data"),
+        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data"),
+    };
+    if dir.is_dir() {
+        Some(dir)
+    } else {
+        eprintln!("skipping {test}: ../shared/data not found");
+        None
+    }
+}
+
+/// Runs the `flowboost` binary with `args`.
+pub fn flowboost(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_flowboost"))
+        .args(args)
+        .output()
+        .expect("the flowboost binary runs")
+}
+
+/// The JSON object on the last line of stdout of a successful run.
+pub fn last_json(out: &Output) -> serde_json::Value {
+    assert!(
+        out.status.success(),
+        "flowboost failed: {}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let last = stdout.lines().last().expect("some output");
+    serde_json::from_str(last).unwrap_or_else(|e| panic!("not JSON ({e}): {last}"))
+}
+
+/// A fresh temporary directory for one test.
+pub fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("flowboost-test-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
