@@ -47,6 +47,11 @@ impl AdaBoostOlStage {
         }
     }
 
+    /// The weak learner.
+    pub fn weak(&self) -> &WeakSlot {
+        &self.weak
+    }
+
     /// The current weight `alpha^i`.
     pub fn alpha(&self) -> f64 {
         self.alpha

@@ -35,6 +35,11 @@ impl OnlineBbmStage {
         }
     }
 
+    /// The weak learner.
+    pub fn weak(&self) -> &WeakSlot {
+        &self.weak
+    }
+
     /// `w(k) / max_k w(k)` for the binomial row of `m = N - i` trials with success
     /// probability `1/2 + gamma/2`.
     pub fn normalized_weights(m: usize, gamma: f64) -> Vec<f64> {
