@@ -6,4 +6,6 @@
 #![deny(missing_docs)]
 
 pub mod generators;
+#[cfg(feature = "kafka")]
+pub mod kafka;
 pub mod readers;

@@ -66,11 +66,12 @@ pub struct ModelArgs {
     /// The weak learner: vfdt (Hoeffding tree) or linear (logistic/softmax, VW-style).
     #[arg(long, default_value = "vfdt", value_parser = parse_weak)]
     pub weak: WeakKind,
-    /// Hoeffding tree parameters: default (MOA's) or random (per tree, as the papers'
-    /// authors did: split confidence and tie threshold log-uniform in [0.01, 0.9], grace
-    /// period 5..20).
-    #[arg(long, default_value = "default", value_parser = parse_tree_params)]
-    pub tree_params: TreeParams,
+    /// Hoeffding tree parameters: default (MOA's: grace period 200, split confidence 1e-7,
+    /// tie threshold 0.05) or random (per tree, as the papers' authors did: split
+    /// confidence and tie threshold log-uniform in [0.01, 0.9], grace period 5..20).
+    /// Default: random for ensembles (N > 1), default for single.
+    #[arg(long, value_parser = parse_tree_params)]
+    pub tree_params: Option<TreeParams>,
     /// Each tree looks at this many random features (the papers use 20); default all.
     #[arg(long, value_name = "M")]
     pub feature_subset: Option<usize>,
@@ -132,7 +133,13 @@ impl ModelArgs {
         let mut config = BoosterConfig::new(algo, self.weak, self.seed);
         config.learners = self.learners;
         config.gamma = self.gamma;
-        config.tree_params = self.tree_params;
+        config.tree_params = self.tree_params.unwrap_or(
+            if algo == Algorithm::Single || self.learners <= 1 {
+                TreeParams::Default
+            } else {
+                TreeParams::Random
+            },
+        );
         config.feature_subset = self.feature_subset;
         config.potential = self.potential;
         config

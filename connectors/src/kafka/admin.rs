@@ -1,0 +1,116 @@
+//! Topic administration: create topics with `N` partitions (tests, demos, setup scripts)
+//! and list a topic's partitions.
+
+use super::{KafkaConfig, KafkaError};
+use rdkafka::ClientContext;
+use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
+use rdkafka::client::{Client, DefaultClientContext};
+use rdkafka::types::RDKafkaErrorCode;
+use std::future::Future;
+use std::sync::Arc;
+use std::task::{Context, Poll, Wake, Waker};
+use std::thread::{self, Thread};
+use std::time::{Duration, Instant};
+
+/// Creates topic `name` with `partitions` partitions (replication factor 1) and waits
+/// until the broker's metadata show them. Returns `true` if it created the topic, `false`
+/// if a topic of that name already existed (whatever its partition count: check with
+/// [`topic_partitions`]).
+pub fn create_topic(config: &KafkaConfig, name: &str, partitions: i32) -> Result<bool, KafkaError> {
+    if partitions < 1 {
+        return Err(KafkaError::Invalid(format!(
+            "topic `{name}`: {partitions} partitions (at least 1)"
+        )));
+    }
+    let admin: AdminClient<DefaultClientContext> = config
+        .client_config(&[])
+        .create()
+        .map_err(|e| KafkaError::client("creating an admin client", e))?;
+    let topic = NewTopic::new(name, partitions, TopicReplication::Fixed(1));
+    let options = AdminOptions::new().operation_timeout(Some(config.timeout));
+    let results = block_on(admin.create_topics([&topic], &options))
+        .map_err(|e| KafkaError::client(format!("creating topic `{name}`"), e))?;
+    let mut created = true;
+    for result in results {
+        match result {
+            Ok(_) => {}
+            Err((_, RDKafkaErrorCode::TopicAlreadyExists)) => created = false,
+            Err((topic, code)) => {
+                return Err(KafkaError::client(
+                    format!("creating topic `{topic}`"),
+                    rdkafka::error::KafkaError::AdminOp(code),
+                ));
+            }
+        }
+    }
+    // Wait until the metadata show the partitions (instant on one node, not guaranteed).
+    let deadline = Instant::now() + config.timeout;
+    loop {
+        match topic_partitions_with(admin.inner(), name, config.timeout) {
+            Ok(found) if !created || found.len() as i32 >= partitions => return Ok(created),
+            Ok(_) | Err(KafkaError::UnknownTopic(_)) if Instant::now() < deadline => {
+                thread::sleep(Duration::from_millis(50));
+            }
+            Ok(found) => {
+                return Err(KafkaError::Invalid(format!(
+                    "topic `{name}`: {} partitions visible after creation, {partitions} asked",
+                    found.len()
+                )));
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// The partition ids of `topic`, ascending; [`KafkaError::UnknownTopic`] if the broker
+/// does not know it.
+pub fn topic_partitions(config: &KafkaConfig, topic: &str) -> Result<Vec<i32>, KafkaError> {
+    let admin: AdminClient<DefaultClientContext> = config
+        .client_config(&[])
+        .create()
+        .map_err(|e| KafkaError::client("creating an admin client", e))?;
+    topic_partitions_with(admin.inner(), topic, config.timeout)
+}
+
+/// The partition ids of `topic` through an existing client.
+pub(crate) fn topic_partitions_with<C: ClientContext>(
+    client: &Client<C>,
+    topic: &str,
+    timeout: Duration,
+) -> Result<Vec<i32>, KafkaError> {
+    let metadata = client
+        .fetch_metadata(Some(topic), timeout)
+        .map_err(|e| KafkaError::client(format!("fetching the metadata of topic `{topic}`"), e))?;
+    let Some(t) = metadata.topics().iter().find(|t| t.name() == topic) else {
+        return Err(KafkaError::UnknownTopic(topic.to_string()));
+    };
+    if t.error().is_some() || t.partitions().is_empty() {
+        return Err(KafkaError::UnknownTopic(topic.to_string()));
+    }
+    let mut ids: Vec<i32> = t.partitions().iter().map(|p| p.id()).collect();
+    ids.sort_unstable();
+    Ok(ids)
+}
+
+/// Wakes the thread that waits in [`block_on`].
+struct ThreadWaker(Thread);
+
+impl Wake for ThreadWaker {
+    fn wake(self: Arc<Self>) {
+        self.0.unpark();
+    }
+}
+
+/// Runs a future to completion on this thread. The admin client's futures are completed
+/// by the client's own polling thread, so no runtime is needed.
+fn block_on<F: Future>(future: F) -> F::Output {
+    let mut future = std::pin::pin!(future);
+    let waker = Waker::from(Arc::new(ThreadWaker(thread::current())));
+    let mut context = Context::from_waker(&waker);
+    loop {
+        match future.as_mut().poll(&mut context) {
+            Poll::Ready(output) => return output,
+            Poll::Pending => thread::park(),
+        }
+    }
+}

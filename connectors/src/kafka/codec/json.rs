@@ -1,0 +1,275 @@
+//! JSON records: `{"id": ..., "features": {...} or [...], "label": ... or "labels": [...]}`.
+
+use super::{DecodeError, DecodeErrorKind, RecordDecoder, parse_id};
+use flowboost_operators::data::{Example, Features, Label};
+use serde_json::{Map, Value};
+
+/// Decodes one JSON event.
+pub(super) fn decode_example(dec: &RecordDecoder, payload: &[u8]) -> Result<Example, DecodeError> {
+    let object = parse_object(payload)?;
+    let id = id(&object)?;
+    let features = match object.get("features") {
+        None | Some(Value::Null) => {
+            return Err(DecodeError::new(
+                DecodeErrorKind::Malformed,
+                "missing features",
+            ));
+        }
+        Some(Value::Array(values)) => dense(dec, values)?,
+        Some(Value::Object(named)) => sparse(dec, named)?,
+        Some(other) => {
+            return Err(DecodeError::new(
+                DecodeErrorKind::Malformed,
+                format!(
+                    "features must be an object {{\"name\": value, ...}} or an array of {} values, got {}",
+                    dec.schema.dim(),
+                    type_name(other)
+                ),
+            ));
+        }
+    };
+    let label = label(dec, &object)?;
+    Ok(Example {
+        id,
+        features,
+        label,
+    })
+}
+
+/// Decodes one JSON feedback record (an id and a label).
+pub(super) fn decode_feedback(
+    dec: &RecordDecoder,
+    payload: &[u8],
+) -> Result<super::FeedbackRecord, DecodeError> {
+    let object = parse_object(payload)?;
+    let id = id(&object)?;
+    match label(dec, &object)? {
+        Some(label) => Ok(super::FeedbackRecord { id, label }),
+        None => Err(DecodeError::new(
+            DecodeErrorKind::Malformed,
+            "feedback without a label (expected \"label\" or \"labels\")",
+        )),
+    }
+}
+
+/// Parses the payload as one JSON object.
+fn parse_object(payload: &[u8]) -> Result<Map<String, Value>, DecodeError> {
+    if payload.iter().all(u8::is_ascii_whitespace) {
+        return Err(DecodeError::new(
+            DecodeErrorKind::Unparseable,
+            "empty record",
+        ));
+    }
+    match serde_json::from_slice::<Value>(payload) {
+        Ok(Value::Object(object)) => Ok(object),
+        Ok(other) => Err(DecodeError::new(
+            DecodeErrorKind::Unparseable,
+            format!("expected a JSON object, got {}", type_name(&other)),
+        )),
+        Err(e) => {
+            if e.to_string().contains("number out of range") {
+                return Err(DecodeError::new(
+                    DecodeErrorKind::NonFinite,
+                    format!("a number overflows to infinity: {e}"),
+                ));
+            }
+            if let Some(token) = non_finite_token(payload) {
+                return Err(DecodeError::new(
+                    DecodeErrorKind::NonFinite,
+                    format!("`{token}` is not allowed (NaN and infinity are not valid values)"),
+                ));
+            }
+            Err(DecodeError::new(
+                DecodeErrorKind::Unparseable,
+                format!("not valid JSON: {e}"),
+            ))
+        }
+    }
+}
+
+/// The first bare `NaN`, `Infinity` or `-Infinity` token outside strings (what Python's
+/// `json.dumps` writes for non-finite floats), if any.
+fn non_finite_token(payload: &[u8]) -> Option<&'static str> {
+    let mut in_string = false;
+    let mut escaped = false;
+    for (i, &b) in payload.iter().enumerate() {
+        if in_string {
+            match (escaped, b) {
+                (true, _) => escaped = false,
+                (false, b'\\') => escaped = true,
+                (false, b'"') => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'N' if payload[i..].starts_with(b"NaN") => return Some("NaN"),
+            b'-' if payload[i..].starts_with(b"-Infinity") => return Some("-Infinity"),
+            b'I' if payload[i..].starts_with(b"Infinity") => return Some("Infinity"),
+            _ => {}
+        }
+    }
+    None
+}
+
+fn type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+fn id(object: &Map<String, Value>) -> Result<u64, DecodeError> {
+    match object.get("id") {
+        None | Some(Value::Null) => Err(DecodeError::new(DecodeErrorKind::MissingId, "missing id")),
+        Some(Value::Number(n)) => n.as_u64().ok_or_else(|| {
+            DecodeError::new(
+                DecodeErrorKind::MissingId,
+                format!("bad id {n}: expected a non-negative integer"),
+            )
+        }),
+        Some(Value::String(s)) => parse_id(s),
+        Some(other) => Err(DecodeError::new(
+            DecodeErrorKind::MissingId,
+            format!(
+                "bad id: expected a non-negative integer, got {}",
+                type_name(other)
+            ),
+        )),
+    }
+}
+
+/// One feature value of attribute `j`.
+fn value(dec: &RecordDecoder, j: usize, v: &Value) -> Result<f64, DecodeError> {
+    let name = &dec.schema.attributes[j].name;
+    match v {
+        Value::Number(n) => {
+            let x = n.as_f64().ok_or_else(|| {
+                DecodeError::new(
+                    DecodeErrorKind::Malformed,
+                    format!("feature `{name}`: {n} is not a number"),
+                )
+            })?;
+            dec.check_value(j, x)
+        }
+        Value::String(s) => {
+            if let Some(index) = dec.nominal_value(j, s) {
+                return index;
+            }
+            match s.trim().parse::<f64>() {
+                Ok(x) => dec.check_value(j, x),
+                Err(_) => Err(DecodeError::new(
+                    DecodeErrorKind::Malformed,
+                    format!("feature `{name}`: `{s}` is not a number"),
+                )),
+            }
+        }
+        Value::Null => Err(DecodeError::new(
+            DecodeErrorKind::Malformed,
+            format!("feature `{name}` is null (missing values are not allowed)"),
+        )),
+        other => Err(DecodeError::new(
+            DecodeErrorKind::Malformed,
+            format!(
+                "feature `{name}`: expected a number, got {}",
+                type_name(other)
+            ),
+        )),
+    }
+}
+
+fn dense(dec: &RecordDecoder, values: &[Value]) -> Result<Features, DecodeError> {
+    let dim = dec.schema.dim();
+    if values.len() != dim {
+        return Err(DecodeError::new(
+            DecodeErrorKind::WrongDimension,
+            format!(
+                "wrong dimension: {} values, the schema declares {dim} features",
+                values.len()
+            ),
+        ));
+    }
+    let dense = values
+        .iter()
+        .enumerate()
+        .map(|(j, v)| value(dec, j, v))
+        .collect::<Result<Vec<f64>, _>>()?;
+    Ok(Features::Dense(dense))
+}
+
+fn sparse(dec: &RecordDecoder, named: &Map<String, Value>) -> Result<Features, DecodeError> {
+    let mut pairs = Vec::with_capacity(named.len());
+    for (name, v) in named {
+        let j = dec.feature(name).ok_or_else(|| {
+            DecodeError::new(
+                DecodeErrorKind::UnknownFeature,
+                format!("unknown feature `{name}`"),
+            )
+        })?;
+        pairs.push((j, value(dec, j as usize, v)?));
+    }
+    pairs.sort_unstable_by_key(|p| p.0);
+    // Two names of one index can only come from a schema with a repeated name, whose
+    // later attributes are unreachable by name; keep the last value.
+    pairs.dedup_by(|later, earlier| {
+        if later.0 == earlier.0 {
+            earlier.1 = later.1;
+            true
+        } else {
+            false
+        }
+    });
+    let (indices, values) = pairs.into_iter().unzip();
+    Ok(Features::Sparse {
+        indices,
+        values,
+        dim: dec.schema.dim() as u32,
+    })
+}
+
+/// One label index from a JSON value: a name (string) or an index (number).
+fn label_index(dec: &RecordDecoder, v: &Value) -> Result<u32, DecodeError> {
+    match v {
+        Value::String(name) => dec.label_by_name(name),
+        Value::Number(n) => match n.as_u64() {
+            Some(index) => dec.label_by_index(index),
+            None => Err(dec.unknown_label(&n.to_string())),
+        },
+        other => Err(DecodeError::new(
+            DecodeErrorKind::Malformed,
+            format!(
+                "a label must be a name (string) or an index (number), got {}",
+                type_name(other)
+            ),
+        )),
+    }
+}
+
+fn label(dec: &RecordDecoder, object: &Map<String, Value>) -> Result<Option<Label>, DecodeError> {
+    let single = object.get("label").filter(|v| !v.is_null());
+    let several = object.get("labels").filter(|v| !v.is_null());
+    match (single, several) {
+        (None, None) => Ok(None),
+        (Some(_), Some(_)) => Err(DecodeError::new(
+            DecodeErrorKind::Malformed,
+            "both \"label\" and \"labels\": give one of them",
+        )),
+        (Some(v), None) => dec.make_label(vec![label_index(dec, v)?]).map(Some),
+        (None, Some(Value::Array(items))) => {
+            let ids = items
+                .iter()
+                .map(|v| label_index(dec, v))
+                .collect::<Result<Vec<u32>, _>>()?;
+            dec.make_label(ids).map(Some)
+        }
+        (None, Some(other)) => Err(DecodeError::new(
+            DecodeErrorKind::Malformed,
+            format!("\"labels\" must be an array, got {}", type_name(other)),
+        )),
+    }
+}

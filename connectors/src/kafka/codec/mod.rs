@@ -1,0 +1,338 @@
+//! The record codec: one Kafka record's bytes to an [`Example`] against the job's
+//! declared [`Schema`], and predictions to JSON.
+//!
+//! Two input formats ([`RecordFormat`]):
+//!
+//! - **JSON** (the default), one object per record:
+//!   `{"id": 42, "features": {"name": value, ...}, "label": "spam"}` (sparse, by feature
+//!   name; an absent feature is 0.0) or `"features": [v0, v1, ...]` (dense: exactly one
+//!   value per declared feature). The label is `"label": L` or `"labels": [L, ...]`, where
+//!   a string `L` is a label name and a number `L` a label index (`0..k`); with neither
+//!   (or `null`) the event is unlabeled. A multi-label task makes a label set (sorted,
+//!   without repeats; `[]` is a labeled event with no relevant label); a binary or
+//!   multiclass task takes exactly one label. The id is a non-negative integer (or a
+//!   string of decimal digits). A nominal feature takes its value's index or its value's
+//!   name. Other fields are ignored; a repeated key keeps its last value.
+//! - **LIBSVM**, one line per record: `label idx:val idx:val ... # comment`, 1-based
+//!   indices, strictly ascending, at most the declared dimension (`qid:` is skipped). The
+//!   label field is a label name or a number equal to one (`+1` matches `1`); for a
+//!   multi-label task, comma-separated label names or ids, and no label field is the empty
+//!   set (as in the LIBSVM file reader). `?` as the label field marks an unlabeled event;
+//!   so does no label field for a single-label task. LIBSVM has no id field: the id is the
+//!   record's key, a decimal integer.
+//!
+//! A record that does not fit is a [`DecodeError`] with a [kind](DecodeErrorKind) and a
+//! reason, never a panic: not parseable, missing id, wrong dimension, unknown feature name,
+//! NaN or infinity (JSON `NaN` / `Infinity` as Python writes them, `"nan"` strings,
+//! numbers beyond `f64`), unknown label, or anything else malformed.
+
+mod json;
+mod libsvm;
+mod prediction;
+
+pub use prediction::{PredictionEncoder, PredictionOutput};
+
+use flowboost_operators::data::{AttributeKind, Example, Label, Schema, Task};
+use std::collections::HashMap;
+use std::fmt;
+
+/// The encoding of the records of an input topic.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum RecordFormat {
+    /// One JSON object per record (the default).
+    #[default]
+    Json,
+    /// One LIBSVM line per record; the id is the record key.
+    Libsvm,
+}
+
+impl RecordFormat {
+    /// The name used in configurations: `json` or `libsvm`.
+    pub fn name(self) -> &'static str {
+        match self {
+            RecordFormat::Json => "json",
+            RecordFormat::Libsvm => "libsvm",
+        }
+    }
+
+    /// The format of a name given by [`name`](Self::name) (also `jsonl`, `svmlight`).
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name.to_ascii_lowercase().as_str() {
+            "json" | "jsonl" | "json-lines" => Some(RecordFormat::Json),
+            "libsvm" | "svmlight" => Some(RecordFormat::Libsvm),
+            _ => None,
+        }
+    }
+}
+
+/// The category of a bad record (for counting dead letters by cause).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum DecodeErrorKind {
+    /// Not JSON / not UTF-8 / empty / not an object or a line.
+    Unparseable,
+    /// No id, or an id that is not a non-negative integer.
+    MissingId,
+    /// A dense vector of the wrong length, or a LIBSVM index beyond the dimension.
+    WrongDimension,
+    /// A feature name the schema does not declare.
+    UnknownFeature,
+    /// A NaN or infinite feature value.
+    NonFinite,
+    /// A label the schema does not declare.
+    UnknownLabel,
+    /// Anything else malformed (a value of the wrong type, missing features, ...).
+    Malformed,
+}
+
+impl DecodeErrorKind {
+    /// A short snake_case name: `unparseable`, `missing_id`, `wrong_dimension`,
+    /// `unknown_feature`, `non_finite`, `unknown_label`, `malformed`.
+    pub fn name(self) -> &'static str {
+        match self {
+            DecodeErrorKind::Unparseable => "unparseable",
+            DecodeErrorKind::MissingId => "missing_id",
+            DecodeErrorKind::WrongDimension => "wrong_dimension",
+            DecodeErrorKind::UnknownFeature => "unknown_feature",
+            DecodeErrorKind::NonFinite => "non_finite",
+            DecodeErrorKind::UnknownLabel => "unknown_label",
+            DecodeErrorKind::Malformed => "malformed",
+        }
+    }
+}
+
+/// Why a record does not decode: a category and a reason in words.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DecodeError {
+    /// The category.
+    pub kind: DecodeErrorKind,
+    /// What is wrong, naming the offending field or token.
+    pub reason: String,
+}
+
+impl DecodeError {
+    pub(crate) fn new(kind: DecodeErrorKind, reason: impl Into<String>) -> Self {
+        DecodeError {
+            kind,
+            reason: reason.into(),
+        }
+    }
+}
+
+impl fmt::Display for DecodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.kind.name(), self.reason)
+    }
+}
+
+impl std::error::Error for DecodeError {}
+
+/// Delayed feedback for an earlier event: its id and its label.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FeedbackRecord {
+    /// The id of the event the label is for.
+    pub id: u64,
+    /// The label.
+    pub label: Label,
+}
+
+/// Decodes records against a declared schema. Build one per job (it indexes the feature
+/// and label names) and share it.
+#[derive(Clone, Debug)]
+pub struct RecordDecoder {
+    schema: Schema,
+    format: RecordFormat,
+    /// Feature name -> index (the first attribute of a repeated name).
+    features: HashMap<String, u32>,
+    /// Label name -> index.
+    labels: HashMap<String, u32>,
+    /// Each label name's numeric value, when it is a number (LIBSVM matching).
+    label_numbers: Vec<Option<f64>>,
+}
+
+impl RecordDecoder {
+    /// A decoder for records of `format` describing events of `schema`.
+    pub fn new(schema: &Schema, format: RecordFormat) -> Self {
+        let mut features = HashMap::with_capacity(schema.attributes.len());
+        for (j, a) in schema.attributes.iter().enumerate() {
+            features.entry(a.name.clone()).or_insert(j as u32);
+        }
+        let mut labels = HashMap::with_capacity(schema.labels.len());
+        for (l, name) in schema.labels.iter().enumerate() {
+            labels.entry(name.clone()).or_insert(l as u32);
+        }
+        let label_numbers = schema
+            .labels
+            .iter()
+            .map(|name| name.trim().parse::<f64>().ok().filter(|x| x.is_finite()))
+            .collect();
+        RecordDecoder {
+            schema: schema.clone(),
+            format,
+            features,
+            labels,
+            label_numbers,
+        }
+    }
+
+    /// The declared schema.
+    pub fn schema(&self) -> &Schema {
+        &self.schema
+    }
+
+    /// The input format.
+    pub fn format(&self) -> RecordFormat {
+        self.format
+    }
+
+    /// Decodes one record. `key` is the record's key (the id of a LIBSVM record; unused
+    /// for JSON, whose id is in the payload).
+    pub fn decode(&self, key: Option<&[u8]>, payload: &[u8]) -> Result<Example, DecodeError> {
+        match self.format {
+            RecordFormat::Json => json::decode_example(self, payload),
+            RecordFormat::Libsvm => libsvm::decode_example(self, key, payload),
+        }
+    }
+
+    /// Decodes one feedback record, always JSON: `{"id": 42, "label": L}` or
+    /// `{"id": 42, "labels": [L, ...]}`, labels as in [`decode`](Self::decode); a
+    /// feedback record without a label is malformed.
+    pub fn decode_feedback(&self, payload: &[u8]) -> Result<FeedbackRecord, DecodeError> {
+        json::decode_feedback(self, payload)
+    }
+
+    /// The index of a feature name.
+    fn feature(&self, name: &str) -> Option<u32> {
+        self.features.get(name).copied()
+    }
+
+    /// Checks a feature value for attribute `j` (finite; a valid value index for a
+    /// nominal attribute).
+    fn check_value(&self, j: usize, x: f64) -> Result<f64, DecodeError> {
+        let name = &self.schema.attributes[j].name;
+        if !x.is_finite() {
+            return Err(DecodeError::new(
+                DecodeErrorKind::NonFinite,
+                format!("feature `{name}` is {x}: NaN and infinity are not allowed"),
+            ));
+        }
+        if let AttributeKind::Nominal(values) = &self.schema.attributes[j].kind
+            && (x < 0.0 || x.fract() != 0.0 || x >= values.len() as f64)
+        {
+            return Err(DecodeError::new(
+                DecodeErrorKind::Malformed,
+                format!(
+                    "feature `{name}`: {x} is not a value index of a nominal attribute with {} values",
+                    values.len()
+                ),
+            ));
+        }
+        Ok(x)
+    }
+
+    /// The value index of a nominal attribute's value name (`None` for a numeric
+    /// attribute, `Some(Err)` for an unknown value).
+    fn nominal_value(&self, j: usize, text: &str) -> Option<Result<f64, DecodeError>> {
+        let attribute = &self.schema.attributes[j];
+        match &attribute.kind {
+            AttributeKind::Numeric => None,
+            AttributeKind::Nominal(values) => Some(
+                values
+                    .iter()
+                    .position(|v| v == text)
+                    .map(|p| p as f64)
+                    .ok_or_else(|| {
+                        DecodeError::new(
+                            DecodeErrorKind::Malformed,
+                            format!("feature `{}`: unknown value `{text}`", attribute.name),
+                        )
+                    }),
+            ),
+        }
+    }
+
+    /// A label index from a label name.
+    fn label_by_name(&self, name: &str) -> Result<u32, DecodeError> {
+        self.labels
+            .get(name)
+            .copied()
+            .ok_or_else(|| self.unknown_label(&format!("`{name}`")))
+    }
+
+    /// A label index from a label index.
+    fn label_by_index(&self, index: u64) -> Result<u32, DecodeError> {
+        if index < self.schema.labels.len() as u64 {
+            Ok(index as u32)
+        } else {
+            Err(self.unknown_label(&index.to_string()))
+        }
+    }
+
+    /// A label index from a LIBSVM label token: a name, or a number equal to a name.
+    fn label_by_token(&self, token: &str) -> Result<u32, DecodeError> {
+        if let Some(&l) = self.labels.get(token) {
+            return Ok(l);
+        }
+        if let Ok(x) = token.parse::<f64>()
+            && let Some(l) = self.label_numbers.iter().position(|n| *n == Some(x))
+        {
+            return Ok(l as u32);
+        }
+        Err(self.unknown_label(&format!("`{token}`")))
+    }
+
+    fn unknown_label(&self, what: &str) -> DecodeError {
+        let k = self.schema.labels.len();
+        let mut names: Vec<&str> = self
+            .schema
+            .labels
+            .iter()
+            .take(8)
+            .map(|s| s.as_str())
+            .collect();
+        if k > 8 {
+            names.push("...");
+        }
+        DecodeError::new(
+            DecodeErrorKind::UnknownLabel,
+            format!(
+                "unknown label {what} (the schema declares {k} labels: {})",
+                names.join(", ")
+            ),
+        )
+    }
+
+    /// Makes the label of an event from its label indices.
+    fn make_label(&self, mut ids: Vec<u32>) -> Result<Label, DecodeError> {
+        match self.schema.task {
+            Task::Multilabel => {
+                ids.sort_unstable();
+                ids.dedup();
+                Ok(Label::Set(ids))
+            }
+            Task::Binary | Task::Multiclass => {
+                if ids.len() == 1 {
+                    Ok(Label::Class(ids[0]))
+                } else {
+                    Err(DecodeError::new(
+                        DecodeErrorKind::Malformed,
+                        format!(
+                            "a {} task takes exactly one label, got {}",
+                            self.schema.task.name(),
+                            ids.len()
+                        ),
+                    ))
+                }
+            }
+        }
+    }
+}
+
+/// Parses an id from its decimal text.
+fn parse_id(text: &str) -> Result<u64, DecodeError> {
+    text.trim().parse::<u64>().map_err(|_| {
+        DecodeError::new(
+            DecodeErrorKind::MissingId,
+            format!("bad id `{text}`: expected a non-negative integer"),
+        )
+    })
+}

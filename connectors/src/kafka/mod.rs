@@ -1,0 +1,45 @@
+//! Kafka: a partitioned source, a sink with delivery confirmation, a dead-letter writer,
+//! topic administration, and the record codec (JSON lines and LIBSVM lines in, JSON
+//! predictions out). Behind the cargo feature `kafka`.
+//!
+//! Everything is synchronous, on rdkafka's `BaseConsumer` and `BaseProducer`: a timely
+//! worker calls [`PartitionedSource::poll_batch`] from its source operator and
+//! [`KafkaSink::send`] / [`KafkaSink::flush`] from its sink operator; no async runtime.
+//!
+//! - [`PartitionedSource`]: one per worker. It assigns itself the partitions `p` of a topic
+//!   with `p % workers == index` (manual assignment, no group rebalancing), starts from
+//!   the earliest, latest or committed offsets ([`StartFrom`]), yields batches of
+//!   [`SourceRecord`]s `(partition, offset, key, payload)`, commits offsets only when told
+//!   (synchronously), reports lag per partition and how long it has been idle.
+//! - [`KafkaSink`]: keyed records to a topic; [`KafkaSink::flush`] returns once every
+//!   record sent so far is acknowledged by the broker, or fails if any was not.
+//! - [`DeadLetterWriter`]: rejected records as JSON ([`DeadLetter`]): the reason, where
+//!   the record came from, and its original bytes in base64.
+//! - [`RecordDecoder`]: one record's bytes to an
+//!   [`Example`](flowboost_operators::data::Example) against the job's declared
+//!   [`Schema`](flowboost_operators::data::Schema); a record that does not fit is a
+//!   [`DecodeError`] (a reason), never a panic. [`PredictionEncoder`]: predictions to JSON.
+//! - [`admin`]: create topics with `N` partitions, list a topic's partitions.
+//! - [`testing`]: the broker of `scripts/kafka.sh` for tests and demos, unique topic names.
+//!
+//! Records of one partition keep their order; records of different partitions interleave
+//! in any order, so a deterministic job orders them by `(partition, offset)`.
+
+pub mod admin;
+mod codec;
+mod config;
+mod dead_letter;
+mod error;
+mod sink;
+mod source;
+pub mod testing;
+
+pub use codec::{
+    DecodeError, DecodeErrorKind, FeedbackRecord, PredictionEncoder, PredictionOutput,
+    RecordDecoder, RecordFormat,
+};
+pub use config::KafkaConfig;
+pub use dead_letter::{DeadLetter, DeadLetterRecord, DeadLetterWriter};
+pub use error::KafkaError;
+pub use sink::{Delivery, KafkaSink, SinkStats};
+pub use source::{PartitionLag, PartitionedSource, SourceRecord, StartFrom};

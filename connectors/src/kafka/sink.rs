@@ -1,0 +1,260 @@
+//! A Kafka sink: keyed records to a topic, with delivery confirmation.
+
+use super::{KafkaConfig, KafkaError};
+use rdkafka::error::KafkaError as RdKafkaError;
+use rdkafka::message::{DeliveryResult, Message};
+use rdkafka::producer::{BaseProducer, BaseRecord, Producer, ProducerContext};
+use rdkafka::types::RDKafkaErrorCode;
+use rdkafka::{ClientConfig, ClientContext};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+/// Where one record landed (kept only when the sink tracks deliveries).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Delivery {
+    /// The partition the broker wrote it to.
+    pub partition: i32,
+    /// Its offset there.
+    pub offset: i64,
+    /// Its key.
+    pub key: Option<Vec<u8>>,
+}
+
+/// The sink's counters.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SinkStats {
+    /// Records handed to the producer.
+    pub produced: u64,
+    /// Records the broker acknowledged.
+    pub delivered: u64,
+    /// Records that failed (rejected, or expired before delivery).
+    pub failed: u64,
+}
+
+impl SinkStats {
+    /// Records neither delivered nor failed yet.
+    pub fn pending(&self) -> u64 {
+        self.produced - self.delivered - self.failed
+    }
+}
+
+/// Counts delivery reports (they are served on the thread that polls the producer).
+#[derive(Default)]
+struct DeliveryCounter {
+    delivered: AtomicU64,
+    failed: AtomicU64,
+    /// The first failure since the last flush.
+    first_error: Mutex<Option<String>>,
+    track: AtomicBool,
+    deliveries: Mutex<Vec<Delivery>>,
+}
+
+impl ClientContext for DeliveryCounter {}
+
+impl ProducerContext for DeliveryCounter {
+    type DeliveryOpaque = ();
+
+    fn delivery(&self, result: &DeliveryResult<'_>, _: ()) {
+        match result {
+            Ok(message) => {
+                self.delivered.fetch_add(1, Ordering::Relaxed);
+                if self.track.load(Ordering::Relaxed) {
+                    let delivery = Delivery {
+                        partition: message.partition(),
+                        offset: message.offset(),
+                        key: message.key().map(<[u8]>::to_vec),
+                    };
+                    lock(&self.deliveries).push(delivery);
+                }
+            }
+            Err((error, _)) => {
+                self.failed.fetch_add(1, Ordering::Relaxed);
+                lock(&self.first_error).get_or_insert_with(|| error.to_string());
+            }
+        }
+    }
+}
+
+/// Locks a mutex, ignoring poisoning (the data are counters and logs).
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Writes keyed records to one topic, and tells when they are all acknowledged.
+///
+/// [`send`](Self::send) enqueues a record (waiting for room when the producer's queue is
+/// full); [`flush`](Self::flush) returns once every record sent so far is acknowledged
+/// by the broker, or an error if any failed since the previous flush. So: send the
+/// outputs of a batch, flush, then commit the source offsets the batch covers.
+///
+/// The producer's defaults (any can be overridden by [`KafkaConfig::settings`]):
+/// `acks=all`, `enable.idempotence=true` (no duplicates or reordering from retries),
+/// `linger.ms=5`, `client.id=flowboost-sink`.
+pub struct KafkaSink {
+    producer: BaseProducer<DeliveryCounter>,
+    topic: String,
+    produced: u64,
+    /// Failures already reported by a flush.
+    failed_reported: u64,
+}
+
+impl KafkaSink {
+    /// A producer for `topic`. The topic is not checked here; records to a topic the
+    /// broker does not know fail at delivery (unless the broker creates topics itself).
+    pub fn new(config: &KafkaConfig, topic: &str) -> Result<Self, KafkaError> {
+        let client: ClientConfig = config.client_config(&[
+            ("client.id", "flowboost-sink"),
+            ("acks", "all"),
+            ("enable.idempotence", "true"),
+            ("linger.ms", "5"),
+        ]);
+        let producer = client
+            .create_with_context(DeliveryCounter::default())
+            .map_err(|e| KafkaError::client("creating a producer", e))?;
+        Ok(KafkaSink {
+            producer,
+            topic: topic.to_string(),
+            produced: 0,
+            failed_reported: 0,
+        })
+    }
+
+    /// Keeps where each delivered record landed, for
+    /// [`take_deliveries`](Self::take_deliveries) (tests, latency measurements).
+    pub fn track_deliveries(self, on: bool) -> Self {
+        self.producer.context().track.store(on, Ordering::Relaxed);
+        self
+    }
+
+    /// The topic written to.
+    pub fn topic(&self) -> &str {
+        &self.topic
+    }
+
+    /// Enqueues one record, to the partition the key hashes to (or any, without a key).
+    pub fn send(&mut self, key: Option<&[u8]>, payload: &[u8]) -> Result<(), KafkaError> {
+        self.send_to(None, key, payload)
+    }
+
+    /// Enqueues one record to a given partition (`None`: by key).
+    pub fn send_to(
+        &mut self,
+        partition: Option<i32>,
+        key: Option<&[u8]>,
+        payload: &[u8],
+    ) -> Result<(), KafkaError> {
+        let mut record: BaseRecord<'_, [u8], [u8]> = BaseRecord::to(&self.topic).payload(payload);
+        if let Some(key) = key {
+            record = record.key(key);
+        }
+        if let Some(p) = partition {
+            record = record.partition(p);
+        }
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            match self.producer.send(record) {
+                Ok(()) => {
+                    self.produced += 1;
+                    // Serve delivery reports now and then without blocking.
+                    if self.produced.is_multiple_of(1024) {
+                        self.producer.poll(Duration::ZERO);
+                    }
+                    return Ok(());
+                }
+                Err((RdKafkaError::MessageProduction(RDKafkaErrorCode::QueueFull), back))
+                    if Instant::now() < deadline =>
+                {
+                    // The local queue is full: let deliveries drain it.
+                    record = back;
+                    self.producer.poll(Duration::from_millis(10));
+                }
+                Err((e, _)) => {
+                    return Err(KafkaError::client(
+                        format!("producing to `{}`", self.topic),
+                        e,
+                    ));
+                }
+            }
+        }
+    }
+
+    /// Serves pending delivery reports without blocking (call it now and then when
+    /// sending without flushing).
+    pub fn poll(&self) {
+        self.producer.poll(Duration::ZERO);
+    }
+
+    /// Waits until every record sent so far is acknowledged or failed. Returns the
+    /// counters if none failed since the previous flush; [`KafkaError::Undelivered`] if
+    /// some did (they are lost: send them again or do not commit what they cover);
+    /// [`KafkaError::Timeout`] if some are still pending after `timeout`.
+    pub fn flush(&mut self, timeout: Duration) -> Result<SinkStats, KafkaError> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            self.producer.poll(Duration::ZERO);
+            let stats = self.stats();
+            if stats.pending() == 0 {
+                break;
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return Err(KafkaError::Timeout {
+                    context: format!(
+                        "waiting for {} deliveries to `{}`",
+                        stats.pending(),
+                        self.topic
+                    ),
+                    timeout,
+                });
+            }
+            self.producer
+                .poll((deadline - now).min(Duration::from_millis(20)));
+        }
+        let stats = self.stats();
+        if stats.failed > self.failed_reported {
+            let failed = stats.failed - self.failed_reported;
+            self.failed_reported = stats.failed;
+            let first_error = lock(&self.producer.context().first_error)
+                .take()
+                .unwrap_or_default();
+            return Err(KafkaError::Undelivered {
+                topic: self.topic.clone(),
+                failed,
+                first_error,
+            });
+        }
+        Ok(stats)
+    }
+
+    /// The counters so far.
+    pub fn stats(&self) -> SinkStats {
+        let context = self.producer.context();
+        SinkStats {
+            produced: self.produced,
+            delivered: context.delivered.load(Ordering::Relaxed),
+            failed: context.failed.load(Ordering::Relaxed),
+        }
+    }
+
+    /// The deliveries kept since the last call (empty unless tracking is on).
+    pub fn take_deliveries(&mut self) -> Vec<Delivery> {
+        std::mem::take(&mut *lock(&self.producer.context().deliveries))
+    }
+}
+
+impl Drop for KafkaSink {
+    /// Gives pending records a short chance to go out (a caller that cares flushes first).
+    fn drop(&mut self) {
+        let _ = self.producer.flush(Duration::from_secs(1));
+    }
+}
+
+impl std::fmt::Debug for KafkaSink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KafkaSink")
+            .field("topic", &self.topic)
+            .field("stats", &self.stats())
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,380 @@
+//! A partitioned Kafka source: one per worker, each reading its own share of a topic's
+//! partitions by manual assignment.
+
+use super::admin::topic_partitions_with;
+use super::{KafkaConfig, KafkaError};
+use rdkafka::Message;
+use rdkafka::consumer::{BaseConsumer, CommitMode, Consumer};
+use rdkafka::error::KafkaError as RdKafkaError;
+use rdkafka::topic_partition_list::{Offset, TopicPartitionList};
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+/// Where a source starts reading each of its partitions.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum StartFrom {
+    /// The oldest record still in the partition.
+    Earliest,
+    /// The end of the partition when the source starts: only records produced later.
+    Latest,
+    /// The group's committed offset (the next record to read); a partition without one
+    /// starts from the earliest record. The default: resume after a restart.
+    #[default]
+    Committed,
+}
+
+impl StartFrom {
+    /// The start of a name: `earliest`, `latest` or `committed`.
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name.to_ascii_lowercase().as_str() {
+            "earliest" => Some(StartFrom::Earliest),
+            "latest" => Some(StartFrom::Latest),
+            "committed" => Some(StartFrom::Committed),
+            _ => None,
+        }
+    }
+}
+
+/// One consumed record.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SourceRecord {
+    /// The partition it was read from.
+    pub partition: i32,
+    /// Its offset in that partition (with the partition: a unique, ordered sequence key).
+    pub offset: i64,
+    /// Its key, if any.
+    pub key: Option<Vec<u8>>,
+    /// Its value (empty for a record without one).
+    pub payload: Vec<u8>,
+    /// Its timestamp in milliseconds since the epoch (create or log-append time), if any.
+    pub timestamp_ms: Option<i64>,
+}
+
+/// The lag of one partition.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PartitionLag {
+    /// The partition.
+    pub partition: i32,
+    /// The next offset this source hands out.
+    pub position: i64,
+    /// The partition's high watermark (the offset the next produced record gets).
+    pub high_watermark: i64,
+    /// `high_watermark - position` (0 when caught up).
+    pub lag: i64,
+}
+
+/// A Kafka source for one worker of `workers`: it owns the partitions `p` of the topic
+/// with `p % workers == index`, assigned manually (no group membership, no rebalancing),
+/// and hands out their records in batches.
+///
+/// Offsets are committed only by [`commit`](Self::commit) (`enable.auto.commit=false`),
+/// synchronously, to the group `group_id`: commit an offset only once the outputs of every
+/// record before it are delivered, and a restart with [`StartFrom::Committed`] resumes
+/// with no record skipped (at-least-once).
+///
+/// The consumer's defaults (any can be overridden by [`KafkaConfig::settings`]):
+/// `enable.auto.commit=false`, `enable.auto.offset.store=false`,
+/// `auto.offset.reset=earliest` (an out-of-range position restarts at the oldest record),
+/// `session.timeout.ms=6000`, `heartbeat.interval.ms=500`, `enable.partition.eof=false`,
+/// `fetch.wait.max.ms=100`, `client.id=flowboost-source-INDEX`.
+pub struct PartitionedSource {
+    consumer: BaseConsumer,
+    topic: String,
+    group_id: String,
+    partitions: Vec<i32>,
+    /// The next offset to hand out, per owned partition.
+    positions: BTreeMap<i32, i64>,
+    timeout: Duration,
+    last_record: Instant,
+    errors: u64,
+    last_error: Option<String>,
+}
+
+impl PartitionedSource {
+    /// Connects, lists the partitions of `topic`, takes this worker's share and positions
+    /// each partition where `start` says. Fails if the topic does not exist, or if
+    /// `index >= workers`. A worker that owns no partition (more workers than partitions)
+    /// is valid: it never yields a record and is idle from the start.
+    pub fn new(
+        config: &KafkaConfig,
+        topic: &str,
+        group_id: &str,
+        index: usize,
+        workers: usize,
+        start: StartFrom,
+    ) -> Result<Self, KafkaError> {
+        if workers == 0 || index >= workers {
+            return Err(KafkaError::Invalid(format!(
+                "worker index {index} out of {workers} workers"
+            )));
+        }
+        let client_id = format!("flowboost-source-{index}");
+        let consumer: BaseConsumer = config
+            .client_config(&[
+                ("group.id", group_id),
+                ("client.id", &client_id),
+                ("enable.auto.commit", "false"),
+                ("enable.auto.offset.store", "false"),
+                ("auto.offset.reset", "earliest"),
+                ("session.timeout.ms", "6000"),
+                ("heartbeat.interval.ms", "500"),
+                ("enable.partition.eof", "false"),
+                ("fetch.wait.max.ms", "100"),
+            ])
+            .create()
+            .map_err(|e| KafkaError::client("creating a consumer", e))?;
+        let timeout = config.timeout;
+        let all = topic_partitions_with(consumer.client(), topic, timeout)?;
+        let partitions: Vec<i32> = all
+            .into_iter()
+            .filter(|&p| p as usize % workers == index)
+            .collect();
+        let mut source = PartitionedSource {
+            consumer,
+            topic: topic.to_string(),
+            group_id: group_id.to_string(),
+            partitions,
+            positions: BTreeMap::new(),
+            timeout,
+            last_record: Instant::now(),
+            errors: 0,
+            last_error: None,
+        };
+        source.positions = source.start_positions(start)?;
+        let mut assignment = TopicPartitionList::with_capacity(source.partitions.len());
+        for (&p, &offset) in &source.positions {
+            assignment
+                .add_partition_offset(topic, p, Offset::Offset(offset))
+                .map_err(|e| KafkaError::client("building the assignment", e))?;
+        }
+        source
+            .consumer
+            .assign(&assignment)
+            .map_err(|e| KafkaError::client(format!("assigning partitions of `{topic}`"), e))?;
+        Ok(source)
+    }
+
+    /// Resolves `start` to a concrete offset per owned partition.
+    fn start_positions(&self, start: StartFrom) -> Result<BTreeMap<i32, i64>, KafkaError> {
+        let mut committed = BTreeMap::new();
+        if start == StartFrom::Committed && !self.partitions.is_empty() {
+            for (p, offset) in self.committed()? {
+                if let Some(offset) = offset {
+                    committed.insert(p, offset);
+                }
+            }
+        }
+        let mut positions = BTreeMap::new();
+        for &p in &self.partitions {
+            let (low, high) = self.watermarks(p)?;
+            let offset = match start {
+                StartFrom::Earliest => low,
+                StartFrom::Latest => high,
+                // A committed offset below the low watermark (records deleted by
+                // retention) starts at the oldest record still there.
+                StartFrom::Committed => committed.get(&p).map_or(low, |&c| c.clamp(low, high)),
+            };
+            positions.insert(p, offset);
+        }
+        Ok(positions)
+    }
+
+    fn watermarks(&self, partition: i32) -> Result<(i64, i64), KafkaError> {
+        self.consumer
+            .fetch_watermarks(&self.topic, partition, self.timeout)
+            .map_err(|e| {
+                KafkaError::client(
+                    format!("fetching the watermarks of `{}` [{partition}]", self.topic),
+                    e,
+                )
+            })
+    }
+
+    /// The topic.
+    pub fn topic(&self) -> &str {
+        &self.topic
+    }
+
+    /// The consumer group offsets are committed to.
+    pub fn group_id(&self) -> &str {
+        &self.group_id
+    }
+
+    /// The partitions this source owns, ascending (maybe none).
+    pub fn partitions(&self) -> &[i32] {
+        &self.partitions
+    }
+
+    /// The next offset to hand out, per owned partition, ascending by partition: what
+    /// [`commit`](Self::commit) takes once everything handed out so far is processed.
+    pub fn positions(&self) -> Vec<(i32, i64)> {
+        self.positions.iter().map(|(&p, &o)| (p, o)).collect()
+    }
+
+    /// Waits up to `timeout` for records, then takes every record already fetched, up to
+    /// `max_records` in all. Returns an empty batch when none came in time. Records of one
+    /// partition come in offset order.
+    ///
+    /// Transient client errors (a broker connection lost and retried, ...) are counted
+    /// ([`errors`](Self::errors)) and do not end the batch; a fatal one is returned.
+    pub fn poll_batch(
+        &mut self,
+        max_records: usize,
+        timeout: Duration,
+    ) -> Result<Vec<SourceRecord>, KafkaError> {
+        let mut batch = Vec::new();
+        let deadline = Instant::now() + timeout;
+        while batch.len() < max_records {
+            // Block (up to the deadline) only for the first record.
+            let wait = if batch.is_empty() {
+                deadline.saturating_duration_since(Instant::now())
+            } else {
+                Duration::ZERO
+            };
+            let Some(result) = self.consumer.poll(wait) else {
+                if batch.is_empty() && Instant::now() < deadline {
+                    continue;
+                }
+                break;
+            };
+            match result {
+                Ok(message) => {
+                    let partition = message.partition();
+                    let offset = message.offset();
+                    // Only assigned partitions deliver records; skip anything else, and
+                    // anything before the position (a re-delivery after a reset).
+                    let Some(position) = self.positions.get_mut(&partition) else {
+                        continue;
+                    };
+                    if message.topic() != self.topic || offset < *position {
+                        continue;
+                    }
+                    *position = offset + 1;
+                    batch.push(SourceRecord {
+                        partition,
+                        offset,
+                        key: message.key().map(<[u8]>::to_vec),
+                        payload: message.payload().map(<[u8]>::to_vec).unwrap_or_default(),
+                        timestamp_ms: message.timestamp().to_millis(),
+                    });
+                }
+                Err(RdKafkaError::PartitionEOF(_)) => {}
+                Err(e @ RdKafkaError::MessageConsumptionFatal(_)) => {
+                    return Err(KafkaError::client(format!("consuming `{}`", self.topic), e));
+                }
+                Err(e) => {
+                    self.errors += 1;
+                    self.last_error = Some(e.to_string());
+                }
+            }
+        }
+        if !batch.is_empty() {
+            self.last_record = Instant::now();
+        }
+        Ok(batch)
+    }
+
+    /// Commits `offsets` (partition, next offset to read) for the group, synchronously.
+    /// Every partition must be owned by this source. Commit offset `o` only once the
+    /// outputs of all records before `o` are delivered.
+    pub fn commit(&self, offsets: &[(i32, i64)]) -> Result<(), KafkaError> {
+        if offsets.is_empty() {
+            return Ok(());
+        }
+        let mut list = TopicPartitionList::with_capacity(offsets.len());
+        for &(p, offset) in offsets {
+            if !self.positions.contains_key(&p) {
+                return Err(KafkaError::Invalid(format!(
+                    "commit for partition {p} of `{}`, not owned by this source (owns {:?})",
+                    self.topic, self.partitions
+                )));
+            }
+            if offset < 0 {
+                return Err(KafkaError::Invalid(format!(
+                    "commit of offset {offset} for partition {p}"
+                )));
+            }
+            list.add_partition_offset(&self.topic, p, Offset::Offset(offset))
+                .map_err(|e| KafkaError::client("building the commit", e))?;
+        }
+        self.consumer
+            .commit(&list, CommitMode::Sync)
+            .map_err(|e| KafkaError::client(format!("committing offsets of `{}`", self.topic), e))
+    }
+
+    /// Commits the current [`positions`](Self::positions): everything handed out so far.
+    pub fn commit_positions(&self) -> Result<(), KafkaError> {
+        self.commit(&self.positions())
+    }
+
+    /// The group's committed offset per owned partition (`None`: nothing committed).
+    pub fn committed(&self) -> Result<Vec<(i32, Option<i64>)>, KafkaError> {
+        let mut list = TopicPartitionList::with_capacity(self.partitions.len());
+        for &p in &self.partitions {
+            list.add_partition(&self.topic, p);
+        }
+        let list = self
+            .consumer
+            .committed_offsets(list, self.timeout)
+            .map_err(|e| {
+                KafkaError::client(format!("fetching committed offsets of `{}`", self.topic), e)
+            })?;
+        let mut out: Vec<(i32, Option<i64>)> = list
+            .elements_for_topic(&self.topic)
+            .iter()
+            .map(|e| match e.offset() {
+                Offset::Offset(o) => (e.partition(), Some(o)),
+                _ => (e.partition(), None),
+            })
+            .collect();
+        out.sort_unstable();
+        Ok(out)
+    }
+
+    /// The lag of every owned partition: its high watermark minus this source's position.
+    /// Asks the broker (one request per partition): call it periodically, not per batch.
+    pub fn lag(&self) -> Result<Vec<PartitionLag>, KafkaError> {
+        self.positions
+            .iter()
+            .map(|(&partition, &position)| {
+                let (_, high) = self.watermarks(partition)?;
+                Ok(PartitionLag {
+                    partition,
+                    position,
+                    high_watermark: high,
+                    lag: (high - position).max(0),
+                })
+            })
+            .collect()
+    }
+
+    /// How long since the last batch with records (or since the source started).
+    pub fn idle_for(&self) -> Duration {
+        self.last_record.elapsed()
+    }
+
+    /// Whether no record came for at least `limit` (for `--exit-when-idle`).
+    pub fn is_idle(&self, limit: Duration) -> bool {
+        self.idle_for() >= limit
+    }
+
+    /// How many transient client errors polling has met.
+    pub fn errors(&self) -> u64 {
+        self.errors
+    }
+
+    /// The last transient client error, if any.
+    pub fn last_error(&self) -> Option<&str> {
+        self.last_error.as_deref()
+    }
+}
+
+impl std::fmt::Debug for PartitionedSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PartitionedSource")
+            .field("topic", &self.topic)
+            .field("group_id", &self.group_id)
+            .field("positions", &self.positions)
+            .finish_non_exhaustive()
+    }
+}

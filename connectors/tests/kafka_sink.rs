@@ -1,0 +1,228 @@
+//! The Kafka sink and the dead-letter writer against a real broker: deliveries
+//! confirmed, failures counted, dead letters carrying the reason and the original bytes.
+#![cfg(feature = "kafka")]
+
+mod kafka_common;
+
+use flowboost_connectors::kafka::testing::unique_name;
+use flowboost_connectors::kafka::{
+    DeadLetter, DeadLetterRecord, DeadLetterWriter, KafkaConfig, KafkaError, KafkaSink,
+    PartitionedSource, RecordDecoder, RecordFormat, StartFrom,
+};
+use kafka_common::{config, read, schema, topic};
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
+
+#[test]
+fn sink_deliveries_are_confirmed_and_readable() {
+    let config = config();
+    let topic = topic(&config, "fb-sink", 4);
+    let mut sink = KafkaSink::new(&config, &topic)
+        .unwrap()
+        .track_deliveries(true);
+    let n = 500u64;
+    for i in 0..n {
+        let payload = format!("{{\"id\": {i}, \"prediction\": \"a\"}}");
+        sink.send(Some(i.to_string().as_bytes()), payload.as_bytes())
+            .unwrap();
+    }
+    let stats = sink.flush(Duration::from_secs(30)).unwrap();
+    assert_eq!((stats.produced, stats.delivered, stats.failed), (n, n, 0));
+    assert_eq!(stats.pending(), 0);
+    let deliveries = sink.take_deliveries();
+    assert_eq!(deliveries.len() as u64, n);
+    let places: BTreeSet<(i32, i64)> = deliveries.iter().map(|d| (d.partition, d.offset)).collect();
+    assert_eq!(places.len() as u64, n, "two records at one place");
+    // A record to an explicit partition lands there.
+    sink.send_to(Some(3), Some(b"x"), b"to partition 3")
+        .unwrap();
+    sink.flush(Duration::from_secs(30)).unwrap();
+    assert_eq!(sink.take_deliveries()[0].partition, 3);
+
+    // Everything delivered can be read back, each record once, where it was delivered.
+    let mut sources = vec![
+        PartitionedSource::new(
+            &config,
+            &topic,
+            &unique_name("g"),
+            0,
+            1,
+            StartFrom::Earliest,
+        )
+        .unwrap(),
+    ];
+    let records = read(&mut sources, n as usize + 1);
+    assert_eq!(records.len() as u64, n + 1);
+    let read_places: BTreeSet<(i32, i64)> = records
+        .iter()
+        .filter(|(_, r)| r.key.as_deref() != Some(b"x"))
+        .map(|(_, r)| (r.partition, r.offset))
+        .collect();
+    assert_eq!(read_places, places);
+}
+
+#[test]
+fn undeliverable_records_are_counted_and_fail_the_flush() {
+    // Nothing listens on port 1: every record expires after message.timeout.ms.
+    let config = KafkaConfig::new("127.0.0.1:1")
+        .set("message.timeout.ms", "1000")
+        .set("enable.idempotence", "false");
+    let mut sink = KafkaSink::new(&config, "fb-nowhere").unwrap();
+    for i in 0..5u8 {
+        sink.send(None, &[i]).unwrap();
+    }
+    match sink.flush(Duration::from_secs(20)) {
+        Err(KafkaError::Undelivered {
+            failed,
+            first_error,
+            ..
+        }) => {
+            assert_eq!(failed, 5);
+            assert!(!first_error.is_empty());
+        }
+        other => panic!("expected Undelivered, got {other:?}"),
+    }
+    let stats = sink.stats();
+    assert_eq!(
+        (
+            stats.produced,
+            stats.delivered,
+            stats.failed,
+            stats.pending()
+        ),
+        (5, 0, 5, 0)
+    );
+    // The failures were reported once; an empty flush is fine again.
+    assert!(sink.flush(Duration::from_secs(1)).is_ok());
+}
+
+#[test]
+fn a_flush_times_out_while_records_are_pending() {
+    let config = KafkaConfig::new("127.0.0.1:1").set("message.timeout.ms", "10000");
+    let mut sink = KafkaSink::new(&config, "fb-nowhere").unwrap();
+    sink.send(None, b"x").unwrap();
+    assert!(matches!(
+        sink.flush(Duration::from_millis(300)),
+        Err(KafkaError::Timeout { .. })
+    ));
+    assert_eq!(sink.stats().pending(), 1);
+}
+
+#[test]
+fn bad_records_become_dead_letters_with_reason_and_original_bytes() {
+    let config = config();
+    let input = topic(&config, "fb-dl-in", 2);
+    let dead = topic(&config, "fb-dl-out", 1);
+
+    // A stream of good and bad records.
+    let bad: Vec<(&str, Vec<u8>)> = vec![
+        ("unparseable", b"{\"id\": 1, \"features\": [".to_vec()),
+        ("unparseable", vec![0xff, 0x00, 0xfe, b'\n']),
+        (
+            "missing_id",
+            b"{\"features\": {\"x\": 1}, \"label\": \"a\"}".to_vec(),
+        ),
+        (
+            "wrong_dimension",
+            b"{\"id\": 4, \"features\": [1, 2]}".to_vec(),
+        ),
+        (
+            "unknown_feature",
+            b"{\"id\": 5, \"features\": {\"w\": 1}}".to_vec(),
+        ),
+        (
+            "non_finite",
+            b"{\"id\": 6, \"features\": {\"x\": NaN}}".to_vec(),
+        ),
+        (
+            "non_finite",
+            b"{\"id\": 7, \"features\": [Infinity, 0, 0]}".to_vec(),
+        ),
+        (
+            "unknown_label",
+            b"{\"id\": 8, \"features\": [0, 0, 0], \"label\": \"q\"}".to_vec(),
+        ),
+    ];
+    let good = 40u64;
+    let mut sink = KafkaSink::new(&config, &input).unwrap();
+    for id in 0..good {
+        sink.send(
+            Some(id.to_string().as_bytes()),
+            &kafka_common::event(1000 + id),
+        )
+        .unwrap();
+        if let Some((_, bytes)) = bad.get(id as usize) {
+            sink.send(Some(format!("bad{id}").as_bytes()), bytes)
+                .unwrap();
+        }
+    }
+    sink.flush(Duration::from_secs(30)).unwrap();
+    let total = good as usize + bad.len();
+
+    // The job: decode, dead-letter what does not fit.
+    let decoder = RecordDecoder::new(&schema(), RecordFormat::Json);
+    let mut source = vec![
+        PartitionedSource::new(
+            &config,
+            &input,
+            &unique_name("g"),
+            0,
+            1,
+            StartFrom::Earliest,
+        )
+        .unwrap(),
+    ];
+    let records = read(&mut source, total);
+    assert_eq!(records.len(), total);
+    let mut writer = DeadLetterWriter::new(&config, &dead).unwrap();
+    let mut decoded = 0;
+    let mut rejected: BTreeMap<(i32, i64), (String, Vec<u8>)> = BTreeMap::new();
+    for (_, r) in &records {
+        match decoder.decode(r.key.as_deref(), &r.payload) {
+            Ok(_) => decoded += 1,
+            Err(e) => {
+                let reason = e.to_string();
+                writer
+                    .write(&DeadLetter {
+                        reason: &reason,
+                        topic: &input,
+                        partition: r.partition,
+                        offset: r.offset,
+                        key: r.key.as_deref(),
+                        payload: &r.payload,
+                    })
+                    .unwrap();
+                rejected.insert((r.partition, r.offset), (reason, r.payload.clone()));
+            }
+        }
+    }
+    let stats = writer.flush(Duration::from_secs(30)).unwrap();
+    assert_eq!(decoded, good);
+    assert_eq!(writer.count(), bad.len() as u64);
+    assert_eq!(stats.delivered, bad.len() as u64);
+    // Nothing lost: every consumed record decoded or dead-lettered.
+    assert_eq!(decoded as usize + rejected.len(), records.len());
+
+    // The dead-letter topic holds each rejected record with its reason, origin and bytes.
+    let mut dl_source = vec![
+        PartitionedSource::new(&config, &dead, &unique_name("g"), 0, 1, StartFrom::Earliest)
+            .unwrap(),
+    ];
+    let letters = read(&mut dl_source, bad.len());
+    assert_eq!(letters.len(), bad.len());
+    let mut kinds = Vec::new();
+    for (_, l) in &letters {
+        let record = DeadLetterRecord::parse(&l.payload).unwrap();
+        assert_eq!(record.topic, input);
+        let (reason, payload) = &rejected[&(record.partition, record.offset)];
+        assert_eq!(&record.reason, reason);
+        assert_eq!(&record.payload().unwrap(), payload);
+        assert_eq!(record.key().unwrap().as_deref(), l.key.as_deref());
+        assert!(record.key().unwrap().unwrap().starts_with(b"bad"));
+        kinds.push(record.reason.split(':').next().unwrap().to_string());
+    }
+    kinds.sort();
+    let mut expected: Vec<String> = bad.iter().map(|(k, _)| k.to_string()).collect();
+    expected.sort();
+    assert_eq!(kinds, expected);
+}
