@@ -57,7 +57,8 @@ def main():
     if not os.path.isdir(DATA):
         sys.exit(f"no data at {DATA}")
     subprocess.run(["cargo", "build", "--release", "--quiet"], cwd=ROOT, check=True)
-    binary = os.path.join(ROOT, "target", "release", "flowboost")
+    target = os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target"))
+    binary = os.path.join(target, "release", "flowboost")
     os.makedirs(args.out, exist_ok=True)
     rows = []
     for ds in args.datasets.split(","):
