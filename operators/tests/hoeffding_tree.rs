@@ -894,3 +894,293 @@ fn size_limits_are_respected() {
         }
     }
 }
+// ---------------------------------------------------------------- bit-for-bit reference
+
+/// FNV-1a over 64-bit words.
+struct Fnv(u64);
+
+impl Fnv {
+    fn add(&mut self, word: u64) {
+        for byte in word.to_le_bytes() {
+            self.0 ^= u64::from(byte);
+            self.0 = self.0.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+}
+
+/// Mixed attributes: five numeric (a class-dependent one, noise, a mostly-zero binary
+/// one, a constant, one missing 10% of the time) and three nominal (one class-dependent,
+/// noise, one with out-of-range and missing values); three classes.
+fn mixed_schema() -> Schema {
+    let values = |n: usize| (0..n).map(|v| format!("v{v}")).collect::<Vec<_>>();
+    Schema {
+        attributes: vec![
+            Attribute::numeric("signal"),
+            Attribute::numeric("noise"),
+            Attribute::numeric("rare"),
+            Attribute::numeric("constant"),
+            Attribute::numeric("gappy"),
+            Attribute::nominal("a", values(4)),
+            Attribute::nominal("b", values(3)),
+            Attribute::nominal("c", values(6)),
+        ],
+        labels: vec!["x".into(), "y".into(), "z".into()],
+        task: Task::Multiclass,
+    }
+}
+
+fn mixed_example(rng: &mut Rng) -> (Features, u32) {
+    let y: u32 = rng.random_range(0..3);
+    let a = if rng.random_range(0.0..1.0) < 0.7 {
+        f64::from(y)
+    } else {
+        f64::from(rng.random_range(0..4u32))
+    };
+    let c = match rng.random_range(0..10u32) {
+        0 => f64::NAN,
+        1 => 7.0,
+        v => f64::from(v % 6),
+    };
+    let gappy = if rng.random_range(0.0..1.0) < 0.1 {
+        f64::NAN
+    } else {
+        f64::from(y) * 0.5 + rng.random_range(-1.0..1.0)
+    };
+    let x = vec![
+        f64::from(y) + rng.random_range(-1.5..1.5),
+        rng.random_range(-1.0..1.0),
+        f64::from(u8::from(
+            rng.random_range(0.0..1.0) < 0.05 + 0.05 * f64::from(y),
+        )),
+        0.5,
+        gappy,
+        a,
+        f64::from(rng.random_range(0..3u32)),
+        c,
+    ];
+    let y = if rng.random_range(0.0..1.0) < 0.1 {
+        rng.random_range(0..3)
+    } else {
+        y
+    };
+    (Features::Dense(x), y)
+}
+
+/// Sparse binary features (about 10 of 80 set), two classes.
+fn sparse_example(rng: &mut Rng) -> (Features, u32) {
+    let dim = 80;
+    let mut indices: Vec<u32> = (0..10).map(|_| rng.random_range(0..dim)).collect();
+    indices.sort_unstable();
+    indices.dedup();
+    let has = |j: u32| indices.binary_search(&j).is_ok();
+    let mut y = u32::from(has(3) || (has(10) && has(20)) || has(41));
+    if rng.random_range(0.0..1.0) < 0.1 {
+        y = 1 - y;
+    }
+    let values = vec![1.0; indices.len()];
+    (
+        Features::Sparse {
+            indices,
+            values,
+            dim,
+        },
+        y,
+    )
+}
+
+/// Streams `n` examples through `tree` in the patterns boosters use (predict then learn
+/// the same example, with importance weights) and others (learn without predicting,
+/// predict another example first, learn twice, a zero weight), hashing every prediction.
+fn hash_stream(
+    tree: &mut HoeffdingTree,
+    n: usize,
+    seed: u64,
+    example: fn(&mut Rng) -> (Features, u32),
+    hash: &mut Fnv,
+) {
+    let mut rng = seeded(seed, 0);
+    let weights = [1.0, 0.37, 2.5, 0.05, 1.0, 0.8];
+    let (mut other, _) = example(&mut rng);
+    let add = |tree: &HoeffdingTree, x: &Features, hash: &mut Fnv| {
+        for p in predict(tree, x) {
+            hash.add(p.to_bits());
+        }
+    };
+    for i in 0..n {
+        let (x, y) = example(&mut rng);
+        let w = weights[i % weights.len()];
+        if i % 11 == 0 {
+            tree.learn(&x, y, w);
+            continue;
+        }
+        if i % 13 == 0 {
+            add(tree, &x, hash);
+            add(tree, &other, hash);
+            tree.learn(&x, y, w);
+            other = x;
+            continue;
+        }
+        add(tree, &x, hash);
+        if i % 19 == 0 {
+            tree.learn(&x, y, 0.0);
+        }
+        tree.learn(&x, y, w);
+        if i % 17 == 0 {
+            tree.learn(&x, (y + 1) % tree.num_labels() as u32, w);
+        }
+    }
+    hash.add(tree.num_nodes() as u64);
+    hash.add(tree.depth() as u64);
+}
+
+/// Every prediction, on numeric, nominal, missing and sparse inputs, in every leaf mode,
+/// is bit for bit what the straightforward implementation (before the memoization of
+/// logarithms and naive Bayes scores) gave: the hash below was recorded with it.
+#[test]
+fn predictions_match_the_reference_bit_for_bit() {
+    let mut hash = Fnv(0xcbf2_9ce4_8422_2325);
+    let mut rng = seeded(2024, 0);
+    let random = HoeffdingTreeConfig::randomized(&mut rng);
+    for mode in ALL_MODES {
+        let configs = [
+            config(mode),
+            HoeffdingTreeConfig {
+                grace_period: 25.0,
+                ..config(mode)
+            },
+            HoeffdingTreeConfig {
+                leaf_prediction: mode,
+                feature_subset: Some(5),
+                ..random.clone()
+            },
+        ];
+        for (c, cfg) in configs.into_iter().enumerate() {
+            let mut tree = HoeffdingTree::new(&mixed_schema(), cfg.clone(), c as u64);
+            hash_stream(&mut tree, 4000, 10 + c as u64, mixed_example, &mut hash);
+            let sparse = Schema::numeric(80, 2, Task::Binary);
+            let mut tree = HoeffdingTree::new(&sparse, cfg, c as u64);
+            hash_stream(&mut tree, 4000, 20 + c as u64, sparse_example, &mut hash);
+        }
+    }
+    println!("reference hash {:#018x}", hash.0);
+    assert_eq!(hash.0, REFERENCE_HASH, "{:#018x}", hash.0);
+}
+
+const REFERENCE_HASH: u64 = 0xb831_cce7_af57_1346;
+
+// ---------------------------------------------------------------- memoization
+
+fn json(tree: &HoeffdingTree) -> String {
+    serde_json::to_string(tree).unwrap()
+}
+
+/// Trees to exercise the memoized paths: adaptive (and plain) naive Bayes leaves on the
+/// mixed and the sparse stream, with splits.
+fn memo_cases() -> Vec<(HoeffdingTree, fn(&mut Rng) -> (Features, u32))> {
+    let mut cases: Vec<(HoeffdingTree, fn(&mut Rng) -> (Features, u32))> = vec![];
+    for mode in [
+        LeafPrediction::NaiveBayesAdaptive,
+        LeafPrediction::NaiveBayes,
+    ] {
+        let cfg = HoeffdingTreeConfig {
+            grace_period: 25.0,
+            ..config(mode)
+        };
+        cases.push((
+            HoeffdingTree::new(&mixed_schema(), cfg.clone(), 1),
+            mixed_example,
+        ));
+        let sparse = Schema::numeric(80, 2, Task::Binary);
+        cases.push((HoeffdingTree::new(&sparse, cfg, 2), sparse_example));
+    }
+    cases
+}
+
+#[test]
+fn trees_are_send() {
+    fn send<T: Send>() {}
+    send::<HoeffdingTree>();
+}
+
+#[test]
+fn predicting_never_changes_what_is_learned() {
+    // `a` predicts in every way (the example it then learns, another one, the top label)
+    // before learning; `b` only learns. The memo of the last prediction must never make
+    // them differ: not when the prediction was about another example, not after a split.
+    for (tree, example) in memo_cases() {
+        let (mut a, mut b) = (tree.clone(), tree);
+        let mut rng = seeded(40, 0);
+        let (mut other, _) = example(&mut rng);
+        for i in 0..3000 {
+            let (x, y) = example(&mut rng);
+            let w = [1.0, 0.3, 2.0][i % 3];
+            match i % 5 {
+                0 => {}
+                1 => _ = predict(&a, &other),
+                2 => _ = a.predict_top(&x),
+                3 => {
+                    predict(&a, &x);
+                    predict(&a, &other);
+                }
+                _ => _ = predict(&a, &x),
+            }
+            a.learn(&x, y, w);
+            b.learn(&x, y, w);
+            if i % 500 == 0 {
+                assert_eq!(json(&a), json(&b), "step {i}");
+            }
+            other = x;
+        }
+        assert!(a.num_leaves() > 1);
+        assert_eq!(json(&a), json(&b));
+    }
+}
+
+#[test]
+fn predict_top_is_the_strict_argmax_of_predict() {
+    for (mut tree, example) in memo_cases() {
+        let mut rng = seeded(41, 0);
+        let (mut known, mut unknown) = (0, 0);
+        for _ in 0..3000 {
+            let (x, y) = example(&mut rng);
+            let p = predict(&tree, &x);
+            match tree.predict_top(&x) {
+                Some(l) => {
+                    known += 1;
+                    for (c, &q) in p.iter().enumerate() {
+                        assert!(c == l || p[l] > q, "top {l} of {p:?}");
+                    }
+                }
+                None => unknown += 1,
+            }
+            tree.learn(&x, y, 1.0);
+        }
+        assert!(known > 1000, "{known} known, {unknown} not");
+    }
+}
+
+#[test]
+fn memo_survives_neither_serde_nor_clone_wrongly() {
+    // A prediction's memo is not state: a restored or cloned tree that did not predict
+    // learns exactly as the one that did.
+    for (mut tree, example) in memo_cases() {
+        let mut rng = seeded(42, 0);
+        for _ in 0..1500 {
+            let (x, y) = example(&mut rng);
+            tree.learn(&x, y, 1.0);
+        }
+        for _ in 0..60 {
+            let (x, y) = example(&mut rng);
+            predict(&tree, &x);
+            let mut restored: HoeffdingTree = serde_json::from_str(&json(&tree)).unwrap();
+            let mut cloned = tree.clone();
+            // The clone keeps the memo (and the state it belongs to) ...
+            cloned.learn(&x, y, 1.0);
+            // ... the restored tree has none, and the original has one of `x`.
+            restored.learn(&x, y, 1.0);
+            tree.learn(&x, y, 1.0);
+            assert_eq!(json(&restored), json(&tree));
+            assert_eq!(json(&cloned), json(&tree));
+        }
+    }
+}

@@ -133,13 +133,13 @@ impl ModelArgs {
         let mut config = BoosterConfig::new(algo, self.weak, self.seed);
         config.learners = self.learners;
         config.gamma = self.gamma;
-        config.tree_params = self.tree_params.unwrap_or(
-            if algo == Algorithm::Single || self.learners <= 1 {
-                TreeParams::Default
-            } else {
-                TreeParams::Random
-            },
-        );
+        config.tree_params =
+            self.tree_params
+                .unwrap_or(if algo == Algorithm::Single || self.learners <= 1 {
+                    TreeParams::Default
+                } else {
+                    TreeParams::Random
+                });
         config.feature_subset = self.feature_subset;
         config.potential = self.potential;
         config

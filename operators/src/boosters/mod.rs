@@ -13,11 +13,11 @@ mod oza;
 mod single;
 mod weak_slot;
 
-pub use ada_olmr::AdaOlmrStage;
+pub use ada_olmr::{AdaOlmrStage, logistic_rank_gradient, logistic_rank_gradient_with};
 pub use adaboost_ol::{AdaBoostOlStage, logistic_weight};
 pub use adaboost_olm::AdaBoostOlmStage;
 pub use online_bbm::OnlineBbmStage;
-pub use online_bmr::OnlineBmrStage;
+pub use online_bmr::{OnlineBmrStage, RANDOM_WEIGHT_SCALE_RANGE, random_weight_scale};
 pub use online_mbbm::OnlineMbbmStage;
 pub use oza::OzaStage;
 pub use single::SingleStage;
@@ -187,6 +187,9 @@ impl BoosterConfig {
 }
 
 /// A stage of any booster (static dispatch; serializable for checkpoints).
+// Stages sit in a vector, one per weak learner, and are never moved in a hot path: the
+// size of the largest variant costs nothing that boxing would save.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub enum AnyStage {
     /// `single`.
@@ -308,12 +311,6 @@ pub fn build(schema: &Schema, config: &BoosterConfig) -> Result<Booster, String>
             (ScoreKind::Votes, ExpertSelection::Hedge, k)
         }
     };
-    if matches!(
-        alg,
-        Algorithm::OnlineMbbm | Algorithm::AdaBoostOlm | Algorithm::OnlineBmr | Algorithm::AdaOlmr
-    ) {
-        return Err(format!("{alg} is not available yet"));
-    }
     let trail = selection == ExpertSelection::Hedge;
     let stages = (0..n)
         .map(|i| match alg {
@@ -333,11 +330,60 @@ pub fn build(schema: &Schema, config: &BoosterConfig) -> Result<Booster, String>
             ),
             Algorithm::Oza => AnyStage::Oza(OzaStage::new(weak(i), i + 1, seed)),
             // Multiclass boosters.
-            Algorithm::OnlineMbbm => AnyStage::OnlineMbbm(OnlineMbbmStage::placeholder(weak(i))),
-            Algorithm::AdaBoostOlm => AnyStage::AdaBoostOlm(AdaBoostOlmStage::placeholder(weak(i))),
+            Algorithm::OnlineMbbm | Algorithm::AdaBoostOlm => {
+                // Random trees receive their weights in a per-tree unit, as the authors did.
+                let unit = match (config.weak, config.tree_params) {
+                    (WeakKind::Vfdt, TreeParams::Random) => {
+                        OnlineMbbmStage::random_weight_unit(seed, i)
+                    }
+                    _ => 1.0,
+                };
+                if alg == Algorithm::OnlineMbbm {
+                    AnyStage::OnlineMbbm(OnlineMbbmStage::new(
+                        weak(i),
+                        i + 1,
+                        n,
+                        k,
+                        config.gamma,
+                        unit,
+                        seed,
+                    ))
+                } else {
+                    AnyStage::AdaBoostOlm(AdaBoostOlmStage::new(
+                        weak(i),
+                        i + 1,
+                        k,
+                        trail,
+                        unit,
+                        seed,
+                    ))
+                }
+            }
             // Multi-label ranking boosters.
-            Algorithm::OnlineBmr => AnyStage::OnlineBmr(OnlineBmrStage::placeholder(weak(i))),
-            Algorithm::AdaOlmr => AnyStage::AdaOlmr(AdaOlmrStage::placeholder(weak(i))),
+            Algorithm::OnlineBmr | Algorithm::AdaOlmr => {
+                let model = build_weak(schema, config, i);
+                // Random trees get the authors' per-tree weight constant.
+                let scale = match (config.weak, config.tree_params) {
+                    (WeakKind::Vfdt, TreeParams::Random) => random_weight_scale(seed, i),
+                    _ => 1.0,
+                };
+                if alg == Algorithm::OnlineBmr {
+                    let loss = match config.potential {
+                        Potential::Rank => crate::potentials::PairLoss::Rank,
+                        Potential::Hinge => crate::potentials::PairLoss::Hinge,
+                    };
+                    AnyStage::OnlineBmr(OnlineBmrStage::new(
+                        model,
+                        i + 1,
+                        n,
+                        config.gamma,
+                        loss,
+                        scale,
+                    ))
+                } else {
+                    AnyStage::AdaOlmr(AdaOlmrStage::new(model, trail, scale))
+                }
+            }
         })
         .collect();
     let terminal = Terminal::new(schema.task, kind, score_dim, n, selection, seed);

@@ -1,10 +1,15 @@
 //! Weak learners: each predicts a distribution over the `k` labels and learns from
 //! `(x, label, importance weight)`.
 
+mod binary_relevance;
+mod cost_sensitive;
 pub mod hoeffding_tree;
+mod label_vs_rest;
 pub mod linear;
 
+pub use binary_relevance::BinaryRelevance;
 pub use hoeffding_tree::{HoeffdingTree, HoeffdingTreeConfig, LeafPrediction};
+pub use label_vs_rest::{LabelVsRest, binary_schema};
 pub use linear::{LinearConfig, LinearLearner};
 
 use crate::data::Features;
@@ -52,6 +57,10 @@ pub enum WeakModel {
     Tree(HoeffdingTree),
     /// A linear learner.
     Linear(LinearLearner),
+    /// A binary learner for one label, predicting over all labels.
+    LabelVsRest(LabelVsRest),
+    /// A multi-label learner (one binary learner per label) predicting a label set.
+    BinaryRelevance(BinaryRelevance),
 }
 
 impl WeakLearner for WeakModel {
@@ -60,6 +69,8 @@ impl WeakLearner for WeakModel {
         match self {
             WeakModel::Tree(t) => t.num_labels(),
             WeakModel::Linear(l) => l.num_labels(),
+            WeakModel::LabelVsRest(m) => m.num_labels(),
+            WeakModel::BinaryRelevance(m) => m.num_labels(),
         }
     }
 
@@ -68,6 +79,8 @@ impl WeakLearner for WeakModel {
         match self {
             WeakModel::Tree(t) => t.predict(x, out),
             WeakModel::Linear(l) => l.predict(x, out),
+            WeakModel::LabelVsRest(m) => m.predict(x, out),
+            WeakModel::BinaryRelevance(m) => m.predict(x, out),
         }
     }
 
@@ -76,6 +89,8 @@ impl WeakLearner for WeakModel {
         match self {
             WeakModel::Tree(t) => t.learn(x, label, weight),
             WeakModel::Linear(l) => l.learn(x, label, weight),
+            WeakModel::LabelVsRest(m) => m.learn(x, label, weight),
+            WeakModel::BinaryRelevance(m) => m.learn(x, label, weight),
         }
     }
 }

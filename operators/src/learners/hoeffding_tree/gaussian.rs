@@ -9,9 +9,8 @@ use serde::{Deserialize, Serialize};
 /// smallest and largest value.
 ///
 /// An update with weight `w` gives the same state, up to rounding, as `w` updates with
-/// weight 1. Non-finite values and non-positive weights are ignored. The logarithm of
-/// the variance is kept up to date (one `ln` per update), so that naive Bayes, which
-/// evaluates every class's density for every example, needs none.
+/// weight 1. Non-finite values and non-positive weights are ignored. An update costs no
+/// logarithm: naive Bayes memoizes the logarithms of the variances it needs per leaf.
 ///
 /// ```
 /// use flowboost_operators::learners::hoeffding_tree::gaussian::GaussianEstimator;
@@ -29,12 +28,7 @@ pub struct GaussianEstimator {
     m2: f64,
     min: f64,
     max: f64,
-    /// `ln(max(variance, f64::MIN_POSITIVE))`.
-    ln_var: f64,
 }
-
-/// The cached `ln variance` of a variance of 0 (finite, so that states serialize).
-const LN_ZERO_VARIANCE: f64 = -708.396_418_532_264_1; // ln(f64::MIN_POSITIVE)
 
 impl GaussianEstimator {
     /// An empty estimator (weight 0).
@@ -45,16 +39,21 @@ impl GaussianEstimator {
             m2: 0.0,
             min: 0.0,
             max: 0.0,
-            ln_var: LN_ZERO_VARIANCE,
         }
     }
 
     /// Adds value `x` with importance weight `w` (weighted Welford / West update).
     #[inline]
     pub fn update(&mut self, x: f64, w: f64) {
-        if !(w > 0.0 && w.is_finite() && x.is_finite()) {
-            return;
+        if w > 0.0 && w.is_finite() && x.is_finite() {
+            self.update_valid(x, w);
         }
+    }
+
+    /// [`update`](Self::update) for a finite `x` and a finite `w > 0` (the caller checked).
+    #[inline]
+    pub(super) fn update_valid(&mut self, x: f64, w: f64) {
+        debug_assert!(w > 0.0 && w.is_finite() && x.is_finite());
         if self.weight <= 0.0 {
             *self = GaussianEstimator {
                 weight: w,
@@ -62,7 +61,6 @@ impl GaussianEstimator {
                 m2: 0.0,
                 min: x,
                 max: x,
-                ln_var: LN_ZERO_VARIANCE,
             };
             return;
         }
@@ -72,7 +70,6 @@ impl GaussianEstimator {
         self.mean += step;
         self.m2 += self.weight * delta * step;
         self.weight = total;
-        self.ln_var = self.variance().max(f64::MIN_POSITIVE).ln();
         if x < self.min {
             self.min = x;
         }
@@ -106,10 +103,10 @@ impl GaussianEstimator {
         }
     }
 
-    /// `ln(variance)` (cached; the log of the smallest positive double for a variance of 0).
+    /// `ln(variance)` (the log of the smallest positive double for a variance of 0).
     #[inline]
     pub fn ln_variance(&self) -> f64 {
-        self.ln_var
+        self.variance().max(f64::MIN_POSITIVE).ln()
     }
 
     /// The standard deviation, `sqrt(variance)`.
@@ -153,7 +150,7 @@ impl GaussianEstimator {
 }
 
 /// `ln(2 pi) / 2`.
-const HALF_LN_2PI: f64 = 0.918_938_533_204_672_8;
+pub(super) const HALF_LN_2PI: f64 = 0.918_938_533_204_672_8;
 
 /// The log density at `x` of the normal distribution with the given mean and variance.
 #[inline]

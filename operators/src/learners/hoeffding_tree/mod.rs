@@ -33,6 +33,7 @@
 
 mod config;
 pub mod gaussian;
+mod memo;
 mod naive_bayes;
 mod node;
 mod nominal;
@@ -42,12 +43,14 @@ pub use config::{
     HoeffdingTreeConfig, LeafPrediction, RANDOM_CONFIDENCE_RANGE, RANDOM_GRACE_RANGE,
 };
 
+use self::memo::{LastPrediction, Verdict};
 use self::node::{AttrSlot, Layout, LeafNode, Node, SplitNode, SplitTest};
 use super::WeakLearner;
 use crate::data::{Features, Schema};
 use crate::rng::seeded;
 use rand::RngExt;
 use serde::{Deserialize, Serialize};
+use std::cell::RefCell;
 
 /// The random stream (under the tree's seed) that draws the feature subset.
 const FEATURE_SUBSET_STREAM: u64 = 0x7472_6565; // "tree"
@@ -61,6 +64,11 @@ const MIN_MERIT: f64 = 1e-12;
 ///
 /// Predicting and learning do not allocate (a split does). Deterministic for a given
 /// seed; serializable for checkpoints.
+///
+/// `learn(x, ..)` right after `predict(x)` (what every booster does) reuses the naive
+/// Bayes scores the prediction computed at the leaf, with exactly the same results as
+/// recomputing them. That memo, like the leaves' memoized logarithms, is not state (not
+/// serialized): the tree is `Send` but not `Sync`.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct HoeffdingTree {
     config: HoeffdingTreeConfig,
@@ -72,9 +80,16 @@ pub struct HoeffdingTree {
     /// Naive Bayes scores while learning (not part of the state).
     #[serde(skip)]
     scratch: Vec<f64>,
+    /// Naive Bayes' bounded scores while learning (not part of the state).
+    #[serde(skip)]
+    class_sums: Vec<naive_bayes::ClassSum>,
     /// Working space of split attempts (not part of the state).
     #[serde(skip)]
     split_scratch: Vec<f64>,
+    /// What the last prediction found out about naive Bayes (adaptive leaves only; not
+    /// part of the state), for the `learn` of the same example that usually follows.
+    #[serde(skip)]
+    last: Box<RefCell<LastPrediction>>,
 }
 
 impl HoeffdingTree {
@@ -108,7 +123,9 @@ impl HoeffdingTree {
             num_leaves: 1,
             depth: 0,
             scratch: vec![0.0; k],
+            class_sums: Vec::with_capacity(k),
             split_scratch: Vec::new(),
+            last: Box::default(),
         }
     }
 
@@ -137,14 +154,44 @@ impl HoeffdingTree {
         &self.layout.features
     }
 
-    /// The leaf `x` falls into, and the class weights of the closest inner node above
-    /// it (the prediction of a leaf that has no weight at all).
-    fn find_leaf(&self, x: &Features) -> (&LeafNode, Option<&[f64]>) {
+    /// The label [`predict`](WeakLearner::predict) would give strictly the highest
+    /// probability, when that is cheap to tell: `None` when only `predict` can say (at a
+    /// leaf predicting by majority class, with naive Bayes scores too close to call, ...).
+    ///
+    /// For callers that need only the predicted label (or sign) of a tree with naive
+    /// Bayes leaves: no logarithm per attribute (see the bounds of naive Bayes'
+    /// `bounded_argmax`). `Some(l)` guarantees that `predict(x)` would give `p[l] > p[c]`
+    /// for every other label `c`. Like `predict`, it prepares a following `learn` of the
+    /// same `x`.
+    pub fn predict_top(&self, x: &Features) -> Option<usize> {
+        let (index, leaf, _) = self.find_leaf(x);
+        let use_nb = match self.config.leaf_prediction {
+            LeafPrediction::MajorityClass => false,
+            LeafPrediction::NaiveBayes => true,
+            LeafPrediction::NaiveBayesAdaptive => leaf.mc_correct <= leaf.nb_correct,
+        };
+        if !(use_nb && leaf.seen > 0.0) {
+            return None;
+        }
+        let mut last = self.last.try_borrow_mut().ok()?;
+        // The best score beats the others by more than `2^-24` or so: so do the
+        // probabilities `predict` normalizes them into (`exp(0) = 1` against at most
+        // `exp(-2^-24)`, both divided by the same sum).
+        let best = naive_bayes::bounded_argmax(&self.layout, leaf, x, &mut last.sums)??;
+        if self.config.leaf_prediction == LeafPrediction::NaiveBayesAdaptive {
+            last.record_best(x, index, best);
+        }
+        Some(best)
+    }
+
+    /// The leaf `x` falls into (and its node index), and the class weights of the
+    /// closest inner node above it (the prediction of a leaf that has no weight at all).
+    fn find_leaf(&self, x: &Features) -> (usize, &LeafNode, Option<&[f64]>) {
         let mut fallback = None;
         let mut i = 0;
         loop {
             match &self.nodes[i] {
-                Node::Leaf(leaf) => return (leaf, fallback),
+                Node::Leaf(leaf) => return (i, leaf, fallback),
                 Node::Split(s) => {
                     fallback = Some(s.dist.as_slice());
                     i = s.children[s.branch(x.get(self.layout.features[s.attr]))];
@@ -309,7 +356,8 @@ impl WeakLearner for HoeffdingTree {
             out.fill(uniform);
             return;
         }
-        let (leaf, fallback) = self.find_leaf(x);
+        let (index, leaf, fallback) = self.find_leaf(x);
+        let adaptive = self.config.leaf_prediction == LeafPrediction::NaiveBayesAdaptive;
         let use_nb = match self.config.leaf_prediction {
             LeafPrediction::MajorityClass => false,
             LeafPrediction::NaiveBayes => true,
@@ -317,6 +365,9 @@ impl WeakLearner for HoeffdingTree {
         };
         let done = if use_nb && leaf.seen > 0.0 {
             naive_bayes::log_scores(&self.layout, leaf, x, out);
+            if adaptive && let Ok(mut last) = self.last.try_borrow_mut() {
+                last.record_scores(x, index, out);
+            }
             naive_bayes::normalize_log(out) || write_normalized(&leaf.dist, out)
         } else {
             write_normalized(&leaf.dist, out)
@@ -337,8 +388,11 @@ impl WeakLearner for HoeffdingTree {
             layout,
             nodes,
             scratch,
+            class_sums,
+            last,
             ..
         } = self;
+        let last = last.get_mut();
         let mut index = 0;
         while let Node::Split(s) = &mut nodes[index] {
             let b = s.branch(x.get(layout.features[s.attr]));
@@ -348,14 +402,26 @@ impl WeakLearner for HoeffdingTree {
         let Node::Leaf(leaf) = &mut nodes[index] else {
             return;
         };
+        leaf.ensure_memos(layout);
         if config.leaf_prediction == LeafPrediction::NaiveBayesAdaptive && leaf.total() > 0.0 {
-            // Score both predictors on this example before learning from it.
+            // Score both predictors on this example before learning from it. Naive Bayes
+            // usually scored it already, predicting it; otherwise its best class can
+            // usually be told without computing its scores exactly.
             let mc = argmax(&leaf.dist);
-            scratch.resize(k, 0.0);
-            naive_bayes::log_scores(layout, leaf, x, scratch);
-            let nb = argmax(scratch)
-                .filter(|&b| scratch[b] > f64::NEG_INFINITY)
-                .or(mc);
+            let nb_best =
+                |scores: &[f64]| argmax(scores).filter(|&b| scores[b] > f64::NEG_INFINITY);
+            let nb = match last.get(x, index) {
+                Some(Verdict::Scores(scores)) => nb_best(scores),
+                Some(Verdict::Best(best)) => Some(best),
+                None => {
+                    naive_bayes::bounded_argmax(layout, leaf, x, class_sums).unwrap_or_else(|| {
+                        scratch.resize(k, 0.0);
+                        naive_bayes::log_scores(layout, leaf, x, scratch);
+                        nb_best(scratch)
+                    })
+                }
+            }
+            .or(mc);
             if mc == Some(c) {
                 leaf.mc_correct += weight;
             }
@@ -363,6 +429,7 @@ impl WeakLearner for HoeffdingTree {
                 leaf.nb_correct += weight;
             }
         }
+        last.invalidate();
         leaf.update(layout, x, c, weight);
         if leaf.seen - leaf.seen_at_last_attempt >= config.grace_period {
             leaf.seen_at_last_attempt = leaf.seen;

@@ -2,6 +2,7 @@
 //! layout that maps the attributes a tree looks at to slots in a leaf's flat statistics.
 
 use super::gaussian::GaussianEstimator;
+use super::memo::LnMemos;
 use super::nominal;
 use crate::data::{AttributeKind, Features, Schema};
 use serde::{Deserialize, Serialize};
@@ -76,30 +77,32 @@ impl Layout {
 
     /// Calls `f(local index, value)` for every attribute the tree looks at, in order
     /// (0.0 for values a sparse vector does not store), without allocating.
-    #[inline]
+    ///
+    /// One loop with one call of `f` for both representations, so that `f` is inlined.
+    #[inline(always)]
     pub fn for_each_value(&self, x: &Features, mut f: impl FnMut(usize, f64)) {
-        match x {
-            Features::Dense(v) => {
-                for (i, &j) in self.features.iter().enumerate() {
-                    f(i, v.get(j).copied().unwrap_or(0.0));
-                }
-            }
+        let (dense, indices, values): (Option<&[f64]>, &[u32], &[f64]) = match x {
+            Features::Dense(v) => (Some(v), &[], &[]),
             Features::Sparse {
                 indices, values, ..
-            } => {
-                let mut p = 0;
-                for (i, &j) in self.features.iter().enumerate() {
+            } => (None, indices, values),
+        };
+        let mut p = 0;
+        for (i, &j) in self.features.iter().enumerate() {
+            let value = match dense {
+                Some(v) => v.get(j).copied().unwrap_or(0.0),
+                None => {
                     while p < indices.len() && (indices[p] as usize) < j {
                         p += 1;
                     }
-                    let value = if p < indices.len() && indices[p] as usize == j {
+                    if p < indices.len() && indices[p] as usize == j {
                         values.get(p).copied().unwrap_or(0.0)
                     } else {
                         0.0
-                    };
-                    f(i, value);
+                    }
                 }
-            }
+            };
+            f(i, value);
         }
     }
 }
@@ -127,6 +130,13 @@ pub(super) struct LeafNode {
     /// Local indices of the nominal attributes split on above this leaf (ascending):
     /// constant here, so neither learned, split on nor used by naive Bayes.
     pub used: Vec<usize>,
+    /// Naive Bayes' logarithms, one per estimator (not state): for a numeric attribute's
+    /// pooled estimator the log of its variance floor, for a class's the log of its
+    /// variance. (Nominal likelihoods are not memoized: nearly every example changes
+    /// those of its class, and a memo as large as the counts costs more cache misses
+    /// than the logarithms it saves.)
+    #[serde(skip)]
+    pub gaussian_lns: LnMemos,
 }
 
 impl LeafNode {
@@ -142,7 +152,14 @@ impl LeafNode {
             gaussians: vec![GaussianEstimator::new(); layout.num_gaussians],
             counts: vec![0.0; layout.num_counts],
             used,
+            gaussian_lns: LnMemos::new(layout.num_gaussians),
         }
+    }
+
+    /// Sizes the memoized logarithms again after a deserialization dropped them.
+    #[inline]
+    pub fn ensure_memos(&mut self, layout: &Layout) {
+        self.gaussian_lns.ensure_len(layout.num_gaussians);
     }
 
     /// The total class weight (inherited and seen).
@@ -157,8 +174,10 @@ impl LeafNode {
         !self.used.is_empty() && self.used.binary_search(&i).is_ok()
     }
 
-    /// Adds `(x, class c, weight w)` to the statistics (missing values skipped).
+    /// Adds `(x, class c, weight w)` to the statistics (missing values skipped); `w` is
+    /// finite and positive.
     pub fn update(&mut self, layout: &Layout, x: &Features, c: usize, w: f64) {
+        debug_assert!(w > 0.0 && w.is_finite());
         let k = layout.k;
         self.dist[c] += w;
         self.seen += w;
@@ -174,8 +193,8 @@ impl LeafNode {
             }
             match layout.slots[i] {
                 AttrSlot::Numeric { offset } => {
-                    gaussians[offset].update(value, w);
-                    gaussians[offset + 1 + c].update(value, w);
+                    gaussians[offset].update_valid(value, w);
+                    gaussians[offset + 1 + c].update_valid(value, w);
                 }
                 AttrSlot::Nominal { offset, values } => {
                     if !used.is_empty() && used.binary_search(&i).is_ok() {

@@ -14,7 +14,9 @@ pub(super) fn slots(values: usize, k: usize) -> usize {
 /// for a missing, non-integral or out-of-range value.
 #[inline]
 pub(super) fn value_index(x: f64, values: usize) -> Option<usize> {
-    if x >= 0.0 && x < values as f64 && x.fract() == 0.0 {
+    // In range, `x as usize` truncates: `x` is integral when that changes nothing (and
+    // this needs no call to `trunc`, as `x.fract()` does).
+    if x >= 0.0 && x < values as f64 && (x as usize) as f64 == x {
         Some(x as usize)
     } else {
         None
@@ -28,10 +30,11 @@ pub(super) fn update(counts: &mut [f64], k: usize, v: usize, c: usize, w: f64) {
     counts[(v + 1) * k + c] += w;
 }
 
-/// `ln P(value v | class c)` with Laplace smoothing: `(n_vc + 1) / (n_c + V)`.
+/// `P(value v | class c)` with Laplace smoothing: `(n_vc + 1) / (n_c + V)` (naive Bayes
+/// takes its logarithm).
 #[inline]
-pub(super) fn ln_likelihood(counts: &[f64], k: usize, values: usize, v: usize, c: usize) -> f64 {
-    ((counts[(v + 1) * k + c] + 1.0) / (counts[c] + values as f64)).ln()
+pub(super) fn likelihood(counts: &[f64], k: usize, values: usize, v: usize, c: usize) -> f64 {
+    (counts[(v + 1) * k + c] + 1.0) / (counts[c] + values as f64)
 }
 
 /// The merit of the multiway split on this attribute: the information gain on the

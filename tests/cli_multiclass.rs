@@ -1,0 +1,113 @@
+//! `flowboost eval` with the multiclass boosters (online-mbbm, adaboost-olm) through the
+//! binary, on UCI car with the last-20% protocol and a fixed shuffle. Skips (with a note)
+//! when the shared data folder is absent.
+
+mod common;
+
+use common::{flowboost, last_json, shared_data};
+
+fn car_args<'a>(car: &'a str, algo: &'a str, learners: &'a str) -> Vec<&'a str> {
+    vec![
+        "eval",
+        "--algo",
+        algo,
+        "--data",
+        car,
+        "--protocol",
+        "last20",
+        "--shuffle",
+        "3",
+        "--learners",
+        learners,
+        "--weak",
+        "vfdt",
+        "--tree-params",
+        "random",
+        "--json",
+    ]
+}
+
+#[test]
+fn multiclass_boosters_learn_car_on_the_last_fifth() {
+    let Some(data) = shared_data("multiclass_boosters_learn_car_on_the_last_fifth") else {
+        return;
+    };
+    let car = data.join("car/car.data.csv");
+    let car = car.to_str().unwrap();
+    let single = last_json(&flowboost(&car_args(car, "single", "1")));
+    let single = single["accuracy"].as_f64().unwrap();
+    for algo in ["online-mbbm", "adaboost-olm"] {
+        let r = last_json(&flowboost(&car_args(car, algo, "20")));
+        assert_eq!(r["algorithm"], algo);
+        assert_eq!(r["task"], "multiclass");
+        assert_eq!(r["labels"], 4);
+        assert_eq!(r["examples"], 1728);
+        // last20: the final 1728 / 5 = 345 examples are scored.
+        assert_eq!(r["evaluated"], 345);
+        let acc = r["accuracy"].as_f64().unwrap();
+        // The paper's Table 1 (100 trees): best tree 0.924, OLM 0.930, best MBBM 0.914.
+        assert!(acc > 0.9, "{algo}: accuracy {acc}");
+        assert!(
+            acc > single,
+            "{algo}: {acc} is not above one tree's {single}"
+        );
+        // Deterministic: the same command gives the same report.
+        let again = last_json(&flowboost(&car_args(car, algo, "20")));
+        assert_eq!(again["accuracy"], r["accuracy"]);
+    }
+}
+
+#[test]
+fn mbbm_gamma_grid_keeps_the_best_and_dataflow_agrees() {
+    let Some(data) = shared_data("mbbm_gamma_grid_keeps_the_best_and_dataflow_agrees") else {
+        return;
+    };
+    let car = data.join("car/car.data.csv");
+    let car = car.to_str().unwrap();
+    let mut args = car_args(car, "online-mbbm", "8");
+    args.extend(["--gamma-grid", "0.3,0.1,0.01"]);
+    let out = flowboost(&args);
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    assert_eq!(stdout.lines().count(), 4, "{stdout}");
+    let r = last_json(&out);
+    let grid = r["gamma_grid"].as_array().unwrap();
+    assert_eq!(grid.len(), 3);
+    let best = grid
+        .iter()
+        .map(|g| g["value"].as_f64().unwrap())
+        .fold(f64::MIN, f64::max);
+    assert_eq!(r["accuracy"].as_f64().unwrap(), best);
+    // The best gamma's run again, on the dataflow engine with two workers.
+    let gamma = r["gamma"].as_f64().unwrap().to_string();
+    for algo in ["online-mbbm", "adaboost-olm"] {
+        let mut seq = car_args(car, algo, "8");
+        seq.extend(["--gamma", &gamma]);
+        let mut flow = seq.clone();
+        flow.extend(["--engine", "dataflow", "--workers", "2", "--batch", "16"]);
+        let a = last_json(&flowboost(&seq));
+        let b = last_json(&flowboost(&flow));
+        assert_eq!(a["accuracy"], b["accuracy"], "{algo}");
+        if algo == "online-mbbm" {
+            assert_eq!(a["accuracy"].as_f64().unwrap(), best);
+        }
+    }
+}
+
+#[test]
+fn bad_gamma_is_an_error_not_a_panic() {
+    let out = flowboost(&[
+        "eval",
+        "--algo",
+        "online-mbbm",
+        "--generator",
+        "multiclass",
+        "--examples",
+        "50",
+        "--gamma",
+        "1.5",
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("gamma") && !err.contains("panicked"), "{err}");
+}
