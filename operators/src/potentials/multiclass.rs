@@ -157,6 +157,7 @@ struct Cache {
     /// On-demand rows (without tables): `(R, m)`, pmf, cdf.
     spare: (usize, usize, Vec<f64>, Vec<f64>),
     caps: Vec<usize>,
+    opens: Vec<usize>,
     memo: KeyMap<Box<[i32]>, f64>,
     capacity: usize,
     /// Cost rows by base gap vector: `[phi(g + 1), phi(g - e_0), .., phi(g - e_{k-2})]`.
@@ -361,7 +362,11 @@ impl ZeroOnePotential {
             return;
         }
         self.cache.row_misses += 1;
-        self.compute_row(&key, out);
+        if self.cache.tables.is_some() {
+            self.compute_row(&key, out);
+        } else {
+            self.row_by_potentials(&key, out);
+        }
         if self.cache.rows.len() >= self.cache.row_capacity {
             self.cache.rows.clear();
         }
@@ -465,6 +470,28 @@ impl ZeroOnePotential {
         c.ready = true;
     }
 
+    /// A cost row as `k` separate potentials (without the shared tables: thousands of
+    /// learners with many labels).
+    fn row_by_potentials(&mut self, key: &[i32], out: &mut [f64]) {
+        let n = self.n as i32;
+        let mut variant: Vec<i32> = key.iter().map(|&g| (g + 1).min(n + 1)).collect();
+        out[0] = self.lookup(&variant);
+        for t in 0..key.len() {
+            if t > 0 && key[t] == key[t - 1] {
+                out[1 + t] = out[t];
+                continue;
+            }
+            variant.clear();
+            variant.extend(key.iter().map(|&g| g.min(n + 1)));
+            variant[t] = (key[t] - 1).min(n + 1);
+            out[1 + t] = if variant[t] <= -n {
+                1.0
+            } else {
+                self.lookup(&variant)
+            };
+        }
+    }
+
     /// A whole cost row at once (see [`row`](Self::row)) for the clamped, ascending base
     /// gaps `key`, with `g_0 >= -n`.
     ///
@@ -536,14 +563,31 @@ impl ZeroOnePotential {
     }
 
     /// For one `j`: each group's no-loss probability with one vote for a label of the
-    /// group, into `cache.qcur`.
+    /// group, into `cache.qcur`. Needs the shared tables.
+    ///
+    /// The labels with equal gaps (equal caps) are taken together: of `rem` draws over the
+    /// `R` labels still open, a group of `mu` labels gets `S ~ Bin(rem, mu / R)`, spread
+    /// uniformly over its labels, which all stay within the cap `c` with probability
+    /// `A_mu(S, c)` (see [`BinomialTables`]). The last group is summed in closed form (two
+    /// single labels sharing the rest, a group taking the rest, or a cumulative binomial).
     fn row_terms(&mut self, key: &[i32], j: i64) {
         let cells = self.k - 1;
-        let draws = (self.n as i64 - j) as usize;
+        let n = self.n;
+        let draws = (n as i64 - j) as usize;
+        let cap_of = |t: usize| j + i64::from(key[t]) - 1;
+        // The probability that a label with cap == draws takes all of them.
+        let all_to_one = (-(draws as f64) * (cells as f64).ln()).exp();
+        let boundary_free = |first: usize| {
+            if cap_of(first) == draws as i64 {
+                all_to_one
+            } else {
+                0.0
+            }
+        };
         let Cache {
             tables,
-            spare,
             caps,
+            opens,
             fwd,
             bwd,
             offs,
@@ -552,27 +596,23 @@ impl ZeroOnePotential {
             qcur,
             ..
         } = &mut self.cache;
-        let table = tables.as_deref();
-        let cap_of = |t: usize| j + i64::from(key[t]) - 1;
-        // The probability that a label with cap == draws takes all of them.
-        let all_to_one = || (-(draws as f64) * (cells as f64).ln()).exp();
+        let Some(tb) = tables.as_deref() else {
+            return;
+        };
+        // Constrained groups (cap < draws), their caps, and the labels still open at each.
         caps.clear();
-        for t in 0..cells {
-            let c = cap_of(t);
-            if c >= draws as i64 {
+        opens.clear();
+        let mut labels = 0;
+        for &(first, size) in groups.iter() {
+            let cap = cap_of(first);
+            if cap >= draws as i64 {
                 break;
             }
-            caps.push(c as usize); // j >= j_start, so c >= 0
+            caps.push(cap as usize); // j >= j_start, so cap >= 0
+            opens.push(cells - labels);
+            labels += size;
         }
         let constrained = caps.len();
-        let boundary_free = |t: usize| -> f64 {
-            // A label outside the DP (cap >= draws).
-            if cap_of(t) == draws as i64 {
-                all_to_one()
-            } else {
-                0.0
-            }
-        };
         if constrained == 0 {
             for (m, &(first, _)) in groups.iter().enumerate() {
                 qcur[m] = 1.0 - boundary_free(first);
@@ -584,22 +624,28 @@ impl ZeroOnePotential {
             qcur.iter_mut().for_each(|q| *q = 0.0);
             return;
         }
-        let all = constrained == cells;
-        // The label closed in one step: the last constrained one, or the second to last
-        // (with the last, which takes the rest) when every label is constrained.
-        let last = if all { cells - 2 } else { constrained - 1 };
-        // Forward: P_t (before label t) for t = 0..=last.
+        let all = labels == cells;
+        let pair = all
+            && constrained >= 2
+            && groups[constrained - 1].1 == 1
+            && groups[constrained - 2].1 == 1;
+        // The group closed in one step.
+        let last = if pair {
+            constrained - 2
+        } else {
+            constrained - 1
+        };
+        // Forward: P_b (the distribution of the draws used before group b), b = 0..=last.
         offs.clear();
         widths.clear();
         fwd.clear();
         offs.push(0);
         widths.push(1);
         fwd.push(1.0);
-        for t in 0..last {
-            let open = cells - t;
-            let cap = caps[t];
-            let (o, w) = (offs[t], widths[t]);
-            let nw = (w + cap).min(draws + 1);
+        for b in 0..last {
+            let (size, cap, open) = (groups[b].1, caps[b], opens[b]);
+            let (o, w) = (offs[b], widths[b]);
+            let nw = (w + size * cap).min(draws + 1);
             let no = fwd.len();
             fwd.resize(no + nw, 0.0);
             for u in 0..w {
@@ -608,132 +654,137 @@ impl ZeroOnePotential {
                     continue;
                 }
                 let rem = draws - u;
-                let top = cap.min(rem);
-                let row = binomial_row(table, spare, open, rem).0;
+                let top = (size * cap).min(rem);
                 let dst = &mut fwd[no + u..=no + u + top];
-                for (dst, &v) in dst.iter_mut().zip(&row[..=top]) {
-                    *dst += p * v;
+                if size == 1 {
+                    let row = tb.row(open, rem).0;
+                    for (d, &v) in dst.iter_mut().zip(&row[..=top]) {
+                        *d += p * v;
+                    }
+                } else {
+                    let (bin, a) = (tb.group_row(size, open, rem), tb.a_row(cap, size));
+                    for ((d, &v), &f) in dst.iter_mut().zip(&bin[..=top]).zip(&a[..=top]) {
+                        *d += p * v * f;
+                    }
                 }
             }
             offs.push(no);
             widths.push(nw);
         }
-        // The closed form at `last` (W_last on P_last's support) and, in the same pass, the
-        // boundary terms of the labels it closes: `b_last` for label `last`, and `b_final`
-        // for label k - 2 (the one taking the rest) when every label is constrained.
+        // The closed form at `last` (W_last), with the boundary terms of the groups it
+        // closes: `b_last` (group `last`) and `b_final` (the single label after it).
         bwd.clear();
         bwd.resize(fwd.len(), 0.0);
         let (mut b_last, mut b_final) = (0.0, 0.0);
         let (o, w) = (offs[last], widths[last]);
-        if let Some(tb) = table {
-            // By columns: u = 0..w has rem = draws - u, at index w - 1 - u.
+        if pair {
+            // Two single labels share the rest: P(rem - cb <= X <= ca) for X ~ Bin(rem, 1/2)
+            // = F(ca) + F(cb) - 1 (symmetry), and P(X = rem - cb) = P(X = cb).
             let lo_rem = draws + 1 - w;
-            let p_last = &fwd[o..o + w];
-            let w_last = &mut bwd[o..o + w];
-            if all {
-                // Bin(rem, 1/2) is symmetric: P(rem - cb <= X <= ca) = F(ca) + F(cb) - 1,
-                // and P(X = rem - cb) = P(X = cb).
-                let (ca, cb) = (caps[cells - 2], caps[cells - 1]);
-                let ca_cdf = &tb.col_cdf(2, ca)[lo_rem..=draws];
-                let cb_cdf = &tb.col_cdf(2, cb)[lo_rem..=draws];
-                let ca_pmf = &tb.col_pmf(2, ca)[lo_rem..=draws];
-                let cb_pmf = &tb.col_pmf(2, cb)[lo_rem..=draws];
-                let reach = ca + cb;
-                for u in 0..w {
-                    let i = w - 1 - u;
-                    w_last[u] = (ca_cdf[i] + cb_cdf[i] - 1.0).max(0.0);
-                    if draws - u <= reach {
-                        b_last += p_last[u] * ca_pmf[i];
-                        b_final += p_last[u] * cb_pmf[i];
-                    }
+            let (ca, cb) = (caps[last], caps[last + 1]);
+            let ca_cdf = &tb.col_cdf(2, ca)[lo_rem..=draws];
+            let cb_cdf = &tb.col_cdf(2, cb)[lo_rem..=draws];
+            let ca_pmf = &tb.col_pmf(2, ca)[lo_rem..=draws];
+            let cb_pmf = &tb.col_pmf(2, cb)[lo_rem..=draws];
+            let reach = ca + cb;
+            for u in 0..w {
+                let i = w - 1 - u;
+                bwd[o + u] = (ca_cdf[i] + cb_cdf[i] - 1.0).max(0.0);
+                if draws - u <= reach {
+                    b_last += fwd[o + u] * ca_pmf[i];
+                    b_final += fwd[o + u] * cb_pmf[i];
                 }
-            } else {
-                let open = cells - last;
-                let cap = caps[last];
+            }
+        } else if all {
+            // The last group takes the rest.
+            let (size, cap) = (groups[last].1, caps[last]);
+            for u in 0..w {
+                let rem = draws - u;
+                if rem <= size * cap {
+                    bwd[o + u] = tb.a_row(cap, size)[rem];
+                    b_last += fwd[o + u] * tb.e_row(cap, size)[rem];
+                }
+            }
+        } else {
+            let (size, cap, open) = (groups[last].1, caps[last], opens[last]);
+            if size == 1 {
+                let lo_rem = draws + 1 - w;
                 let cdf = &tb.col_cdf(open, cap)[lo_rem..=draws];
                 let pmf = &tb.col_pmf(open, cap)[lo_rem..=draws];
                 for u in 0..w {
                     let i = w - 1 - u;
-                    w_last[u] = cdf[i];
-                    b_last += p_last[u] * pmf[i];
+                    bwd[o + u] = cdf[i];
+                    b_last += fwd[o + u] * pmf[i];
                 }
-            }
-        } else if all {
-            let (ca, cb) = (caps[cells - 2], caps[cells - 1]);
-            for u in 0..w {
-                let rem = draws - u;
-                let (pmf, cdf) = binomial_row(table, spare, 2, rem);
-                let lo = rem.saturating_sub(cb);
-                let hi = ca.min(rem);
-                if lo <= hi {
-                    let below = if lo > 0 { cdf[lo - 1] } else { 0.0 };
-                    bwd[o + u] = (cdf[hi] - below).max(0.0);
-                }
-                let p = fwd[o + u];
-                // X_{k-3} = ca (the last takes rem - ca <= cb) ...
-                if ca <= rem && rem - ca <= cb {
-                    b_last += p * pmf[ca];
-                }
-                // ... or X_{k-2} = cb (so X_{k-3} = rem - cb <= ca).
-                if cb <= rem && rem - cb <= ca {
-                    b_final += p * pmf[rem - cb];
-                }
-            }
-        } else {
-            let open = cells - last;
-            let cap = caps[last];
-            for u in 0..w {
-                let rem = draws - u;
-                let (pmf, cdf) = binomial_row(table, spare, open, rem);
-                bwd[o + u] = cdf[cap.min(rem)];
-                if cap <= rem {
-                    b_last += fwd[o + u] * pmf[cap];
+            } else {
+                let (a, ea) = (tb.a_row(cap, size), tb.e_row(cap, size));
+                for u in 0..w {
+                    let rem = draws - u;
+                    let top = (size * cap).min(rem);
+                    let bin = &tb.group_row(size, open, rem)[..=top];
+                    let v: f64 = bin.iter().zip(&a[..=top]).map(|(&x, &y)| x * y).sum();
+                    let e: f64 = bin.iter().zip(&ea[..=top]).map(|(&x, &y)| x * y).sum();
+                    bwd[o + u] = v;
+                    b_last += fwd[o + u] * e;
                 }
             }
         }
-        // Backward: W_t on P_t's support, from `last - 1` down to 0.
-        for t in (0..last).rev() {
-            let open = cells - t;
-            let cap = caps[t];
-            let (o, w) = (offs[t], widths[t]);
-            let o1 = offs[t + 1];
+        // Backward: W_b on P_b's support, from `last - 1` down to 0.
+        for b in (0..last).rev() {
+            let (size, cap, open) = (groups[b].1, caps[b], opens[b]);
+            let (o, w) = (offs[b], widths[b]);
+            let o1 = offs[b + 1];
             for u in 0..w {
                 let rem = draws - u;
-                let top = cap.min(rem);
-                let row = binomial_row(table, spare, open, rem).0;
+                let top = (size * cap).min(rem);
                 let next = &bwd[o1 + u..=o1 + u + top];
                 let mut v = 0.0;
-                for (&p, &b) in row[..=top].iter().zip(next) {
-                    v += p * b;
+                if size == 1 {
+                    let row = tb.row(open, rem).0;
+                    for (&pv, &wv) in row[..=top].iter().zip(next) {
+                        v += pv * wv;
+                    }
+                } else {
+                    let (bin, a) = (tb.group_row(size, open, rem), tb.a_row(cap, size));
+                    for ((&pv, &f), &wv) in bin[..=top].iter().zip(&a[..=top]).zip(next) {
+                        v += pv * f * wv;
+                    }
                 }
                 bwd[o + u] = v;
             }
         }
         let q = bwd[0];
-        // Each group's boundary term P(box, X_t = c_t) at its first label t.
-        for (m, &(t, _)) in groups.iter().enumerate() {
-            let boundary = if t >= constrained {
-                boundary_free(t)
-            } else if t < last {
-                let open = cells - t;
-                let cap = caps[t];
-                let (o, w) = (offs[t], widths[t]);
-                let o1 = offs[t + 1];
-                let mut b = 0.0;
+        for (m, &(first, size)) in groups.iter().enumerate() {
+            let boundary = if m >= constrained {
+                boundary_free(first)
+            } else if m < last {
+                // P(box, one label of group m at its cap), through the group's kernel.
+                let (cap, open) = (caps[m], opens[m]);
+                let (o, w) = (offs[m], widths[m]);
+                let o1 = offs[m + 1];
+                let mut total = 0.0;
                 for u in 0..w {
                     let p = fwd[o + u];
                     let rem = draws - u;
                     if p == 0.0 || cap > rem {
                         continue;
                     }
-                    let at_cap = match table {
-                        Some(tb) => tb.col_pmf(open, cap)[rem],
-                        None => binomial_row(table, spare, open, rem).0[cap],
-                    };
-                    b += p * at_cap * bwd[o1 + u + cap];
+                    if size == 1 {
+                        total += p * tb.col_pmf(open, cap)[rem] * bwd[o1 + u + cap];
+                    } else {
+                        let top = (size * cap).min(rem);
+                        let bin = &tb.group_row(size, open, rem)[cap..=top];
+                        let ea = &tb.e_row(cap, size)[cap..=top];
+                        let next = &bwd[o1 + u + cap..=o1 + u + top];
+                        let mut e = 0.0;
+                        for ((&x, &y), &z) in bin.iter().zip(ea).zip(next) {
+                            e += x * y * z;
+                        }
+                        total += p * e;
+                    }
                 }
-                b
-            } else if t == last {
+                total
+            } else if m == last {
                 b_last
             } else {
                 b_final
@@ -854,7 +905,7 @@ impl ZeroOnePotential {
 
 /// The memory budget of one table of binomial rows, in bytes; beyond it (thousands of
 /// learners with many labels), rows are computed when needed (same values, slower).
-const BINOMIAL_TABLE_BYTES: usize = 64 << 20;
+const BINOMIAL_TABLE_BYTES: usize = 128 << 20;
 
 /// `Bin(m, 1/R)` (from [`binomial_pmf_row`]) and its cumulative sums, for
 /// `R = 2..=cells` and `m = 0..=n`, flattened.
@@ -870,6 +921,16 @@ struct BinomialTables {
     /// column `(R, x)` at `((R - 2) * (n + 1) + x) * (n + 1)`.
     col_pmf: Vec<f64>,
     col_cdf: Vec<f64>,
+    /// `A_mu(S, c)`: the probability that `S` draws uniform over `mu` labels give none
+    /// more than `c`, at `((c * (cells + 1)) + mu) * (n + 1) + S`.
+    a: Vec<f64>,
+    /// `E_mu(S, c) = Bin(S, 1/mu)(c) A_{mu-1}(S - c, c)`: one given label of the `mu` at
+    /// exactly `c`, the others within it (same layout as `a`).
+    e: Vec<f64>,
+    /// Rows `Bin(m, mu / R)` for `2 <= mu < R <= cells`, `m = 0..=n` (triangles), and
+    /// where each `(mu, R)` block starts, at `mu * (cells + 1) + R`.
+    grp: Vec<f64>,
+    grp_start: Vec<usize>,
 }
 
 impl BinomialTables {
@@ -909,7 +970,7 @@ impl BinomialTables {
                 }
             }
         }
-        BinomialTables {
+        let mut t = BinomialTables {
             cells,
             n,
             pmf,
@@ -917,7 +978,85 @@ impl BinomialTables {
             starts,
             col_pmf,
             col_cdf,
+            a: Vec::new(),
+            e: Vec::new(),
+            grp: Vec::new(),
+            grp_start: vec![usize::MAX; (cells + 1) * (cells + 1)],
+        };
+        // A_0(S) = 1(S = 0); A_1(S) = 1(S <= c); A_mu(S) = sum_{x <= c} Bin(S, 1/mu)(x)
+        // A_{mu-1}(S - x).
+        let width = cells + 1;
+        let mut a = vec![0.0; side * width * side];
+        for c in 0..=n {
+            let base = c * width * side;
+            a[base] = 1.0;
+            for s in 0..=c {
+                a[base + side + s] = 1.0;
+            }
+            for mu in 2..=cells {
+                for s in 0..=n.min(mu * c) {
+                    let row = t.row(mu, s).0;
+                    let prev = base + (mu - 1) * side;
+                    let mut v = 0.0;
+                    for x in 0..=c.min(s) {
+                        v += row[x] * a[prev + s - x];
+                    }
+                    a[base + mu * side + s] = v;
+                }
+            }
         }
+        t.a = a;
+        let mut e = vec![0.0; side * width * side];
+        for c in 0..=n {
+            for mu in 1..=cells {
+                for s in c..=n {
+                    e[(c * width + mu) * side + s] = if mu == 1 {
+                        if s == c { 1.0 } else { 0.0 }
+                    } else {
+                        let rest = t.a_row(c, mu - 1)[s - c];
+                        if rest == 0.0 {
+                            0.0
+                        } else {
+                            t.row(mu, s).0[c] * rest
+                        }
+                    };
+                }
+            }
+        }
+        t.e = e;
+        for r in 3..=cells {
+            for mu in 2..r {
+                t.grp_start[mu * width + r] = t.grp.len();
+                for m in 0..=n {
+                    t.grp.extend(binomial_pmf_row(m, mu as f64 / r as f64));
+                }
+            }
+        }
+        t
+    }
+
+    /// `A_mu(S, c)` for `S = 0..=n`.
+    #[inline(always)]
+    fn a_row(&self, c: usize, mu: usize) -> &[f64] {
+        let side = self.n + 1;
+        let at = (c * (self.cells + 1) + mu) * side;
+        &self.a[at..at + side]
+    }
+
+    /// `Bin(m, mu / r)` for `2 <= mu < r <= cells`.
+    #[inline(always)]
+    fn group_row(&self, mu: usize, r: usize, m: usize) -> &[f64] {
+        let at = self.grp_start[mu * (self.cells + 1) + r] + m * (m + 1) / 2;
+        &self.grp[at..=at + m]
+    }
+
+    /// `E_mu(S, c)` for `S = 0..=n`: of `S` draws uniform over `mu` labels, one given label
+    /// gets exactly `c` and the others at most `c`.
+    #[inline(always)]
+    fn e_row(&self, c: usize, mu: usize) -> &[f64] {
+        let side = self.n + 1;
+        let at = (c * (self.cells + 1) + mu) * side;
+        &self.e[at..at + side]
     }
 
     /// `P(X = x)` for `X ~ Bin(m, 1/r)`, `m = 0..=n`.
@@ -982,8 +1121,13 @@ fn spare_row(
 /// (the values do not depend on which table serves them), or `None` past the budget.
 fn shared_tables(cells: usize, n: usize) -> Option<Arc<BinomialTables>> {
     static TABLES: Mutex<Vec<Arc<BinomialTables>>> = Mutex::new(Vec::new());
-    // Rows (a triangle) and columns (a square), each with pmf and cdf.
-    let bytes = cells.saturating_sub(1) * (n + 1) * (3 * n + 4) / 2 * 16;
+    // Rows (a triangle) and columns (a square), each with pmf and cdf; the A and E tables;
+    // the group rows.
+    let side = n + 1;
+    let pairs = cells.saturating_sub(2) * cells.saturating_sub(1) / 2;
+    let bytes = cells.saturating_sub(1) * side * (3 * n + 4) / 2 * 16
+        + side * (cells + 1) * side * 16
+        + pairs * side * (n + 2) / 2 * 8;
     if bytes > BINOMIAL_TABLE_BYTES {
         return None;
     }
