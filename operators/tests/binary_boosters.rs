@@ -83,7 +83,7 @@ fn online_bbm_weights_stay_finite_for_a_thousand_learners() {
         let w = OnlineBbmStage::normalized_weights(m, 0.1);
         assert_eq!(w.len(), m + 1);
         assert!(w.iter().all(|v| v.is_finite() && (0.0..=1.0).contains(v)));
-        assert!(w.iter().any(|&v| v == 1.0));
+        assert!(w.contains(&1.0));
     }
 }
 

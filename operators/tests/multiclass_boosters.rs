@@ -2,6 +2,9 @@
 //! direct transcription of Algorithm 2, finite differences (eq. 9 and 10) and the full cost
 //! matrix (OnlineMBBM's lazy rows).
 
+// Hand-computed constants are written with all the digits they were computed with.
+#![allow(clippy::excessive_precision)]
+
 use flowboost_operators::boosters::{
     AdaBoostOlmStage, Algorithm, AnyStage, BoosterConfig, OnlineMbbmStage, TreeParams, WeakSlot,
     build,
@@ -222,8 +225,8 @@ fn olm_stages_follow_algorithm_2_by_hand() {
         for i in 0..3 {
             assert!(close(stages[i].alpha(), alphas[i], 1e-14), "t={t} i={i}");
             assert!(close(weights[i], w[i], 1e-14), "t={t} i={i}");
-            for l in 0..k {
-                assert!(close(rec.trail[i * k + l], experts[i][l], 1e-14));
+            for (l, &e) in experts[i].iter().enumerate() {
+                assert!(close(rec.trail[i * k + l], e, 1e-14));
             }
         }
         if t == 0 {
@@ -302,7 +305,7 @@ fn mbbm_costs_and_weights_by_hand() {
     assert_eq!(stage2.raw_weight(&[1.0, 0.0, 0.0], 0), 2.0);
     assert_eq!(stage2.raw_weight(&[0.0, 1.0, 0.0], 0), 0.0);
     // Through process(): the normalized weights each learner receives.
-    let mut stages = vec![stage1, stage2];
+    let mut stages = [stage1, stage2];
     let mut rec = InFlight::new(0, example(0, 0), 3);
     stages[0].process(&mut rec);
     stages[1].process(&mut rec);

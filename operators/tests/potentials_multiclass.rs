@@ -39,6 +39,7 @@ fn multinomial_sum(s: &[i64], r: usize, n: usize, gamma: f64) -> f64 {
         .collect();
     let mut counts = vec![0usize; k];
     let mut total = 0.0;
+    #[allow(clippy::too_many_arguments)]
     fn rec(
         i: usize,
         left: usize,

@@ -85,7 +85,7 @@ pub fn logistic_rank_gradient_with(
 ///   examples (rounds) this stage has seen;
 /// - the weak learner learns from `c^i` by [`WeakModel::learn_costs`]: a tree gets, for
 ///   each relevant `l`, `(x, l)` with importance weight `max c - c[l]` (section 4), times
-///   the per-learner constant `weight_scale` (see [`super::online_bmr::random_weight_scale`]).
+///   the per-learner constant `weight_scale` (see [`super::random_weight_scale`]).
 ///
 /// Examples without a (relevant, irrelevant) pair have zero costs and a zero gradient:
 /// they count as a round but change nothing.

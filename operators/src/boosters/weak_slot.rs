@@ -40,6 +40,14 @@ impl WeakSlot {
     /// as likely as the negative one (`sign(0) = +1`).
     #[inline]
     pub fn predict_sign(&mut self, x: &Features) -> f64 {
+        // A tree that can tell its top label cheaply (no logarithm per attribute) gives
+        // exactly the answer of the full prediction (see `HoeffdingTree::predict_top`).
+        if let WeakModel::Tree(t) = &self.model
+            && t.num_labels() == 2
+            && let Some(top) = t.predict_top(x)
+        {
+            return if top == 1 { 1.0 } else { -1.0 };
+        }
         let p = self.predict(x);
         if p[1] >= p[0] { 1.0 } else { -1.0 }
     }
@@ -47,6 +55,11 @@ impl WeakSlot {
     /// The most likely label (the lowest index among equals).
     #[inline]
     pub fn predict_class(&mut self, x: &Features) -> u32 {
+        if let WeakModel::Tree(t) = &self.model
+            && let Some(top) = t.predict_top(x)
+        {
+            return top as u32;
+        }
         let p = self.predict(x);
         let mut best = 0;
         for (l, &v) in p.iter().enumerate() {

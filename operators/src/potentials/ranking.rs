@@ -157,6 +157,12 @@ impl RankingPotential {
     }
 
     /// Writes the cost vector `out[j] = phi^n(s + e_j)`, `j = 0..k`, and returns `true`;
+    /// with `F(g) = E f(g + D_n)` and `g_lr = s[r] - s[l]`, adding `e_j` only moves the
+    /// gaps of the pairs that contain `j`, so with `B = sum_{l, r} F(g_lr)`:
+    /// `c[l] = w_Y (B + sum_{r not in Y} (F(g_lr - 1) - F(g_lr)))` for `l in Y` and
+    /// `c[r] = w_Y (B + sum_{l in Y} (F(g_lr + 1) - F(g_lr)))` for `r not in Y`: three
+    /// neighbouring table lookups per pair ([`StepSumTable::terms3`]), `O(|Y| |Y^c|)`.
+    ///
     /// returns `false` with `out` all zero when there is no (relevant, irrelevant) pair or
     /// the input is invalid (see [`value`](Self::value); `out.len()` must be `k` too).
     pub fn cost_vector(&mut self, scores: &[f64], relevant: &[u32], out: &mut [f64]) -> bool {

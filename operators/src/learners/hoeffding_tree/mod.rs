@@ -65,10 +65,13 @@ const MIN_MERIT: f64 = 1e-12;
 /// Predicting and learning do not allocate (a split does). Deterministic for a given
 /// seed; serializable for checkpoints.
 ///
-/// `learn(x, ..)` right after `predict(x)` (what every booster does) reuses the naive
-/// Bayes scores the prediction computed at the leaf, with exactly the same results as
-/// recomputing them. That memo, like the leaves' memoized logarithms, is not state (not
-/// serialized): the tree is `Send` but not `Sync`.
+/// Fast without changing a bit of any result: `learn(x, ..)` right after `predict(x)` or
+/// [`predict_top(x)`](Self::predict_top) (what every booster does) reuses what the
+/// prediction found out about naive Bayes at the leaf (its scores, or its best class);
+/// otherwise the best class adaptive leaves need is usually told without a logarithm per
+/// attribute, from bounded approximate scores; the logarithms of the variances are
+/// memoized per leaf. The memos are not state (not serialized): the tree is `Send` but
+/// not `Sync`.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct HoeffdingTree {
     config: HoeffdingTreeConfig,
@@ -262,7 +265,13 @@ impl HoeffdingTree {
         let Some((merit, attr, test)) = best else {
             return;
         };
-        let eps = split::hoeffding_bound(split::gain_range(k), self.config.split_confidence, n);
+        // `n` is the leaf's whole class weight, including what it inherited at its creation
+        // (as MOA and River do), not only the weight it has seen itself.
+        let eps = split::hoeffding_bound(
+            split::gain_range(k),
+            self.config.split_confidence,
+            leaf.total(),
+        );
         if !(merit > MIN_MERIT && (merit - second > eps || eps < self.config.tie_threshold)) {
             return;
         }

@@ -1,53 +1,38 @@
 //! Naive Bayes at a leaf: the class prior times the per-attribute likelihoods, in log
 //! space, normalized by log-sum-exp.
 
-use super::gaussian::{HALF_LN_2PI, ln_normal_pdf, ln_normal_pdf_with_ln_variance};
+use super::gaussian::{HALF_LN_2PI, ln_normal_pdf_with_ln_variance};
 use super::node::{AttrSlot, Layout, LeafNode};
 use super::nominal;
 use crate::data::Features;
 
-/// A class's variance on an attribute is at least this fraction of the attribute's
-/// variance over all classes at the leaf (so a class seen a couple of times, or always
-/// with one value, does not get a near-zero variance and a density spike).
-pub(super) const VARIANCE_FLOOR_FRACTION: f64 = 1e-2;
-/// An absolute variance floor, for attributes constant at the leaf.
-pub(super) const MIN_VARIANCE: f64 = 1e-12;
-
-/// A class variance at least this factor above the floor has a logarithm above the
-/// floor's, one at most the floor over it a logarithm below: far more than any libm's
-/// error on `ln` (under 1e-12 relative, i.e. a few ulps on results of at most ~745 in
-/// magnitude), so `max(ln var, ln floor)` needs only the one logarithm that wins, and is
-/// still exactly `max` of the two as computed. In between, both are computed.
-const FLOOR_MARGIN: f64 = 1.0 + 1e-9;
-
-/// `max(ln max(var, MIN_POSITIVE), ln floor)` (the log of the floored variance, as the
-/// straightforward computation does it) for `floor >= MIN_VARIANCE`, calling `ln_var` on
-/// the variance and `ln_floor` only when their logarithm is needed (see [`FLOOR_MARGIN`]).
+/// The log likelihood of `value` under a class's Gaussian `(mean, var)`: its log density
+/// when the variance is positive; a zero variance (every value the class saw at the leaf
+/// was the same) is a point mass, as in MOA: `0` at the mean, `-inf` elsewhere. No
+/// variance floor: a floor turns a rare 0/1 feature a class never had into a density
+/// spike at 0 that lets rare classes win (see `docs/notes/hoeffding-tree-vs-moa.md`).
+/// `ln_var` gives `ln var` (memoized by the caller) and is called only when needed.
 #[inline]
-fn ln_floored(
-    var: f64,
-    floor: f64,
-    ln_var: impl FnOnce(f64) -> f64,
-    ln_floor: impl FnOnce() -> f64,
-) -> f64 {
-    if var > floor * FLOOR_MARGIN {
-        ln_var(var) // (var > MIN_VARIANCE > MIN_POSITIVE)
-    } else if var * FLOOR_MARGIN < floor {
-        ln_floor()
+fn ln_likelihood(value: f64, mean: f64, var: f64, ln_var: impl FnOnce(f64) -> f64) -> f64 {
+    if var > 0.0 {
+        ln_normal_pdf_with_ln_variance(value, mean, var, ln_var(var))
+    } else if value == mean {
+        0.0
     } else {
-        ln_var(var.max(f64::MIN_POSITIVE)).max(ln_floor())
+        f64::NEG_INFINITY
     }
 }
 
 /// Writes the unnormalized naive Bayes log scores of the classes at `leaf` for `x` into
 /// `out`: `ln prior + sum ln likelihood` (`-inf` for a class with no weight at the leaf).
 ///
-/// Numeric attributes: the class's Gaussian with the variance floor; a class not yet
-/// seen with this attribute known gets the attribute's Gaussian over all classes.
+/// Numeric attributes: the class's Gaussian (a point mass when its variance is zero, see
+/// [`ln_likelihood`]); a class not yet seen with this attribute known gets the
+/// attribute's Gaussian over all classes.
 /// Nominal attributes: Laplace-smoothed frequencies. Missing values are skipped, and so
 /// are nominal attributes already split on above the leaf.
 ///
-/// The logarithms of the variances and of the variance floors are memoized per estimator
+/// The logarithms of the variances are memoized per estimator
 /// at the leaf (keyed by their argument): between two examples at a leaf, only those of
 /// the class learned in between have changed.
 pub(super) fn log_scores(layout: &Layout, leaf: &LeafNode, x: &Features, out: &mut [f64]) {
@@ -75,9 +60,7 @@ pub(super) fn log_scores(layout: &Layout, leaf: &LeafNode, x: &Features, out: &m
                     return;
                 }
                 let pooled_var = pooled.variance();
-                let floor = (VARIANCE_FLOOR_FRACTION * pooled_var).max(MIN_VARIANCE);
-                // Both computed on first use only (most examples need neither).
-                let mut ln_floor = f64::NAN;
+                // Computed on first use only (most examples do not need it).
                 let mut pooled_ln = f64::NAN;
                 let classes = &leaf.gaussians[offset + 1..offset + 1 + k];
                 for (c, (o, g)) in out.iter_mut().zip(classes).enumerate() {
@@ -85,22 +68,12 @@ pub(super) fn log_scores(layout: &Layout, leaf: &LeafNode, x: &Features, out: &m
                         continue;
                     }
                     *o += if g.weight() > 0.0 {
-                        let var = g.variance();
-                        let ln_var = ln_floored(
-                            var,
-                            floor,
-                            |v| lns.ln(offset + 1 + c, v),
-                            || {
-                                if ln_floor.is_nan() {
-                                    ln_floor = lns.ln(offset, floor);
-                                }
-                                ln_floor
-                            },
-                        );
-                        ln_normal_pdf_with_ln_variance(value, g.mean(), var.max(floor), ln_var)
+                        ln_likelihood(value, g.mean(), g.variance(), |v| lns.ln(offset + 1 + c, v))
                     } else {
                         if pooled_ln.is_nan() {
-                            pooled_ln = ln_normal_pdf(value, pooled.mean(), pooled_var.max(floor));
+                            pooled_ln = ln_likelihood(value, pooled.mean(), pooled_var, |v| {
+                                lns.ln(offset, v)
+                            });
                         }
                         pooled_ln
                     };
@@ -132,7 +105,7 @@ pub(super) struct ClassSum {
     live: bool,
     /// The terms without a logarithm: `-ln(2 pi)/2 - d^2 / (2 var)` per numeric attribute.
     linear: f64,
-    /// The product of the (floored) variances: `-1/2` times its logarithm is the rest of
+    /// The product of the (positive) variances: `-1/2` times its logarithm is the rest of
     /// the numeric terms.
     variances: LogProduct,
     /// The product of the prior and the nominal likelihoods.
@@ -239,21 +212,25 @@ pub(super) fn bounded_argmax(
                     }
                     terms += 1;
                     let pooled_var = pooled.variance();
-                    let floor = (VARIANCE_FLOOR_FRACTION * pooled_var).max(MIN_VARIANCE);
                     let classes = &leaf.gaussians[offset + 1..offset + 1 + k];
                     for (s, g) in sums.iter_mut().zip(classes) {
                         if !s.live {
                             continue;
                         }
                         let (mean, var) = if g.weight() > 0.0 {
-                            (g.mean(), g.variance().max(floor))
+                            (g.mean(), g.variance())
                         } else {
-                            (pooled.mean(), pooled_var.max(floor))
+                            (pooled.mean(), pooled_var)
                         };
-                        let d = value - mean;
-                        let quad = d * d / (2.0 * var);
-                        s.linear += -HALF_LN_2PI - quad;
-                        ok &= quad.is_finite() && s.variances.mul(var);
+                        if var > 0.0 {
+                            let d = value - mean;
+                            let quad = d * d / (2.0 * var);
+                            s.linear += -HALF_LN_2PI - quad;
+                            ok &= quad.is_finite() && s.variances.mul(var);
+                        } else if value != mean {
+                            // A point mass elsewhere: the score is -inf (see ln_likelihood).
+                            s.live = false;
+                        }
                     }
                 }
                 AttrSlot::Nominal { offset, values } => {
@@ -344,39 +321,6 @@ mod tests {
     use crate::rng::seeded;
     use rand::RngExt;
 
-    #[test]
-    fn ln_floored_is_the_max_of_both_logarithms() {
-        let straightforward =
-            |var: f64, floor: f64| var.max(f64::MIN_POSITIVE).ln().max(floor.ln());
-        for floor in [MIN_VARIANCE, 3.7e-9, 0.01, 0.25, 1.0, 7.5e3, 1e200] {
-            let mut vars = vec![0.0, f64::MIN_POSITIVE, 1e-300, floor / 2.0, floor * 2.0];
-            for eps in [f64::EPSILON, 1e-12, 1e-10, 1e-9, 2e-9, 1e-6] {
-                for j in -4..=4 {
-                    vars.push(floor * (1.0 + f64::from(j) * eps));
-                }
-            }
-            // Neighbouring doubles.
-            let mut v = floor;
-            for _ in 0..8 {
-                v = f64::from_bits(v.to_bits() + 1);
-                vars.push(v);
-            }
-            let mut v = floor;
-            for _ in 0..8 {
-                v = f64::from_bits(v.to_bits() - 1);
-                vars.push(v);
-            }
-            for var in vars {
-                let got = ln_floored(var, floor, f64::ln, || floor.ln());
-                assert_eq!(
-                    got.to_bits(),
-                    straightforward(var, floor).to_bits(),
-                    "var {var:e} floor {floor:e}"
-                );
-            }
-        }
-    }
-
     /// Two numeric attributes (one missing now and then) and two nominal ones, 3 classes.
     fn layout() -> Layout {
         let values = |n: usize| (0..n).map(|v| v.to_string()).collect::<Vec<_>>();
@@ -447,5 +391,36 @@ mod tests {
             }
         }
         assert!(told > 3000 && untold > 1000, "{told} told, {untold} not");
+    }
+
+    #[test]
+    fn a_zero_variance_class_is_a_point_mass() {
+        // Class 0 always saw a = 1.0, class 1 a wide spread around 1.0 (variance ~33, so
+        // a density below 1 at 1.0: the point mass's likelihood 1 wins there).
+        let layout = layout();
+        let mut leaf = LeafNode::new(&layout, vec![0.0; 3], 0, vec![]);
+        let x = |a: f64| Features::Dense(vec![a, 0.0, 0.5, 0.0]);
+        for n in 0..40 {
+            leaf.update(&layout, &x(1.0), 0, 1.0);
+            leaf.update(&layout, &x(-9.0 + f64::from(n) / 2.0), 1, 1.0);
+        }
+        let mut sums = vec![];
+        let mut scores = vec![0.0; 3];
+        // At the mean: the point mass contributes ln 1 = 0 and beats the spread class.
+        log_scores(&layout, &leaf, &x(1.0), &mut scores);
+        assert!(scores[0].is_finite() && scores[0] > scores[1], "{scores:?}");
+        assert_eq!(scores[2], f64::NEG_INFINITY);
+        assert_eq!(
+            bounded_argmax(&layout, &leaf, &x(1.0), &mut sums),
+            Some(Some(0))
+        );
+        // Anywhere else: class 0 is impossible.
+        log_scores(&layout, &leaf, &x(1.0 + 1e-9), &mut scores);
+        assert_eq!(scores[0], f64::NEG_INFINITY);
+        assert!(scores[1].is_finite());
+        assert_eq!(
+            bounded_argmax(&layout, &leaf, &x(1.0 + 1e-9), &mut sums),
+            Some(Some(1))
+        );
     }
 }

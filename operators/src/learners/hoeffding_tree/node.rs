@@ -131,8 +131,7 @@ pub(super) struct LeafNode {
     /// constant here, so neither learned, split on nor used by naive Bayes.
     pub used: Vec<usize>,
     /// Naive Bayes' logarithms, one per estimator (not state): for a numeric attribute's
-    /// pooled estimator the log of its variance floor, for a class's the log of its
-    /// variance. (Nominal likelihoods are not memoized: nearly every example changes
+    /// pooled estimator and for a class's the log of its variance. (Nominal likelihoods are not memoized: nearly every example changes
     /// those of its class, and a memo as large as the counts costs more cache misses
     /// than the logarithms it saves.)
     #[serde(skip)]
