@@ -15,3 +15,4 @@ pub mod learners;
 pub mod metrics;
 pub mod potentials;
 pub mod rng;
+pub mod thresholding;
