@@ -16,3 +16,4 @@ pub mod metrics;
 pub mod potentials;
 pub mod rng;
 pub mod thresholding;
+pub mod topk;

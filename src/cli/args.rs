@@ -6,6 +6,7 @@ use flowboost_operators::boosters::{Algorithm, BoosterConfig, Potential, TreePar
 use flowboost_operators::data::Task;
 use flowboost_operators::dataflow::DataflowOptions;
 use flowboost_operators::learners::WeakKind;
+use flowboost_operators::topk::{Randomization, TopKConfig};
 use std::path::PathBuf;
 
 use crate::eval::Engine;
@@ -54,8 +55,10 @@ pub struct DataArgs {
 /// The model: the algorithm and its weak learners.
 #[derive(Debug, Args)]
 pub struct ModelArgs {
-    /// The algorithm: single (one weak learner alone), online-bbm, online-bbm-s,
-    /// adaboost-ol, adaboost-ol-s, oza.
+    /// The algorithm: single (one weak learner alone); binary: online-bbm, online-bbm-s,
+    /// adaboost-ol, adaboost-ol-s; multiclass: oza, online-mbbm, adaboost-olm; multi-label
+    /// ranking: online-bmr, ada-olmr; multi-label ranking from top-k feedback: topk-bbm,
+    /// topk-adaptive.
     /// Default: the adaptive booster for the stream's task (adaboost-ol for binary, oza for
     /// multiclass, single for multi-label).
     #[arg(long, value_parser = parse_algorithm)]
@@ -82,6 +85,27 @@ pub struct ModelArgs {
     /// single-label weak learners) or hinge (the weighted hinge loss; for general ones).
     #[arg(long, default_value = "rank", value_parser = parse_potential)]
     pub potential: Potential,
+
+    /// Top-k boosters: the number of labels shown (their relevance is the feedback). A
+    /// comma-separated list runs once per k (eval; e.g. for --curve).
+    #[arg(long, value_delimiter = ',', default_value = "3", value_name = "K")]
+    pub k: Vec<usize>,
+    /// Top-k boosters: the exploration rate rho in (0, 1) (with probability rho the shown
+    /// ranking is randomized).
+    #[arg(long, default_value_t = 0.04, value_name = "RHO")]
+    pub rho: f64,
+    /// Top-k boosters: uniform (a random permutation) or single-swap (two random swaps
+    /// across the top-k boundary; needs 3 <= k < labels).
+    #[arg(long, default_value = "uniform", value_parser = parse_randomization)]
+    pub randomization: Randomization,
+    /// Top-k boosters: probabilities Pr[a, b shown] are clipped to [P, 1 - P] before they
+    /// divide (the authors' 0.005; 0 turns it off).
+    #[arg(long, default_value_t = 0.005, value_name = "P")]
+    pub clip_probability: f64,
+    /// topk-adaptive: the SGD gradient estimate for a learner's weight is clipped to
+    /// [-C, C] (the authors' 1.0; 0 turns it off).
+    #[arg(long, default_value_t = 1.0, value_name = "C")]
+    pub clip_gradient: f64,
 
     /// The seed of every random choice (weak learner parameters, sampling, Hedge, generator).
     #[arg(long, default_value_t = 1, value_name = "S")]
@@ -142,6 +166,13 @@ impl ModelArgs {
                 });
         config.feature_subset = self.feature_subset;
         config.potential = self.potential;
+        config.topk = TopKConfig {
+            k: self.k.first().copied().unwrap_or(3),
+            rho: self.rho,
+            randomization: self.randomization,
+            clip_probability: self.clip_probability,
+            clip_gradient: self.clip_gradient,
+        };
         config
     }
 }
@@ -174,6 +205,10 @@ impl DataArgs {
 }
 
 fn parse_algorithm(s: &str) -> Result<Algorithm, String> {
+    s.parse()
+}
+
+fn parse_randomization(s: &str) -> Result<Randomization, String> {
     s.parse()
 }
 

@@ -1,6 +1,7 @@
 use super::args::{DataArgs, EngineArgs, ModelArgs};
-use crate::eval::{EvalReport, EvalSpec, GridPoint, Protocol, evaluate};
+use crate::eval::{EvalReport, EvalSpec, GridPoint, Protocol, Series, evaluate, write_svg};
 use clap::Args;
+use flowboost_operators::engine::FeedbackOptions;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -38,6 +39,34 @@ pub struct EvalArgs {
     #[arg(long, value_delimiter = ',', value_name = "G,G,...")]
     pub gamma_grid: Vec<f64>,
 
+    /// Feedback comes D events after the prediction: every event is predicted with its
+    /// label hidden and learned from when its label (or, for top-k boosters, the relevance
+    /// of the shown labels) arrives. Top-k boosters always learn from top-k feedback
+    /// (default delay 0: right after the prediction).
+    #[arg(long, value_name = "D")]
+    pub feedback_delay: Option<u64>,
+
+    /// At most this many predicted events wait for their feedback (the oldest is dropped
+    /// first; counted as evicted).
+    #[arg(long, default_value_t = 100_000, value_name = "N")]
+    pub pending_capacity: usize,
+
+    /// An event waits at most this many events for its feedback (then it is dropped;
+    /// counted as expired). Default: no limit.
+    #[arg(long, value_name = "EVENTS")]
+    pub pending_ttl: Option<u64>,
+
+    /// Stream the training file this many times (holdout protocol), as the top-k paper
+    /// did; each pass is reshuffled when --shuffle is given.
+    #[arg(long, default_value_t = 1, value_name = "K")]
+    pub loops: usize,
+
+    /// Write the learning curve (the running mean loss over the whole stream: weighted
+    /// rank loss for multi-label, 0-1 loss otherwise) as an SVG picture, one line per run
+    /// (per k of --k, per gamma of --gamma-grid).
+    #[arg(long, value_name = "FILE.svg")]
+    pub curve: Option<PathBuf>,
+
     /// Print the report as one JSON object (the last line of stdout).
     #[arg(long)]
     pub json: bool,
@@ -55,35 +84,96 @@ pub fn run(args: EvalArgs) -> Result<(), String> {
     } else {
         Protocol::Prequential
     });
-    let mut config = args.model.booster(data.schema().task);
+    let base = args.model.booster(data.schema().task);
     let engine = args.engine.engine()?;
+    if args.loops == 0 {
+        return Err("--loops must be at least 1".into());
+    }
+    let feedback = args.feedback_delay.map(|delay| FeedbackOptions {
+        delay,
+        capacity: args.pending_capacity.max(1),
+        ttl: args.pending_ttl.unwrap_or(FeedbackOptions::default().ttl),
+    });
+    let feedback = match (feedback, base.algorithm.is_topk()) {
+        (None, true) => Some(FeedbackOptions {
+            capacity: args.pending_capacity.max(1),
+            ttl: args.pending_ttl.unwrap_or(FeedbackOptions::default().ttl),
+            ..FeedbackOptions::default()
+        }),
+        (f, _) => f,
+    };
     let spec = EvalSpec {
         protocol,
         shuffle: args.shuffle,
         predictions: args.predictions.clone(),
         progress: !args.json,
+        feedback,
+        loops: args.loops,
+        curve: args.curve.is_some(),
     };
-    let report = if args.gamma_grid.is_empty() {
-        evaluate(data, &config, &spec, &engine)?
+    let ks: Vec<Option<usize>> = if base.algorithm.is_topk() {
+        if args.model.k.is_empty() {
+            return Err("--k needs at least one value".into());
+        }
+        args.model.k.iter().map(|&k| Some(k)).collect()
     } else {
-        let mut best: Option<EvalReport> = None;
-        let mut grid = Vec::new();
-        for &gamma in &args.gamma_grid {
-            config.gamma = gamma;
+        vec![None]
+    };
+    let gammas: Vec<Option<f64>> = if args.gamma_grid.is_empty() {
+        vec![None]
+    } else {
+        args.gamma_grid.iter().map(|&g| Some(g)).collect()
+    };
+    let runs = ks.len() * gammas.len();
+    let mut best: Option<EvalReport> = None;
+    let mut grid = Vec::new();
+    let mut series = Vec::new();
+    for &k in &ks {
+        for &gamma in &gammas {
+            let mut config = base.clone();
+            if let Some(k) = k {
+                config.topk.k = k;
+            }
+            if let Some(g) = gamma {
+                config.gamma = g;
+            }
             let mut run_spec = spec.clone();
-            run_spec.predictions = None;
-            let r = evaluate(data.clone(), &config, &run_spec, &engine)?;
+            if runs > 1 {
+                run_spec.predictions = None;
+            }
+            let (r, curve) = evaluate(data.clone(), &config, &run_spec, &engine)?;
             let (metric, value, higher) = r.headline();
-            grid.push(GridPoint {
-                gamma,
-                metric: metric.to_string(),
-                value,
-                seconds: r.seconds,
-            });
-            if args.json {
-                println!("{}", serde_json::to_string(&r).map_err(|e| e.to_string())?);
+            let mut name = Vec::new();
+            if ks.len() > 1 {
+                name.push(format!("k = {}", config.topk.k));
+            }
+            if gammas.len() > 1 {
+                name.push(format!("gamma = {}", config.gamma));
+            }
+            let name = if name.is_empty() {
+                r.algorithm.clone()
             } else {
-                println!("gamma {gamma}: {metric} {value:.4} ({:.2} s)", r.seconds);
+                name.join(", ")
+            };
+            if let Some(c) = curve {
+                series.push(Series {
+                    name: name.clone(),
+                    points: c.points.iter().map(|&(x, y)| (x as f64, y)).collect(),
+                });
+            }
+            if runs > 1 {
+                grid.push(GridPoint {
+                    gamma: config.gamma,
+                    k,
+                    metric: metric.to_string(),
+                    value,
+                    seconds: r.seconds,
+                });
+                if args.json {
+                    println!("{}", serde_json::to_string(&r).map_err(|e| e.to_string())?);
+                } else {
+                    println!("{name}: {metric} {value:.4} ({:.2} s)", r.seconds);
+                }
             }
             let better = match &best {
                 None => true,
@@ -96,10 +186,24 @@ pub fn run(args: EvalArgs) -> Result<(), String> {
                 best = Some(r);
             }
         }
-        let mut best = best.ok_or("--gamma-grid needs at least one value")?;
-        best.gamma_grid = Some(grid);
-        best
-    };
+    }
+    let mut report = best.ok_or("nothing was run")?;
+    if runs > 1 {
+        report.gamma_grid = Some(grid);
+    }
+    if let Some(path) = &args.curve {
+        let y = if data.schema().task == flowboost_operators::data::Task::Multilabel {
+            "weighted rank loss, running mean"
+        } else {
+            "0-1 loss, running mean"
+        };
+        let title = format!(
+            "{} on {}",
+            report.algorithm,
+            report.data.first().cloned().unwrap_or_default()
+        );
+        write_svg(path, &title, "events", y, &series)?;
+    }
     if args.json {
         println!(
             "{}",

@@ -7,11 +7,17 @@
 //!   paper's protocol).
 //!
 //! With a shuffle seed each part is shuffled (in memory) with that fixed seed first.
+//!
+//! With feedback (`--feedback-delay`, or a top-k booster), every event is predicted with
+//! its label hidden and learned from when its feedback (the label, or the top-k oracle's
+//! clicks) arrives; `--loops K` streams the training part K times (holdout).
 
+mod curve;
 mod protocol;
 mod report;
 mod scorer;
 
-pub use protocol::{Engine, EvalSpec, Protocol, evaluate};
+pub use curve::{Curve, Series, write_svg};
+pub use protocol::{Engine, EvalSpec, Feedback, Protocol, evaluate};
 pub use report::{EvalReport, GridPoint};
 pub use scorer::Scorer;

@@ -1,9 +1,12 @@
-use super::{EvalReport, Scorer};
+use super::{Curve, EvalReport, Scorer};
 use crate::source::{Dataset, ExampleStream};
 use flowboost_operators::boosters::{BoosterConfig, build};
 use flowboost_operators::data::{Example, Task};
-use flowboost_operators::dataflow::{DataflowOptions, run_dataflow};
-use flowboost_operators::engine::{Prediction, PredictionSink};
+use flowboost_operators::dataflow::{DataflowOptions, run_dataflow_with_feedback};
+use flowboost_operators::engine::{
+    FeedbackCounters, FeedbackLoop, FeedbackOptions, Oracle, Prediction, PredictionSink,
+};
+use flowboost_operators::metrics::rank_loss;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde::Serialize;
 use std::fmt;
@@ -67,6 +70,22 @@ pub struct EvalSpec {
     pub predictions: Option<PathBuf>,
     /// Show a progress bar on stderr (only when it is a terminal, and after one second).
     pub progress: bool,
+    /// Feedback after the predictions (delayed labels); top-k boosters always get the top-k
+    /// oracle's feedback (with this delay, or none).
+    pub feedback: Option<FeedbackOptions>,
+    /// Stream the training part this many times (holdout protocol only).
+    pub loops: usize,
+    /// Record the learning curve (the running mean loss over the whole stream).
+    pub curve: bool,
+}
+
+/// What a feedback run needs to know.
+#[derive(Clone, Copy, Debug)]
+pub struct Feedback {
+    /// The delay and cache bounds.
+    pub options: FeedbackOptions,
+    /// How feedback is made from the true label.
+    pub oracle: Oracle,
 }
 
 #[derive(Serialize)]
@@ -119,12 +138,28 @@ struct EvalSink {
     seen: u64,
     progress: Progress,
     start: Instant,
+    curve: Option<Curve>,
+    counters: Option<FeedbackCounters>,
 }
 
+/// What an evaluation run returns: the scores, the examples seen, the feedback counters
+/// and the learning curve.
+type SinkOutput = (Scorer, u64, Option<FeedbackCounters>, Option<Curve>);
+
 impl PredictionSink for EvalSink {
-    type Output = Result<(Scorer, u64), String>;
+    type Output = Result<SinkOutput, String>;
+
+    fn feedback_counters(&mut self, counters: FeedbackCounters) {
+        self.counters = Some(counters);
+    }
 
     fn accept(&mut self, out: Prediction, ex: Arc<Example>) -> Result<(), String> {
+        if let (Some(curve), Some(label)) = (self.curve.as_mut(), ex.label.as_ref()) {
+            curve.push(match label.class() {
+                Some(y) => f64::from(u8::from(out.class != y)),
+                None => rank_loss(&out.scores, label.relevant()),
+            });
+        }
         if self.seen >= self.eval_from {
             self.scorer.update(&out, ex.label.as_ref());
             if let Some((path, w)) = self.writer.as_mut() {
@@ -157,30 +192,53 @@ impl PredictionSink for EvalSink {
             w.flush()
                 .map_err(|e| format!("{}: cannot write the predictions: {e}", path.display()))?;
         }
-        Ok((self.scorer, self.seen))
+        Ok((self.scorer, self.seen, self.counters, self.curve))
     }
 }
 
-/// The examples of every part, in order (each shuffled first when asked).
-fn all_parts(data: &Dataset, shuffle: Option<u64>) -> Result<ExampleStream, String> {
+/// The examples of every part, in order (each shuffled first when asked); the first part
+/// `loops` times (each pass shuffled with its own seed derived from the shuffle seed).
+fn all_parts(data: &Dataset, shuffle: Option<u64>, loops: usize) -> Result<ExampleStream, String> {
     let mut streams: Vec<ExampleStream> = Vec::new();
     for part in 0..data.parts() {
-        streams.push(match shuffle {
-            Some(seed) => Box::new(data.shuffled(part, seed ^ part as u64)?.into_iter().map(Ok)),
-            None => data.stream(part)?,
-        });
+        let passes = if part == 0 { loops.max(1) } else { 1 };
+        for pass in 0..passes {
+            streams.push(match shuffle {
+                Some(seed) => {
+                    let seed = seed ^ part as u64 ^ ((pass as u64) << 32);
+                    Box::new(data.shuffled(part, seed)?.into_iter().map(Ok))
+                }
+                None => data.stream(part)?,
+            });
+        }
     }
     Ok(Box::new(streams.into_iter().flatten()))
 }
 
-/// Runs `config` over `data` with `spec`'s protocol on `engine` and returns the report.
+/// Runs `config` over `data` with `spec`'s protocol on `engine` and returns the report
+/// (and the learning curve when `spec.curve`).
 pub fn evaluate(
     data: Arc<Dataset>,
     config: &BoosterConfig,
     spec: &EvalSpec,
     engine: &Engine,
-) -> Result<EvalReport, String> {
+) -> Result<(EvalReport, Option<Curve>), String> {
     let schema = data.schema().clone();
+    let loops = spec.loops.max(1);
+    if loops > 1 && spec.protocol != Protocol::Holdout {
+        return Err("--loops needs the holdout protocol (--data and --test)".into());
+    }
+    let feedback = if config.algorithm.is_topk() {
+        Some(Feedback {
+            options: spec.feedback.unwrap_or_default(),
+            oracle: Oracle::TopK(config.topk),
+        })
+    } else {
+        spec.feedback.map(|options| Feedback {
+            options,
+            oracle: Oracle::Labels,
+        })
+    };
     // Fail early (and identically for both engines) on a configuration that cannot work.
     build(&schema, config)?;
     let parts = data.parts();
@@ -195,7 +253,7 @@ pub fn evaluate(
                         .into(),
                 );
             }
-            data.count(0)?
+            data.count(0)? * loops as u64
         }
         Protocol::Last20 => {
             let mut total = 0;
@@ -218,6 +276,7 @@ pub fn evaluate(
     let k = schema.num_labels();
     let progress = spec.progress;
     let shuffle = spec.shuffle;
+    let want_curve = spec.curve;
     let sink_parts = std::sync::Mutex::new(Some(writer));
     let make_sink = move || EvalSink {
         task,
@@ -227,24 +286,33 @@ pub fn evaluate(
         seen: 0,
         progress: Progress::new(progress),
         start,
+        curve: want_curve.then(Curve::default),
+        counters: None,
     };
-    let (scorer, seen) = match engine {
+    let labels = schema.num_labels();
+    let make_loop = move || feedback.map(|f| FeedbackLoop::new(f.options, f.oracle, labels));
+    let (scorer, seen, counters, curve) = match engine {
         Engine::Sequential => {
             let mut runner = build(&schema, config)?.into_sequential();
-            runner.run(all_parts(&data, shuffle)?, make_sink())??
+            let source = all_parts(&data, shuffle, loops)?;
+            match make_loop() {
+                Some(mut fl) => runner.run_with_feedback(source, make_sink(), &mut fl)??,
+                None => runner.run(source, make_sink())??,
+            }
         }
         Engine::Dataflow(options) => {
             let build_schema = schema.clone();
             let build_config = config.clone();
             let source_data = data.clone();
-            run_dataflow(
+            run_dataflow_with_feedback(
                 options,
                 move || {
                     let b = build(&build_schema, &build_config)?;
                     Ok((b.stages, b.terminal, b.score_dim))
                 },
-                move || all_parts(&source_data, shuffle),
+                move || all_parts(&source_data, shuffle, loops),
                 make_sink,
+                make_loop,
             )??
         }
     };
@@ -280,9 +348,14 @@ pub fn evaluate(
         micro_f1: None,
         macro_f1: None,
         gamma_grid: None,
+        loops,
+        k: config.algorithm.is_topk().then_some(config.topk.k),
+        rho: config.algorithm.is_topk().then_some(config.topk.rho),
+        feedback_delay: feedback.map(|f| f.options.delay),
+        feedback: counters,
     };
     report.set_metrics(&scorer);
-    Ok(report)
+    Ok((report, curve))
 }
 
 fn booster_learners(config: &BoosterConfig) -> usize {

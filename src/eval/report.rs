@@ -1,11 +1,16 @@
 use super::Scorer;
+use flowboost_operators::engine::FeedbackCounters;
 use serde::Serialize;
 
-/// One point of a gamma grid: the gamma and the run's headline metric.
+/// One point of a grid (`--gamma-grid`, several `--k`): the run's parameters and its
+/// headline metric.
 #[derive(Clone, Debug, Serialize)]
 pub struct GridPoint {
     /// The edge gamma.
     pub gamma: f64,
+    /// Top-k boosters: the number of labels shown.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub k: Option<usize>,
     /// The metric's name (`accuracy` or `rank_loss`).
     pub metric: String,
     /// Its value.
@@ -76,6 +81,20 @@ pub struct EvalReport {
     /// Macro-averaged F1 (multi-label).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub macro_f1: Option<f64>,
+    /// Passes over the training part (holdout with `--loops`).
+    pub loops: usize,
+    /// Top-k boosters: the number of labels shown.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub k: Option<usize>,
+    /// Top-k boosters: the exploration rate.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rho: Option<f64>,
+    /// Feedback after predictions: the delay in events.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub feedback_delay: Option<u64>,
+    /// Feedback after predictions: what the join counted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub feedback: Option<FeedbackCounters>,
     /// With `--gamma-grid`: every gamma tried (this report is the best one's).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub gamma_grid: Option<Vec<GridPoint>>,

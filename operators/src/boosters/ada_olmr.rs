@@ -165,7 +165,7 @@ impl Stage for AdaOlmrStage {
         if self.trail {
             rec.trail.extend_from_slice(&self.next);
         }
-        if let Some(label) = &ex.label {
+        if let Some(label) = rec.label() {
             let relevant = label.relevant();
             self.t += 1;
             if rec.scores.len() == k

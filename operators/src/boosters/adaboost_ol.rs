@@ -67,8 +67,8 @@ impl Stage for AdaBoostOlStage {
         if self.trail {
             rec.trail.push(raw);
         }
-        if let Some(Label::Class(y)) = &ex.label {
-            let sign_y = if *y == 1 { 1.0 } else { -1.0 };
+        if let Some(&Label::Class(y)) = rec.label() {
+            let sign_y = if y == 1 { 1.0 } else { -1.0 };
             let z = sign_y * h;
             let margin_prev = sign_y * raw_prev;
             let margin = margin_prev + self.alpha * z;
@@ -79,10 +79,10 @@ impl Stage for AdaBoostOlStage {
             if self.sampling {
                 let u = uniform(&mut self.rng);
                 if u < w {
-                    self.weak.learn(&ex.features, *y, 1.0);
+                    self.weak.learn(&ex.features, y, 1.0);
                 }
             } else {
-                self.weak.learn(&ex.features, *y, w);
+                self.weak.learn(&ex.features, y, w);
             }
         }
         rec.scores[0] = raw;

@@ -236,8 +236,8 @@ impl Stage for AdaBoostOlmStage {
             rec.trail.extend_from_slice(&rec.scores);
             rec.trail[start + l] += alpha;
         }
-        if let Some(Label::Class(y)) = &ex.label {
-            let y = *y as usize;
+        if let Some(&Label::Class(y)) = rec.label() {
+            let y = y as usize;
             if y < k {
                 self.t += 1;
                 let weight = Self::weight(&rec.scores, y);

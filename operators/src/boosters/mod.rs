@@ -11,6 +11,8 @@ mod online_bmr;
 mod online_mbbm;
 mod oza;
 mod single;
+mod topk_adaptive;
+mod topk_bbm;
 mod weak_slot;
 
 pub use ada_olmr::{AdaOlmrStage, logistic_rank_gradient, logistic_rank_gradient_with};
@@ -21,6 +23,8 @@ pub use online_bmr::{OnlineBmrStage, RANDOM_WEIGHT_SCALE_RANGE, random_weight_sc
 pub use online_mbbm::OnlineMbbmStage;
 pub use oza::OzaStage;
 pub use single::SingleStage;
+pub use topk_adaptive::{TopkAdaptiveStage, estimated_logistic_gradient};
+pub use topk_bbm::TopkBbmStage;
 pub use weak_slot::WeakSlot;
 
 use crate::data::{Schema, Task};
@@ -29,6 +33,7 @@ use crate::learners::{
     HoeffdingTree, HoeffdingTreeConfig, LinearConfig, LinearLearner, WeakKind, WeakModel,
 };
 use crate::rng::{seeded, splitmix64};
+use crate::topk::TopKConfig;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
@@ -56,11 +61,15 @@ pub enum Algorithm {
     OnlineBmr,
     /// Ada.OLMR, the adaptive multi-label ranking booster (`ada-olmr`).
     AdaOlmr,
+    /// Top-k BBM, the optimal booster under top-k feedback (`topk-bbm`).
+    TopkBbm,
+    /// Top-k Adaptive, the adaptive booster under top-k feedback (`topk-adaptive`).
+    TopkAdaptive,
 }
 
 impl Algorithm {
     /// Every algorithm, in the order of the command line's help.
-    pub const ALL: [Algorithm; 10] = [
+    pub const ALL: [Algorithm; 12] = [
         Algorithm::Single,
         Algorithm::OnlineBbm,
         Algorithm::OnlineBbmS,
@@ -71,6 +80,8 @@ impl Algorithm {
         Algorithm::AdaBoostOlm,
         Algorithm::OnlineBmr,
         Algorithm::AdaOlmr,
+        Algorithm::TopkBbm,
+        Algorithm::TopkAdaptive,
     ];
 
     /// The command-line name.
@@ -86,6 +97,8 @@ impl Algorithm {
             Algorithm::AdaBoostOlm => "adaboost-olm",
             Algorithm::OnlineBmr => "online-bmr",
             Algorithm::AdaOlmr => "ada-olmr",
+            Algorithm::TopkBbm => "topk-bbm",
+            Algorithm::TopkAdaptive => "topk-adaptive",
         }
     }
 
@@ -100,8 +113,17 @@ impl Algorithm {
             Algorithm::Oza | Algorithm::OnlineMbbm | Algorithm::AdaBoostOlm => {
                 task != Task::Multilabel
             }
-            Algorithm::OnlineBmr | Algorithm::AdaOlmr => task == Task::Multilabel,
+            Algorithm::OnlineBmr
+            | Algorithm::AdaOlmr
+            | Algorithm::TopkBbm
+            | Algorithm::TopkAdaptive => task == Task::Multilabel,
         }
+    }
+
+    /// Whether the algorithm learns from top-k feedback (its terminal shows a randomized
+    /// top-k of its ranking).
+    pub fn is_topk(self) -> bool {
+        matches!(self, Algorithm::TopkBbm | Algorithm::TopkAdaptive)
     }
 }
 
@@ -167,6 +189,8 @@ pub struct BoosterConfig {
     pub linear: LinearConfig,
     /// OnlineBMR's potential.
     pub potential: Potential,
+    /// The top-k feedback setting of `topk-bbm` and `topk-adaptive`.
+    pub topk: TopKConfig,
 }
 
 impl BoosterConfig {
@@ -182,6 +206,7 @@ impl BoosterConfig {
             feature_subset: None,
             linear: LinearConfig::default(),
             potential: Potential::Rank,
+            topk: TopKConfig::default(),
         }
     }
 }
@@ -208,6 +233,10 @@ pub enum AnyStage {
     OnlineBmr(OnlineBmrStage),
     /// `ada-olmr`.
     AdaOlmr(AdaOlmrStage),
+    /// `topk-bbm`.
+    TopkBbm(TopkBbmStage),
+    /// `topk-adaptive`.
+    TopkAdaptive(TopkAdaptiveStage),
 }
 
 impl Stage for AnyStage {
@@ -222,6 +251,8 @@ impl Stage for AnyStage {
             AnyStage::AdaBoostOlm(s) => s.process(rec),
             AnyStage::OnlineBmr(s) => s.process(rec),
             AnyStage::AdaOlmr(s) => s.process(rec),
+            AnyStage::TopkBbm(s) => s.process(rec),
+            AnyStage::TopkAdaptive(s) => s.process(rec),
         }
     }
 }
@@ -304,13 +335,16 @@ pub fn build(schema: &Schema, config: &BoosterConfig) -> Result<Booster, String>
         Algorithm::AdaBoostOl | Algorithm::AdaBoostOlS => {
             (ScoreKind::Margin, ExpertSelection::Hedge, 1)
         }
-        Algorithm::OnlineMbbm | Algorithm::OnlineBmr => {
+        Algorithm::OnlineMbbm | Algorithm::OnlineBmr | Algorithm::TopkBbm => {
             (ScoreKind::Votes, ExpertSelection::Last, k)
         }
-        Algorithm::AdaBoostOlm | Algorithm::AdaOlmr => {
+        Algorithm::AdaBoostOlm | Algorithm::AdaOlmr | Algorithm::TopkAdaptive => {
             (ScoreKind::Votes, ExpertSelection::Hedge, k)
         }
     };
+    if alg.is_topk() {
+        config.topk.validate(k)?;
+    }
     let trail = selection == ExpertSelection::Hedge;
     let stages = (0..n)
         .map(|i| match alg {
@@ -384,9 +418,30 @@ pub fn build(schema: &Schema, config: &BoosterConfig) -> Result<Booster, String>
                     AnyStage::AdaOlmr(AdaOlmrStage::new(model, trail, scale))
                 }
             }
+            // Top-k feedback boosters (the same weak learners and feeding).
+            Algorithm::TopkBbm | Algorithm::TopkAdaptive => {
+                let model = build_weak(schema, config, i);
+                let scale = match (config.weak, config.tree_params) {
+                    (WeakKind::Vfdt, TreeParams::Random) => random_weight_scale(seed, i),
+                    _ => 1.0,
+                };
+                if alg == Algorithm::TopkBbm {
+                    AnyStage::TopkBbm(TopkBbmStage::new(model, i + 1, n, config.gamma, scale))
+                } else {
+                    AnyStage::TopkAdaptive(TopkAdaptiveStage::new(
+                        model,
+                        config.topk.rho,
+                        config.topk.clip_gradient,
+                        scale,
+                    ))
+                }
+            }
         })
         .collect();
-    let terminal = Terminal::new(schema.task, kind, score_dim, n, selection, seed);
+    let mut terminal = Terminal::new(schema.task, kind, score_dim, n, selection, seed);
+    if alg.is_topk() {
+        terminal = terminal.with_topk(config.topk, seed);
+    }
     Ok(Booster {
         stages,
         terminal,

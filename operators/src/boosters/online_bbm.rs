@@ -64,16 +64,16 @@ impl Stage for OnlineBbmStage {
     fn process(&mut self, rec: &mut InFlight) {
         let ex = &*rec.example;
         let h = self.weak.predict_sign(&ex.features);
-        if let Some(Label::Class(y)) = &ex.label {
-            let sign_y = if *y == 1 { 1.0 } else { -1.0 };
+        if let Some(&Label::Class(y)) = rec.label() {
+            let sign_y = if y == 1 { 1.0 } else { -1.0 };
             let w = self.weight(sign_y * rec.scores[0]);
             if self.sampling {
                 let u = uniform(&mut self.rng);
                 if u < w {
-                    self.weak.learn(&ex.features, *y, 1.0);
+                    self.weak.learn(&ex.features, y, 1.0);
                 }
             } else {
-                self.weak.learn(&ex.features, *y, w);
+                self.weak.learn(&ex.features, y, w);
             }
         }
         rec.scores[0] += h;

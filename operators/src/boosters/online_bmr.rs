@@ -137,7 +137,7 @@ impl Stage for OnlineBmrStage {
             self.cost.resize(k, 0.0);
         }
         self.weak.predict(&ex.features, &mut self.h);
-        if let Some(label) = &ex.label {
+        if let Some(label) = rec.label() {
             let relevant = label.relevant();
             if self
                 .potential

@@ -421,8 +421,8 @@ impl Stage for OnlineMbbmStage {
         self.load_state(&rec.scores);
         let l = self.predict();
         self.work.last_prediction = l as u32;
-        if let Some(Label::Class(y)) = &ex.label {
-            let y = *y as usize;
+        if let Some(&Label::Class(y)) = rec.label() {
+            let y = y as usize;
             if y < k {
                 let bound = self.potential.weight_bound();
                 let weight = (self.weight_of(y) / bound).clamp(0.0, 1.0);

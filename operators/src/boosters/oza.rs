@@ -52,16 +52,16 @@ impl Stage for OzaStage {
         let ex = &*rec.example;
         let c = self.weak.predict_class(&ex.features);
         rec.scores[c as usize] += self.vote_weight();
-        if let Some(Label::Class(y)) = &ex.label {
+        if let Some(&Label::Class(y)) = rec.label() {
             let lambda = rec.carry;
             self.t += 1;
             let k = match Poisson::new(lambda) {
                 Ok(p) => p.sample(&mut self.rng),
                 Err(_) => 0.0,
             };
-            self.weak.learn(&ex.features, *y, k);
+            self.weak.learn(&ex.features, y, k);
             let t = self.t as f64;
-            if self.weak.predict_class(&ex.features) == *y {
+            if self.weak.predict_class(&ex.features) == y {
                 self.lambda_sc += lambda;
                 rec.carry = lambda * t / (2.0 * self.lambda_sc);
             } else {

@@ -23,7 +23,7 @@ impl Stage for SingleStage {
         let ex = &*rec.example;
         let p = self.weak.predict(&ex.features);
         rec.scores.copy_from_slice(p);
-        match &ex.label {
+        match rec.label() {
             Some(Label::Class(y)) => self.weak.learn(&ex.features, *y, 1.0),
             Some(Label::Set(ys)) => {
                 for &y in ys {

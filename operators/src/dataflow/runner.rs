@@ -1,9 +1,10 @@
 use super::pipeline;
 use crate::data::Example;
-use crate::engine::{InFlight, Prediction, PredictionSink, Stage, Terminal};
+use crate::engine::{FeedbackLoop, InFlight, Prediction, PredictionSink, Stage, Terminal};
 use std::cell::RefCell;
 use std::rc::Rc;
 use std::sync::Arc;
+use timely::container::CapacityContainerBuilder;
 use timely::dataflow::channels::pact::Pipeline;
 use timely::dataflow::operators::generic::Operator;
 use timely::dataflow::operators::{Input, Probe};
@@ -25,6 +26,43 @@ impl Default for DataflowOptions {
             workers: 1,
             batch: 256,
             max_batches_in_flight: 8,
+        }
+    }
+}
+
+/// Worker 0's input side: sequence numbers and timestamps (one per `batch` records, or
+/// earlier when the feedback loop must see a prediction before going on).
+struct Feeder {
+    seq: u64,
+    time: u64,
+    in_batch: usize,
+    batch: usize,
+}
+
+type InputSide = timely::dataflow::InputHandle<u64, CapacityContainerBuilder<Vec<InFlight>>>;
+
+impl Feeder {
+    /// Sends `rec` with the next sequence number; closes the timestamp when the batch is
+    /// full (returns `true` then).
+    fn send(&mut self, mut rec: InFlight, input: &mut InputSide) -> bool {
+        rec.seq = self.seq;
+        self.seq += 1;
+        input.send(rec);
+        self.in_batch += 1;
+        if self.in_batch >= self.batch {
+            self.close(input);
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Closes the current timestamp (if anything was sent in it).
+    fn close(&mut self, input: &mut InputSide) {
+        if self.in_batch > 0 {
+            self.in_batch = 0;
+            self.time += 1;
+            input.advance_to(self.time);
         }
     }
 }
@@ -57,6 +95,32 @@ where
     K: PredictionSink,
     K::Output: Send + 'static,
 {
+    run_dataflow_with_feedback(options, build, source, sink, || None)
+}
+
+/// [`run_dataflow`] with feedback after the predictions: `feedback()` (called on worker 0)
+/// gives the [`FeedbackLoop`] (`None`: labels are learned right away). Every event is
+/// predicted with its label hidden and learned from when its feedback is due, at the same
+/// position of the record sequence as in [`SequentialRunner::run_with_feedback`]
+/// (crate::engine::SequentialRunner): when a due event's prediction has not come out
+/// yet, worker 0 closes the current timestamp and steps the dataflow until it has.
+pub fn run_dataflow_with_feedback<S, B, Src, I, KF, K, FF>(
+    options: &DataflowOptions,
+    build: B,
+    source: Src,
+    sink: KF,
+    feedback: FF,
+) -> Result<K::Output, String>
+where
+    S: Stage + 'static,
+    B: Fn() -> Result<Built<S>, String> + Send + Sync + 'static,
+    Src: Fn() -> Result<I, String> + Send + Sync + 'static,
+    I: Iterator<Item = Result<Example, String>>,
+    KF: Fn() -> K + Send + Sync + 'static,
+    K: PredictionSink,
+    K::Output: Send + 'static,
+    FF: Fn() -> Option<FeedbackLoop> + Send + Sync + 'static,
+{
     if options.workers == 0 {
         return Err("the number of workers must be at least 1".into());
     }
@@ -86,32 +150,73 @@ where
             return None;
         }
         let mut sink = sink();
-        let drain = |sink: &mut K| -> Result<(), String> {
+        let mut feedback = feedback();
+        let drain = |sink: &mut K, feedback: &mut Option<FeedbackLoop>| -> Result<(), String> {
             for (p, ex) in outputs.borrow_mut().drain(..) {
+                if let Some(f) = feedback.as_mut() {
+                    f.on_prediction(&p);
+                }
                 sink.accept(p, ex)?;
             }
             Ok(())
         };
         let result = (|| -> Result<(), String> {
-            let mut seq: u64 = 0;
-            for ex in source()? {
+            let mut feeder = Feeder {
+                seq: 0,
+                time: 0,
+                in_batch: 0,
+                batch,
+            };
+            let mut examples = source()?;
+            let mut exhausted = false;
+            loop {
+                // The feedback due now, each learning pass at its position in the sequence.
+                let flush = exhausted;
+                while let Some(id) = feedback.as_ref().and_then(|f| f.next_due(flush)) {
+                    if !feedback.as_ref().is_some_and(|f| f.ready(id)) {
+                        // Release what was sent and wait for the due event's prediction.
+                        feeder.close(&mut input);
+                        drain(&mut sink, &mut feedback)?;
+                        while !feedback.as_ref().is_some_and(|f| f.ready(id))
+                            && probe.less_than(input.time())
+                        {
+                            worker.step();
+                            drain(&mut sink, &mut feedback)?;
+                        }
+                        drain(&mut sink, &mut feedback)?;
+                    }
+                    let Some(f) = feedback.as_mut() else { break };
+                    if let Some(rec) = f.pop_learn(score_dim) {
+                        feeder.send(rec, &mut input);
+                    }
+                }
+                if exhausted {
+                    break;
+                }
+                let Some(ex) = examples.next() else {
+                    exhausted = true;
+                    continue;
+                };
                 let ex = Arc::new(ex?);
-                input.send(InFlight::new(seq, ex, score_dim));
-                seq += 1;
-                if seq.is_multiple_of(batch as u64) {
-                    let time = seq / batch as u64;
-                    input.advance_to(time);
-                    while probe.less_than(&time.saturating_sub(lag)) {
+                let rec = match feedback.as_mut() {
+                    Some(f) => f.admit(ex, score_dim),
+                    None => InFlight::new(0, ex, score_dim),
+                };
+                if feeder.send(rec, &mut input) {
+                    while probe.less_than(&feeder.time.saturating_sub(lag)) {
                         worker.step();
                     }
-                    drain(&mut sink)?;
+                    drain(&mut sink, &mut feedback)?;
                 }
             }
             Ok(())
         })();
         drop(input);
         while worker.step_or_park(None) {}
-        let result = result.and_then(|()| drain(&mut sink));
+        let result = result.and_then(|()| drain(&mut sink, &mut feedback));
+        if let Some(f) = &feedback {
+            sink.feedback_counters(f.counters());
+        }
         Some(result.map(|()| sink.finish()))
     })?;
     let mut out = None;

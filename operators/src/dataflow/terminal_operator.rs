@@ -36,8 +36,9 @@ impl<'scope> TerminalExt<'scope> for Stream<'scope, u64, Vec<InFlight>> {
                     let mut session = output.session(&capability);
                     for rec in records {
                         let mut prediction = Prediction::default();
-                        terminal.finish(&rec, &mut prediction);
-                        session.give((prediction, rec.example));
+                        if terminal.finish(&rec, &mut prediction) {
+                            session.give((prediction, rec.example));
+                        }
                     }
                 }
             }

@@ -6,9 +6,16 @@
 //! [`Terminal`] picks the expert (the last one, or by Hedge), emits the [`Prediction`], and
 //! updates Hedge. [`SequentialRunner`] runs the chain in a plain loop; the timely operators
 //! run the very same stages, so both give bit-identical results.
+//!
+//! Feedback that comes after the prediction (delayed labels, top-k clicks) goes through a
+//! [`FeedbackLoop`]: the event is predicted with its label hidden and kept in a bounded
+//! [`PendingEvents`] cache; when its feedback arrives, a learning pass of the same event
+//! runs through the chain at that position of the record sequence.
 
+mod feedback_loop;
 mod hedge;
 mod label_set;
+mod pending;
 mod prediction;
 mod record;
 mod sequential;
@@ -16,8 +23,10 @@ mod sink;
 mod stage;
 mod terminal;
 
+pub use feedback_loop::{FeedbackLoop, FeedbackOptions, Oracle};
 pub use hedge::Hedge;
 pub use label_set::LabelSetRule;
+pub use pending::{FeedbackCounters, Miss, PendingEvent, PendingEvents};
 pub use prediction::Prediction;
 pub use record::InFlight;
 pub use sequential::SequentialRunner;

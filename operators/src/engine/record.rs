@@ -1,4 +1,5 @@
-use crate::data::Example;
+use crate::data::{Example, Label};
+use crate::topk::PairFeedback;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
@@ -8,6 +9,11 @@ use std::sync::Arc;
 /// `s^i = sum_{j<=i} alpha^j h^j` after the stages visited so far (one value for the binary
 /// boosters' margin scale, `k` values otherwise). `trail` holds what the terminal needs to
 /// choose among experts: with Hedge, each stage appends its expert's score vector `s^i`.
+///
+/// What a stage learns from: the example's label when it has one (immediate labels, or a
+/// delayed label joined to the example), or `pairs` (top-k feedback); neither: predict only.
+/// A record with `emit == false` is a learning pass for an event predicted earlier: the
+/// stages recompute their votes and learn, the terminal updates Hedge, nothing is emitted.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct InFlight {
     /// The global sequence number: records are processed in this order by every stage.
@@ -20,6 +26,13 @@ pub struct InFlight {
     pub carry: f64,
     /// Each visited stage's expert scores, concatenated (empty unless Hedge needs them).
     pub trail: Vec<f64>,
+    /// Top-k feedback for this event (the observed pairs and their weights), if any.
+    pub pairs: Option<Arc<PairFeedback>>,
+    /// Whether the terminal emits a prediction for this record.
+    pub emit: bool,
+    /// Whether the stages must not see the example's label (a prediction pass whose
+    /// feedback comes later, or a learning pass from top-k feedback only).
+    pub hide_label: bool,
 }
 
 impl InFlight {
@@ -31,6 +44,45 @@ impl InFlight {
             scores: vec![0.0; score_dim],
             carry: 1.0,
             trail: Vec::new(),
+            pairs: None,
+            emit: true,
+            hide_label: false,
+        }
+    }
+
+    /// A prediction pass that learns nothing: the label, if the example has one, is hidden
+    /// from the stages (its feedback comes later).
+    pub fn predict_only(seq: u64, example: Arc<Example>, score_dim: usize) -> Self {
+        InFlight {
+            hide_label: true,
+            ..InFlight::new(seq, example, score_dim)
+        }
+    }
+
+    /// The label the stages may learn from: the example's, unless hidden.
+    #[inline]
+    pub fn label(&self) -> Option<&Label> {
+        if self.hide_label {
+            None
+        } else {
+            self.example.label.as_ref()
+        }
+    }
+
+    /// A learning pass (nothing emitted) for an event predicted earlier: `example` carries
+    /// the delayed label, or `pairs` the top-k feedback (and then the example's label, if
+    /// any, stays hidden).
+    pub fn learn(
+        seq: u64,
+        example: Arc<Example>,
+        pairs: Option<Arc<PairFeedback>>,
+        score_dim: usize,
+    ) -> Self {
+        InFlight {
+            hide_label: pairs.is_some(),
+            pairs,
+            emit: false,
+            ..InFlight::new(seq, example, score_dim)
         }
     }
 }

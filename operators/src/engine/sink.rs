@@ -8,6 +8,9 @@ pub trait PredictionSink {
     type Output;
     /// Takes one prediction with its example.
     fn accept(&mut self, prediction: Prediction, example: Arc<Example>) -> Result<(), String>;
+    /// Receives the delayed-feedback counters before [`finish`](Self::finish), when the run
+    /// had a feedback loop (the default ignores them).
+    fn feedback_counters(&mut self, _counters: super::FeedbackCounters) {}
     /// Consumes the sink and returns its result.
     fn finish(self) -> Self::Output;
 }

@@ -1,6 +1,8 @@
 use super::{Hedge, InFlight, LabelSetRule, Prediction};
 use crate::data::{Label, Task};
 use crate::metrics::rank_loss;
+use crate::rng::{Rng, seeded};
+use crate::topk::{PairFeedback, TopKConfig, full_information_pairs, show};
 use serde::{Deserialize, Serialize};
 
 /// How to read a score vector.
@@ -39,7 +41,12 @@ pub struct Terminal {
     experts: usize,
     selector: Selector,
     rule: LabelSetRule,
+    /// Top-k boosters: the shown ranking's randomization, and its generator.
+    topk: Option<(TopKConfig, Rng)>,
 }
+
+/// The random stream of the terminal's top-k randomization (under the run's seed).
+const TOPK_STREAM: u64 = 5_000_000;
 
 impl Terminal {
     /// A terminal for `experts` experts whose score vectors have `score_dim` values.
@@ -62,7 +69,17 @@ impl Terminal {
             experts,
             selector,
             rule: LabelSetRule::default(),
+            topk: None,
         }
+    }
+
+    /// Makes this the terminal of a top-k booster: every prediction also ranks the labels
+    /// and shows a randomized top-k (see [`crate::topk::show`]); Hedge learns from the
+    /// estimated unweighted rank loss of each expert (ties count as losses), also under full
+    /// information (all pairs, weight 1).
+    pub fn with_topk(mut self, config: TopKConfig, seed: u64) -> Self {
+        self.topk = Some((config, seeded(seed, TOPK_STREAM)));
+        self
     }
 
     /// Whether the stages must append their expert scores to the record's trail.
@@ -103,29 +120,61 @@ impl Terminal {
         }
     }
 
-    /// Emits the prediction for `rec` into `out`, then learns from its label if known.
-    pub fn finish(&mut self, rec: &InFlight, out: &mut Prediction) {
+    /// Emits the prediction for `rec` into `out` (unless `rec` is a learning pass), then
+    /// learns from its label or top-k feedback if any; returns whether `out` was written.
+    pub fn finish(&mut self, rec: &InFlight, out: &mut Prediction) -> bool {
         let d = self.score_dim;
-        let expert = match &mut self.selector {
-            Selector::Last => self.experts.saturating_sub(1),
-            Selector::Hedge(h) => h.choose(),
-        };
-        let scores = match self.selector {
-            Selector::Last => &rec.scores[..],
-            Selector::Hedge(_) => &rec.trail[expert * d..(expert + 1) * d],
-        };
-        out.seq = rec.seq;
-        out.id = rec.example.id;
-        out.expert = expert as u32 + 1;
-        out.scores.clear();
-        out.scores.extend_from_slice(scores);
-        out.class = self.class_of(scores);
-        if self.task == Task::Multilabel {
-            self.rule.predict(scores, &mut out.labels);
-        } else {
-            out.labels.clear();
+        if rec.emit {
+            let expert = match &mut self.selector {
+                Selector::Last => self.experts.saturating_sub(1),
+                Selector::Hedge(h) => h.choose(),
+            };
+            let scores = match self.selector {
+                Selector::Last => &rec.scores[..],
+                Selector::Hedge(_) => &rec.trail[expert * d..(expert + 1) * d],
+            };
+            out.seq = rec.seq;
+            out.id = rec.example.id;
+            out.expert = expert as u32 + 1;
+            out.scores.clear();
+            out.scores.extend_from_slice(scores);
+            out.class = self.class_of(scores);
+            if self.task == Task::Multilabel {
+                self.rule.predict(scores, &mut out.labels);
+            } else {
+                out.labels.clear();
+            }
+            if let Some((config, rng)) = &mut self.topk {
+                (out.top, out.shown) = show(scores, config, rng);
+            } else {
+                out.top.clear();
+                out.shown.clear();
+            }
         }
-        if let Some(label) = &rec.example.label {
+        self.learn(rec);
+        rec.emit
+    }
+
+    /// Updates Hedge and the label-set rule from the record's label or top-k feedback.
+    fn learn(&mut self, rec: &InFlight) {
+        let d = self.score_dim;
+        let full;
+        let pairs: Option<&PairFeedback> = match (&rec.pairs, rec.label()) {
+            (Some(p), _) => Some(p),
+            (None, Some(label)) if self.topk.is_some() => {
+                full = full_information_pairs(label.relevant(), d);
+                Some(&full)
+            }
+            _ => None,
+        };
+        if let Some(p) = pairs {
+            if let Selector::Hedge(h) = &mut self.selector {
+                let losses: Vec<f64> = rec.trail.chunks_exact(d).map(|s| p.rank_loss(s)).collect();
+                h.update(losses);
+            }
+            // The label-set rule sees the relevant labels that were revealed.
+            self.rule.observe(p.relevant.len());
+        } else if let Some(label) = rec.label() {
             if let Selector::Hedge(_) = self.selector {
                 let losses: Vec<f64> = rec
                     .trail

@@ -76,7 +76,7 @@ pub fn step_probabilities(k: usize, relevant: usize, gamma: f64) -> (f64, f64) {
 ///
 /// Every pair term is then a lookup: see [`StepSumTable::rank_term`] and
 /// [`StepSumTable::hinge_term`].
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct StepSumTable {
     n: usize,
     up: f64,
