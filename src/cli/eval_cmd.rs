@@ -67,6 +67,12 @@ pub struct EvalArgs {
     #[arg(long, value_name = "FILE.svg")]
     pub curve: Option<PathBuf>,
 
+    /// With --curve: draw each line as the mean of this many runs (seeds S, S+1, ...; the
+    /// --shuffle seed moves along with it) with a band of one standard deviation, as the
+    /// top-k paper's Figure 1 (10 runs). The reports are those of the first seed.
+    #[arg(long, default_value_t = 1, value_name = "R")]
+    pub curve_runs: u64,
+
     /// Print the report as one JSON object (the last line of stdout).
     #[arg(long)]
     pub json: bool,
@@ -88,6 +94,9 @@ pub fn run(args: EvalArgs) -> Result<(), String> {
     let engine = args.engine.engine()?;
     if args.loops == 0 {
         return Err("--loops must be at least 1".into());
+    }
+    if args.curve_runs == 0 {
+        return Err("--curve-runs must be at least 1".into());
     }
     let feedback = args.feedback_delay.map(|delay| FeedbackOptions {
         delay,
@@ -156,10 +165,18 @@ pub fn run(args: EvalArgs) -> Result<(), String> {
                 name.join(", ")
             };
             if let Some(c) = curve {
-                series.push(Series {
-                    name: name.clone(),
-                    points: c.points.iter().map(|&(x, y)| (x as f64, y)).collect(),
-                });
+                let mut curves = vec![c];
+                for extra in 1..args.curve_runs {
+                    let mut other = config.clone();
+                    other.seed = config.seed.wrapping_add(extra);
+                    let mut other_spec = run_spec.clone();
+                    other_spec.predictions = None;
+                    other_spec.progress = false;
+                    other_spec.shuffle = spec.shuffle.map(|s| s.wrapping_add(extra));
+                    let (_, c) = evaluate(data.clone(), &other, &other_spec, &engine)?;
+                    curves.extend(c);
+                }
+                series.push(Series::mean_of(name.clone(), &curves));
             }
             if runs > 1 {
                 grid.push(GridPoint {

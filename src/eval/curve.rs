@@ -29,6 +29,38 @@ pub struct Series {
     pub name: String,
     /// The points `(x, y)`.
     pub points: Vec<(f64, f64)>,
+    /// A band around the line: one standard deviation `sd` per point (drawn as
+    /// `y +- sd`), when the line is a mean over several runs.
+    pub band: Option<Vec<f64>>,
+}
+
+impl Series {
+    /// The line of one curve, or the pointwise mean of several curves of the same length
+    /// with a band of one (sample) standard deviation. Curves of different lengths are cut
+    /// to the shortest.
+    pub fn mean_of(name: String, curves: &[Curve]) -> Series {
+        let n = curves.iter().map(|c| c.points.len()).min().unwrap_or(0);
+        let runs = curves.len() as f64;
+        let mut points = Vec::with_capacity(n);
+        let mut band = Vec::with_capacity(n);
+        for j in 0..n {
+            let x = curves[0].points[j].0 as f64;
+            let mean = curves.iter().map(|c| c.points[j].1).sum::<f64>() / runs;
+            let var = if curves.len() > 1 {
+                curves
+                    .iter()
+                    .map(|c| (c.points[j].1 - mean).powi(2))
+                    .sum::<f64>()
+                    / (runs - 1.0)
+            } else {
+                0.0
+            };
+            points.push((x, mean));
+            band.push(var.sqrt());
+        }
+        let band = (curves.len() > 1).then_some(band);
+        Series { name, points, band }
+    }
 }
 
 const COLORS: [&str; 8] = [
@@ -46,14 +78,16 @@ pub fn write_svg(
 ) -> Result<(), String> {
     let (w, h, left, right, top, bottom) = (760.0, 480.0, 70.0, 170.0, 40.0, 50.0);
     let (pw, ph) = (w - left - right, h - top - bottom);
-    let all = series.iter().flat_map(|s| s.points.iter());
     let (mut x0, mut x1, mut y0, mut y1) = (f64::INFINITY, f64::NEG_INFINITY, 0.0f64, 0.0f64);
-    for &(x, y) in all {
-        if x.is_finite() && y.is_finite() {
-            x0 = x0.min(x);
-            x1 = x1.max(x);
-            y0 = y0.min(y);
-            y1 = y1.max(y);
+    for s in series {
+        for (j, &(x, y)) in s.points.iter().enumerate() {
+            let sd = s.band.as_ref().map_or(0.0, |b| b[j]);
+            if x.is_finite() && y.is_finite() && sd.is_finite() {
+                x0 = x0.min(x);
+                x1 = x1.max(x);
+                y0 = y0.min(y - sd);
+                y1 = y1.max(y + sd);
+            }
         }
     }
     if !x0.is_finite() {
@@ -124,6 +158,35 @@ pub fn write_svg(
     for (i, s) in series.iter().enumerate() {
         let color = COLORS[i % COLORS.len()];
         let step = s.points.len().div_ceil(400).max(1);
+        if let Some(band) = &s.band {
+            // The band: along the upper edge, then back along the lower edge.
+            let kept: Vec<usize> = (0..s.points.len())
+                .filter(|&j| j % step == 0 || j + 1 == s.points.len())
+                .filter(|&j| s.points[j].0.is_finite() && s.points[j].1.is_finite())
+                .collect();
+            let mut d = String::new();
+            for (n, &j) in kept.iter().chain(kept.iter().rev()).enumerate() {
+                let (x, y) = s.points[j];
+                let y = if n < kept.len() {
+                    y + band[j]
+                } else {
+                    y - band[j]
+                };
+                let _ = write!(
+                    d,
+                    "{}{:.1} {:.1}",
+                    if d.is_empty() { "M" } else { " L" },
+                    sx(x),
+                    sy(y)
+                );
+            }
+            if !d.is_empty() {
+                let _ = writeln!(
+                    svg,
+                    r#"<path d="{d} Z" fill="{color}" fill-opacity="0.15" stroke="none"/>"#
+                );
+            }
+        }
         let mut d = String::new();
         for (j, &(x, y)) in s.points.iter().enumerate() {
             if (j % step == 0 || j + 1 == s.points.len()) && x.is_finite() && y.is_finite() {
@@ -160,4 +223,27 @@ fn escape(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mean_of_curves_by_hand() {
+        let mut a = Curve::default();
+        let mut b = Curve::default();
+        for (x, y) in [(1.0, 0.0), (0.0, 1.0), (1.0, 1.0)] {
+            a.push(x);
+            b.push(y);
+        }
+        // Running means: a = 1, 0.5, 2/3; b = 0, 0.5, 2/3.
+        let s = Series::mean_of("m".into(), &[a.clone(), b]);
+        let ys: Vec<f64> = s.points.iter().map(|p| p.1).collect();
+        assert_eq!(ys, vec![0.5, 0.5, 2.0 / 3.0]);
+        let band = s.band.unwrap();
+        assert!((band[0] - 0.5f64.sqrt()).abs() < 1e-15, "{band:?}");
+        assert_eq!(band[1], 0.0);
+        assert!(Series::mean_of("one".into(), &[a]).band.is_none());
+    }
 }
