@@ -78,7 +78,8 @@ pub struct ModelArgs {
     /// Each tree looks at this many random features (the papers use 20); default all.
     #[arg(long, value_name = "M")]
     pub feature_subset: Option<usize>,
-    /// The edge gamma of the optimal boosters (online-bbm, online-bbm-s).
+    /// The edge gamma of the optimal boosters (online-bbm, online-bbm-s, online-mbbm,
+    /// online-bmr, topk-bbm).
     #[arg(long, default_value_t = 0.1, value_name = "G")]
     pub gamma: f64,
     /// OnlineBMR's potential: rank (the weighted rank loss; the paper's choice for
