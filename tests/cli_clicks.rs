@@ -20,7 +20,9 @@ fn num(v: &serde_json::Value, path: &[&str]) -> f64 {
 }
 
 /// A log of `rows` rows over `m` items under a uniform logging policy (propensity 1/m):
-/// user `u` (feature 0, of 3 values) clicks item `u` whenever it is shown, nothing else.
+/// user `u` (feature 0, of 3 values) clicks item `(u + 3) % m` whenever it is shown, nothing
+/// else (so a ranking that learned nothing, items 0, 1, 2 by the tie rule, gets no click
+/// when `m >= 6`).
 /// Every 7th row shares the previous row's timestamp and user (a second position).
 /// Returns the log's path and the rows as (item, position, click).
 fn synthetic(dir: &Path, rows: usize, m: usize) -> (PathBuf, Vec<(usize, usize, bool)>) {
@@ -43,7 +45,7 @@ fn synthetic(dir: &Path, rows: usize, m: usize) -> (PathBuf, Vec<(usize, usize, 
             pos = next(3) + 1;
         }
         let item = next(m);
-        let click = item == user;
+        let click = item == (user + 3) % m;
         writeln!(
             text,
             "{i},2020-01-01 {time:08},{item},{pos},{},{},u{user},v{},0.0,{}",
@@ -116,6 +118,11 @@ fn synthetic_log_learns_and_both_engines_agree() {
             let df = replay(&path, &args);
             assert_eq!(comparable(df), comparable(seq.clone()), "{algo} {extra:?}");
         }
+        // Feedback after the whole stream: nothing learned before any prediction, so the
+        // booster's top 3 is the tie order (items 0, 1, 2), never clicked.
+        let blind = replay(&path, &["--algo", algo, "--feedback-delay", "100000"]);
+        assert_eq!(num(&blind, &["matched_clicks_top_k"]), 0.0, "{blind}");
+        assert_eq!(num(&blind, &["ipw_ctr", "estimate"]), 0.0);
         // Delayed feedback: identical across engines too, and it still learns.
         let seq = replay(&path, &["--algo", algo, "--feedback-delay", "9"]);
         let df = replay(
