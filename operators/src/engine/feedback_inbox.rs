@@ -39,3 +39,58 @@ impl FeedbackInbox {
         self.len() == 0
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::data::{Example, Features, Label};
+    use crate::engine::{FeedbackLoop, FeedbackOptions, Oracle, Prediction};
+    use crate::topk::logged_pairs;
+
+    fn event(id: u64) -> Arc<Example> {
+        Arc::new(Example {
+            id,
+            features: Features::Dense(vec![0.0]),
+            label: Some(Label::set(vec![1])),
+        })
+    }
+
+    #[test]
+    fn the_loop_joins_the_posted_feedback_and_the_inbox_forgets_it() {
+        let inbox = FeedbackInbox::default();
+        let options = FeedbackOptions {
+            delay: 1,
+            capacity: 1,
+            ..FeedbackOptions::default()
+        };
+        let mut fl = FeedbackLoop::new(options, Oracle::Logged, 4).with_inbox(inbox.clone());
+        let predicted = |fl: &mut FeedbackLoop, id| {
+            fl.on_prediction(&Prediction {
+                id,
+                ..Prediction::default()
+            })
+        };
+        inbox.post(0, logged_pairs(4, &[(1, 0.25)], 0.0));
+        let _ = fl.admit(event(0), 4);
+        predicted(&mut fl, 0);
+        assert_eq!(fl.next_due(false), None);
+        inbox.post(1, logged_pairs(4, &[(1, 0.5)], 0.0));
+        let _ = fl.admit(event(1), 4);
+        predicted(&mut fl, 1);
+        // Event 0 was evicted by event 1 (capacity 1): its feedback is late, and the inbox
+        // forgets it anyway.
+        assert_eq!(fl.next_due(false), Some(0));
+        assert!(fl.pop_learn(4).is_none());
+        assert_eq!(inbox.len(), 1);
+        assert_eq!(fl.counters().late, 1);
+        // Event 1 joins with exactly the posted pairs.
+        let rec = fl
+            .pop_learn(4)
+            .expect("flushed anyway: the due queue pops in order");
+        let pairs = rec.pairs.expect("logged pairs");
+        assert_eq!(pairs.pairs.len(), 3);
+        assert!(pairs.pairs.iter().all(|p| p.a == 1 && p.weight == 2.0));
+        assert!(rec.hide_label && !rec.emit);
+        assert!(inbox.is_empty());
+    }
+}
