@@ -2,9 +2,11 @@
 
 pub mod args;
 mod eval_cmd;
+mod replay_cmd;
 mod run_cmd;
 
 pub use eval_cmd::EvalArgs;
+pub use replay_cmd::ReplayArgs;
 pub use run_cmd::RunArgs;
 
 use clap::{Parser, Subcommand};
@@ -28,6 +30,10 @@ pub enum Command {
     /// dataflow on --workers threads -> predictions as JSON lines (stdout or --output), with
     /// progressive metrics on stderr.
     Run(RunArgs),
+    /// Replay a log of clicks (Open Bandit Dataset): a top-k booster learns a ranking of
+    /// the items from the user features with the logged feedback, and the click-through of
+    /// its top k is estimated by inverse propensity weighting against the logged policy's.
+    ReplayClicks(ReplayArgs),
 }
 
 /// Runs the parsed command line; errors come back as messages (exit code 2).
@@ -35,5 +41,6 @@ pub fn run(cli: Cli) -> Result<(), String> {
     match cli.command {
         Command::Eval(args) => eval_cmd::run(args),
         Command::Run(args) => run_cmd::run(args),
+        Command::ReplayClicks(args) => replay_cmd::run(args),
     }
 }

@@ -11,13 +11,20 @@
 //! With feedback (`--feedback-delay`, or a top-k booster), every event is predicted with
 //! its label hidden and learned from when its feedback (the label, or the top-k oracle's
 //! clicks) arrives; `--loops K` streams the training part K times (holdout).
+//!
+//! `replay-clicks` replays a log of clicks (the Open Bandit Dataset) instead: see
+//! [`replay_clicks`].
 
 mod curve;
+mod impression_features;
+mod logged_clicks;
 mod protocol;
 mod report;
 mod scorer;
 
 pub use curve::{Curve, Series, write_svg};
+pub use impression_features::ImpressionFeatures;
+pub use logged_clicks::{Estimate, ReplayReport, ReplaySpec, replay_clicks};
 pub use protocol::{Engine, EvalSpec, Feedback, Protocol, evaluate};
 pub use report::{EvalReport, GridPoint};
 pub use scorer::Scorer;

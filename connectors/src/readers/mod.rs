@@ -17,6 +17,8 @@
 //! - **Missing values** (`?`, or an empty CSV field) read as `f64::NAN`; a missing class
 //!   reads as an unlabeled example (`label: None`). A literal `NaN` or infinity is an
 //!   error.
+//! - **Open Bandit Dataset logs** ([`open_bandit`]) are read as a stream of impressions
+//!   (logged items, positions, clicks, propensities, user features), not as examples.
 //! - **Errors** never panic: each names the file, the 1-based line when there is one,
 //!   and the reason ([`ReadError`]).
 
@@ -29,6 +31,7 @@ mod lines;
 mod mulan_xml;
 mod nominal;
 mod number;
+pub mod open_bandit;
 mod options;
 mod sniff;
 mod source;

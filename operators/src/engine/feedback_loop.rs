@@ -1,3 +1,4 @@
+use super::FeedbackInbox;
 use super::pending::{FeedbackCounters, PendingEvents};
 use super::{InFlight, Prediction};
 use crate::data::Example;
@@ -12,6 +13,10 @@ pub enum Oracle {
     Labels,
     /// The relevance of the shown top-k labels only (the prediction's `shown`).
     TopK(TopKConfig),
+    /// Feedback logged elsewhere (a replay of logged clicks): the pairs posted to the
+    /// loop's [`FeedbackInbox`] for the event (see [`FeedbackLoop::with_inbox`]); the
+    /// example's label (the clicked items) only schedules the feedback.
+    Logged,
 }
 
 /// The delay and the bounds of the pending-event cache.
@@ -56,6 +61,7 @@ pub struct FeedbackLoop {
     pending: PendingEvents,
     due: VecDeque<(u64, u64)>,
     events: u64,
+    inbox: Option<FeedbackInbox>,
 }
 
 impl FeedbackLoop {
@@ -68,7 +74,14 @@ impl FeedbackLoop {
             pending: PendingEvents::new(options.capacity, options.ttl),
             due: VecDeque::new(),
             events: 0,
+            inbox: None,
         }
+    }
+
+    /// The inbox that [`Oracle::Logged`] takes each event's feedback from.
+    pub fn with_inbox(mut self, inbox: FeedbackInbox) -> Self {
+        self.inbox = Some(inbox);
+        self
     }
 
     /// The join's counters.
@@ -111,6 +124,11 @@ impl FeedbackLoop {
     /// `seq`), or `None` when the event was dropped (counted).
     pub fn pop_learn(&mut self, score_dim: usize) -> Option<InFlight> {
         let (_, id) = self.due.pop_front()?;
+        // Taken first, so the inbox forgets it even when the event was dropped.
+        let logged = match self.oracle {
+            Oracle::Logged => self.inbox.as_ref().and_then(|i| i.take(id)),
+            _ => None,
+        };
         let event = self.pending.join(id).ok()?;
         let label = event.example.label.as_ref()?;
         match self.oracle {
@@ -127,6 +145,7 @@ impl FeedbackLoop {
                     score_dim,
                 ))
             }
+            Oracle::Logged => Some(InFlight::learn(0, event.example, Some(logged?), score_dim)),
         }
     }
 }

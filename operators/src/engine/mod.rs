@@ -12,6 +12,7 @@
 //! [`PendingEvents`] cache; when its feedback arrives, a learning pass of the same event
 //! runs through the chain at that position of the record sequence.
 
+mod feedback_inbox;
 mod feedback_loop;
 mod hedge;
 mod label_set;
@@ -23,6 +24,7 @@ mod sink;
 mod stage;
 mod terminal;
 
+pub use feedback_inbox::FeedbackInbox;
 pub use feedback_loop::{FeedbackLoop, FeedbackOptions, Oracle};
 pub use hedge::Hedge;
 pub use label_set::LabelSetRule;

@@ -47,7 +47,7 @@ impl PairFeedback {
 
 /// The clipped probability (see [`TopKConfig::clip_probability`]): a certain event (`p =
 /// 1`, e.g. every label shown) is not clipped.
-fn clipped(p: f64, clip: f64) -> f64 {
+pub(crate) fn clipped(p: f64, clip: f64) -> f64 {
     if p >= 1.0 || clip <= 0.0 {
         p
     } else {

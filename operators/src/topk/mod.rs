@@ -7,9 +7,13 @@
 //! - [`estimator`]: the observed (relevant, irrelevant) pairs with their importance weights
 //!   `1 / Pr[a, b in top-k]`, from which every pairwise-decomposable loss, cost vector and
 //!   gradient is estimated without bias (the paper's eq. 1).
+//! - [`logged`]: the same pairs from a log of another policy's clicks, weighted by the
+//!   logging propensities.
 
 pub mod estimator;
+pub mod logged;
 pub mod randomization;
 
 pub use estimator::{PairFeedback, WeightedPair, full_information_pairs, observe};
+pub use logged::logged_pairs;
 pub use randomization::{Randomization, TopKConfig, pair_probability, show};
