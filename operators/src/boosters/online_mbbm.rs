@@ -110,7 +110,7 @@ impl OnlineMbbmStage {
     }
 
     /// The importance-weight unit of random tree `i` (0-based) of a multiclass booster
-    /// under `--tree-params random`: uniform in [`MULTICLASS_WEIGHT_UNIT_RANGE`], seeded
+    /// under `--tree-params random`: uniform in `MULTICLASS_WEIGHT_UNIT_RANGE`, seeded
     /// from `(seed, i)`.
     ///
     /// The boosters' weights are the paper's (in `[0, 1]`); a Hoeffding tree, though,

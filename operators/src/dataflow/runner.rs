@@ -101,7 +101,7 @@ where
 /// [`run_dataflow`] with feedback after the predictions: `feedback()` (called on worker 0)
 /// gives the [`FeedbackLoop`] (`None`: labels are learned right away). Every event is
 /// predicted with its label hidden and learned from when its feedback is due, at the same
-/// position of the record sequence as in [`SequentialRunner::run_with_feedback`]
+/// position of the record sequence as in [`SequentialRunner::run_with_feedback`](crate::engine::SequentialRunner::run_with_feedback)
 /// (crate::engine::SequentialRunner): when a due event's prediction has not come out
 /// yet, worker 0 closes the current timestamp and steps the dataflow until it has.
 pub fn run_dataflow_with_feedback<S, B, Src, I, KF, K, FF>(

@@ -116,7 +116,7 @@ impl KeyHasher {
 type KeyMap<K, V> = HashMap<K, V, BuildHasherDefault<KeyHasher>>;
 
 /// The exact multiclass 0-1 potential `phi_n^r` for `k` labels, `n` draws and edge
-/// `gamma`, with a bounded memo. See the [module documentation](self).
+/// `gamma`, with a bounded memo. See the module documentation of `potentials::multiclass`.
 ///
 /// ```
 /// use flowboost_operators::potentials::ZeroOnePotential;
