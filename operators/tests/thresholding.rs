@@ -369,9 +369,8 @@ fn kernel_pa_steps_match_the_closed_forms() {
 // Kernel FALT against a direct implementation of section 5.
 
 /// FALT(k) written directly from the paper: a list of (x_k, tau_k), scores as the direct
-/// sum of tau_k^(i) K(x_k, x), one list entry per step, and the same budget rule
-/// (remove the smallest ||tau_k||, oldest first) applied per example after merging the
-/// steps of one example.
+/// sum of tau_k^(i) K(x_k, x), one list entry per example (its steps merged), and the
+/// same budget rule (remove the oldest) applied per example.
 struct DirectKernelFalt {
     l: usize,
     eta: f64,
@@ -436,18 +435,7 @@ impl DirectKernelFalt {
         }
         if let Some(budget) = self.budget {
             while self.svs.len() > budget {
-                let norms: Vec<f64> = self
-                    .svs
-                    .iter()
-                    .map(|(_, t)| t.iter().map(|v| v * v).sum())
-                    .collect();
-                let mut best = 0;
-                for k in 1..norms.len() {
-                    if norms[k] < norms[best] {
-                        best = k;
-                    }
-                }
-                self.svs.remove(best);
+                self.svs.remove(0);
             }
         }
     }
@@ -679,24 +667,45 @@ fn prequential_f1(
 
 #[test]
 fn every_algorithm_learns_a_linear_stream() {
+    // The paper's algorithms (no budget): each learns well beyond its first examples and
+    // beyond the best constant prediction.
     let (d, l, n) = (8, 5, 4000);
     let stream = linear_stream(21, n, d, l);
     let baseline = trivial_f1(&stream[n - 1000..], l);
     let mut failures = Vec::new();
-    for width in [2.0] {
-        for cfg in all_configs(width, Some(1000), 1) {
-            let mut learner = ThresholdLearner::new(&cfg, d + 1, l, 0).unwrap();
-            let (first, last) = prequential_f1(&mut learner, &stream, 200, 1000);
-            println!(
-                "{} kernel {:?}: F1 first 200 {first:.3}, last 1000 {last:.3}, trivial {baseline:.3}",
-                cfg.algorithm, cfg.kernel_width
-            );
-            if !(last > first + 0.1 && last > baseline + 0.1) {
-                failures.push(format!("{cfg:?}: {first} -> {last}, trivial {baseline}"));
-            }
+    for cfg in all_configs(2.0, None, 1) {
+        let mut learner = ThresholdLearner::new(&cfg, d + 1, l, 0).unwrap();
+        let (first, last) = prequential_f1(&mut learner, &stream, 200, 1000);
+        println!(
+            "{} kernel {:?}: F1 first 200 {first:.3}, last 1000 {last:.3}, trivial {baseline:.3}",
+            cfg.algorithm, cfg.kernel_width
+        );
+        if !(last > first + 0.1 && last > baseline + 0.2) {
+            failures.push(format!("{cfg:?}: {first} -> {last}, trivial {baseline}"));
         }
     }
     assert!(failures.is_empty(), "{failures:#?}");
+}
+
+#[test]
+fn budgeted_kernel_models_still_learn_a_linear_stream() {
+    // With a budget (beyond the paper) the kernel models keep the 1000 most recent
+    // support vectors: memory is bounded and they still learn well beyond a constant
+    // prediction, though less than without the budget.
+    let (d, l, n) = (8, 5, 4000);
+    let stream = linear_stream(21, n, d, l);
+    let baseline = trivial_f1(&stream[n - 1000..], l);
+    for cfg in all_configs(2.0, Some(1000), 1) {
+        if cfg.kernel_width.is_none() {
+            continue;
+        }
+        let mut learner = ThresholdLearner::new(&cfg, d + 1, l, 0).unwrap();
+        let (first, last) = prequential_f1(&mut learner, &stream, 200, 1000);
+        println!("{} budget 1000: F1 {first:.3} -> {last:.3}", cfg.algorithm);
+        assert!(last > baseline + 0.3, "{cfg:?}: {last} vs trivial {baseline}");
+        assert!(last > first + 0.05, "{cfg:?}: {first} -> {last}");
+        assert_eq!(learner.support_vectors(), 1000);
+    }
 }
 
 #[test]
@@ -726,20 +735,26 @@ fn kernel_falt_learns_a_nonlinear_stream_that_linear_falt_cannot() {
     let stream = ball_stream(13, n, d, l);
     let baseline = trivial_f1(&stream[n - 1000..], l);
     let linear_cfg = config(ThresholdAlgorithm::Falt);
-    let kernel_cfg = ThresholdConfig {
+    let kernel_cfg = |budget| ThresholdConfig {
         kernel_width: Some(0.5),
-        budget: Some(300),
+        budget,
         repetitions: 4,
         ..config(ThresholdAlgorithm::Falt)
     };
     let mut linear = ThresholdLearner::new(&linear_cfg, d, l, 0).unwrap();
-    let mut kernel = ThresholdLearner::new(&kernel_cfg, d, l, 0).unwrap();
+    let mut kernel = ThresholdLearner::new(&kernel_cfg(None), d, l, 0).unwrap();
+    let mut budgeted = ThresholdLearner::new(&kernel_cfg(Some(300)), d, l, 0).unwrap();
     let (_, lin) = prequential_f1(&mut linear, &stream, 200, 1000);
     let (first, ker) = prequential_f1(&mut kernel, &stream, 200, 1000);
-    println!("balls: linear {lin:.3}, kernel {first:.3} -> {ker:.3}, trivial {baseline:.3}");
-    assert!(ker > lin + 0.05, "kernel {ker} vs linear {lin}");
-    assert!(ker > baseline + 0.1 && ker > first + 0.1);
-    assert!(kernel.support_vectors() <= 300);
+    let (_, bud) = prequential_f1(&mut budgeted, &stream, 200, 1000);
+    println!(
+        "balls: linear {lin:.3}, kernel {first:.3} -> {ker:.3}, budget 300 {bud:.3}, trivial {baseline:.3}"
+    );
+    assert!(ker > lin + 0.15, "kernel {ker} vs linear {lin}");
+    assert!(ker > baseline + 0.3 && ker > first + 0.1);
+    // The 300 most recent support vectors still beat the linear model.
+    assert!(bud > lin + 0.05, "budget 300: {bud} vs linear {lin}");
+    assert_eq!(budgeted.support_vectors(), 300);
 }
 
 #[test]
@@ -833,9 +848,12 @@ fn score_threshold_learns_a_threshold_on_scaled_scores() {
         t.learn(&x, s, y);
     }
     println!("score threshold: F1 {first:.3} -> {last:.3}, fixed at the mean {at_mean:.3}, alpha {} v {:?} scale {:?}", t.alpha(), (0..=d).map(|j| t.weight(j)).collect::<Vec<_>>(), t.scale());
-    assert!(last > first + 0.1);
-    assert!(last > at_mean + 0.05);
-    assert!(last > 0.85);
+    // The threshold starts at 0 on the standardized scale, i.e. at the running mean of
+    // the scores, which is already a fair rule on this stream (F1 about 0.9 over the first
+    // 200): the learned threshold must improve on it and clearly beat the fixed rule.
+    assert!(last > first + 0.03, "{first} -> {last}");
+    assert!(last > at_mean + 0.1, "{last} vs fixed at the mean {at_mean}");
+    assert!(last > 0.95);
 }
 
 #[test]
@@ -1045,3 +1063,4 @@ fn trained_models_survive_a_json_round_trip() {
         }
     }
 }
+

@@ -85,8 +85,8 @@ pub struct ThresholdConfig {
     /// (> 0). `None`: the linear models.
     pub kernel_width: Option<f64>,
     /// Kernel models only: the maximum number of support vectors (>= 1); `None`: no limit.
-    /// When a new support vector makes the count exceed the budget, the support vector
-    /// with the smallest coefficient norm is removed (the oldest among equals).
+    /// When a new support vector makes the count exceed the budget, the oldest support
+    /// vector is removed (a sliding window of the B most recent ones).
     pub budget: Option<usize>,
 }
 
