@@ -67,6 +67,12 @@ pub struct EvalArgs {
     #[arg(long, value_name = "FILE.svg")]
     pub curve: Option<PathBuf>,
 
+    /// Holdout: freeze the model after the training file: the test file is predicted with
+    /// its labels hidden from the model (the thresholding paper's protocol). Default: the
+    /// model keeps learning on the test file.
+    #[arg(long)]
+    pub frozen_test: bool,
+
     /// Print the report as one JSON object (the last line of stdout).
     #[arg(long)]
     pub json: bool,
@@ -85,6 +91,7 @@ pub fn run(args: EvalArgs) -> Result<(), String> {
         Protocol::Prequential
     });
     let base = args.model.booster(data.schema().task);
+    args.model.check_applicable(base.algorithm)?;
     let engine = args.engine.engine()?;
     if args.loops == 0 {
         return Err("--loops must be at least 1".into());
@@ -110,6 +117,7 @@ pub fn run(args: EvalArgs) -> Result<(), String> {
         feedback,
         loops: args.loops,
         curve: args.curve.is_some(),
+        frozen_test: args.frozen_test,
     };
     let ks: Vec<Option<usize>> = if base.algorithm.is_topk() {
         if args.model.k.is_empty() {

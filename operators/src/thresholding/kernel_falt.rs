@@ -56,14 +56,21 @@ impl KernelFalt {
 
     /// Learns one example (at most M steps, stopping at zero loss), then enforces the
     /// budget.
+    ///
+    /// The scores of `x` are computed once over the support vectors; every step then adds
+    /// its coefficients to `x`'s own support vector, which moves each score by exactly
+    /// that coefficient times `K(x, x) = 1`, so the next step's scores are updated in
+    /// O(L) instead of being recomputed over every support vector (equal up to rounding).
     pub fn learn(&mut self, x: &Features, relevant: &[u32]) {
         let l = self.num_labels;
         let mut scratch = std::mem::take(&mut self.scratch);
         scratch.ensure(l + 1);
         let mut current = None;
-        for _ in 0..self.repetitions {
+        {
             let (labels, threshold) = scratch.scores.split_at_mut(l);
             self.support.scores(x, labels, Some(&mut threshold[0]));
+        }
+        for _ in 0..self.repetitions {
             if !all_finite(&scratch.scores) {
                 break;
             }
@@ -80,6 +87,9 @@ impl KernelFalt {
                 *g *= -self.eta;
             }
             current = Some(self.support.add(x, current, &scratch.gradient));
+            for (s, &a) in scratch.scores.iter_mut().zip(&scratch.gradient) {
+                *s += a;
+            }
         }
         self.support.enforce_budget();
         self.scratch = scratch;
