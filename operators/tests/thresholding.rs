@@ -757,19 +757,6 @@ fn kernel_falt_learns_a_nonlinear_stream_that_linear_falt_cannot() {
     assert_eq!(budgeted.support_vectors(), 300);
 }
 
-#[test]
-fn emotions_data_test_is_documented_not_run() {
-    // The real-data check needs an ARFF reader; flowboost-connectors is not a
-    // dev-dependency of this crate, so the command to run it later is in
-    // docs/thresholding.md. Report whether the data is present.
-    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/data");
-    if !std::path::Path::new(dir).join("emotions").exists() {
-        println!("skipped: {dir}/emotions is absent");
-        return;
-    }
-    println!("skipped: emotions is present, see docs/thresholding.md for the CLI command");
-}
-
 // ---------------------------------------------------------------------------------------
 // The score threshold.
 

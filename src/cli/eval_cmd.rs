@@ -73,6 +73,12 @@ pub struct EvalArgs {
     #[arg(long)]
     pub frozen_test: bool,
 
+    /// Feature scaling fitted on the training file (--data): none, or min-max (dense
+    /// features to [0, 1] by the training minimum and maximum; sparse ones divided by
+    /// their maximum absolute value, so they stay sparse).
+    #[arg(long, default_value = "none", value_parser = ["none", "min-max"])]
+    pub scale: String,
+
     /// Print the report as one JSON object (the last line of stdout).
     #[arg(long)]
     pub json: bool,
@@ -118,6 +124,7 @@ pub fn run(args: EvalArgs) -> Result<(), String> {
         loops: args.loops,
         curve: args.curve.is_some(),
         frozen_test: args.frozen_test,
+        scale: args.scale == "min-max",
     };
     let ks: Vec<Option<usize>> = if base.algorithm.is_topk() {
         if args.model.k.is_empty() {

@@ -15,9 +15,11 @@
 mod curve;
 mod protocol;
 mod report;
+mod scaling;
 mod scorer;
 
 pub use curve::{Curve, Series, write_svg};
 pub use protocol::{Engine, EvalSpec, Feedback, Protocol, evaluate};
 pub use report::{EvalReport, GridPoint};
+pub use scaling::MinMaxScaling;
 pub use scorer::Scorer;

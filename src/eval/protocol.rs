@@ -1,4 +1,4 @@
-use super::{Curve, EvalReport, Scorer};
+use super::{Curve, EvalReport, MinMaxScaling, Scorer};
 use crate::source::{Dataset, ExampleStream};
 use flowboost_operators::boosters::{BoosterConfig, build};
 use flowboost_operators::data::{Example, Label, Task};
@@ -81,6 +81,9 @@ pub struct EvalSpec {
     /// learning after the training part, as the thresholding paper evaluates); the
     /// metrics still use the true labels.
     pub frozen_test: bool,
+    /// Scale the features with min-max statistics of the training part (see
+    /// [`MinMaxScaling`](super::MinMaxScaling)).
+    pub scale: bool,
 }
 
 /// What a feedback run needs to know.
@@ -323,11 +326,21 @@ pub fn evaluate(
             total - total / 5
         }
     };
+    let scaling = if spec.scale {
+        Some(Arc::new(MinMaxScaling::fit(&data, schema.dim())?))
+    } else {
+        None
+    };
     let frozen = if spec.frozen_test {
         if spec.protocol != Protocol::Holdout {
             return Err("--frozen-test needs the holdout protocol (--data and --test)".into());
         }
-        Some(frozen_test_part(&data, spec.shuffle)?)
+        let (examples, labels) = frozen_test_part(&data, spec.shuffle)?;
+        let examples = match &scaling {
+            Some(sc) => Arc::new(examples.iter().map(|e| sc.apply(e.clone())).collect()),
+            None => examples,
+        };
+        Some((examples, labels))
     } else {
         None
     };
@@ -364,10 +377,19 @@ pub fn evaluate(
     let make_loop = move || feedback.map(|f| FeedbackLoop::new(f.options, f.oracle, labels));
     let frozen_examples = frozen.map(|(examples, _)| examples);
     let source_of = move |data: &Dataset| -> Result<ExampleStream, String> {
+        let scaled = |s: ExampleStream| -> ExampleStream {
+            match &scaling {
+                Some(sc) => {
+                    let sc = sc.clone();
+                    Box::new(s.map(move |r| r.map(|e| sc.apply(e))))
+                }
+                None => s,
+            }
+        };
         match &frozen_examples {
-            None => all_parts(data, shuffle, loops),
+            None => Ok(scaled(all_parts(data, shuffle, loops)?)),
             Some(test) => {
-                let train = all_parts_until(data, shuffle, loops, 1)?;
+                let train = scaled(all_parts_until(data, shuffle, loops, 1)?);
                 let test = test.clone();
                 let n = test.len();
                 Ok(Box::new(
