@@ -44,7 +44,14 @@ fn every_thresholding_learner_reports_the_multilabel_metrics() {
     for args in [
         &["--algo", "falt", "--eta", "0.1", "--repetitions", "4"][..],
         &["--algo", "salt", "--eta", "0.5", "--delta", "1"],
-        &["--algo", "falt-kernel", "--kernel-width", "8", "--budget", "300"],
+        &[
+            "--algo",
+            "falt-kernel",
+            "--kernel-width",
+            "8",
+            "--budget",
+            "300",
+        ],
         &["--algo", "pa1-br", "--c", "0.5"],
         &["--algo", "pa2-br", "--kernel", "rbf", "--kernel-width", "8"],
     ] {
@@ -65,8 +72,22 @@ fn every_thresholding_learner_reports_the_multilabel_metrics() {
 fn both_engines_give_identical_reports() {
     for algo in [
         &["--algo", "falt", "--repetitions", "3"][..],
-        &["--algo", "falt-kernel", "--kernel-width", "8", "--budget", "100"],
-        &["--algo", "ada-olmr", "--learners", "4", "--label-set", "threshold"],
+        &[
+            "--algo",
+            "falt-kernel",
+            "--kernel-width",
+            "8",
+            "--budget",
+            "100",
+        ],
+        &[
+            "--algo",
+            "ada-olmr",
+            "--learners",
+            "4",
+            "--label-set",
+            "threshold",
+        ],
     ] {
         let seq = generator_run(algo);
         let mut args = algo.to_vec();
@@ -88,11 +109,17 @@ fn options_that_do_not_apply_are_errors() {
         (&["--algo", "falt", "--budget", "10"][..], "--budget"),
         (&["--algo", "salt", "--kernel", "rbf"], "salt"),
         (&["--algo", "ada-olmr", "--kernel", "rbf"], "--kernel"),
-        (&["--algo", "falt", "--label-set", "threshold"], "--label-set"),
+        (
+            &["--algo", "falt", "--label-set", "threshold"],
+            "--label-set",
+        ),
         (&["--algo", "falt", "--eta", "0"], "eta"),
         (&["--algo", "falt", "--repetitions", "0"], "repetitions"),
         (&["--algo", "pa2-br", "--c=-1"], "C"),
-        (&["--algo", "ada-olmr", "--label-set", "median"], "label-set"),
+        (
+            &["--algo", "ada-olmr", "--label-set", "median"],
+            "label-set",
+        ),
     ] {
         let mut all = vec!["eval", "--generator", "multilabel", "--examples", "50"];
         all.extend_from_slice(args);
@@ -171,7 +198,11 @@ fn emotions_frozen_holdout_matches_the_papers_figures() {
         "2",
     ]);
     for key in METRICS {
-        assert_eq!(num(&kernel, key).to_bits(), num(&df, key).to_bits(), "{key}");
+        assert_eq!(
+            num(&kernel, key).to_bits(),
+            num(&df, key).to_bits(),
+            "{key}"
+        );
     }
     // The kernel beats linear FALT on this nonlinear task (the paper evaluates emotions
     // with kernels only).
@@ -195,5 +226,8 @@ fn emotions_frozen_holdout_matches_the_papers_figures() {
     assert_eq!(thr["label_set"], "threshold");
     assert_eq!(num(&top, "rank_loss"), num(&thr, "rank_loss"));
     assert!(paper_f1(&thr) > paper_f1(&top) - 0.02, "{top} vs {thr}");
-    assert!(num(&thr, "hamming_loss") < num(&top, "hamming_loss"), "{top} vs {thr}");
+    assert!(
+        num(&thr, "hamming_loss") < num(&top, "hamming_loss"),
+        "{top} vs {thr}"
+    );
 }

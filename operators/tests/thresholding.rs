@@ -702,7 +702,10 @@ fn budgeted_kernel_models_still_learn_a_linear_stream() {
         let mut learner = ThresholdLearner::new(&cfg, d + 1, l, 0).unwrap();
         let (first, last) = prequential_f1(&mut learner, &stream, 200, 1000);
         println!("{} budget 1000: F1 {first:.3} -> {last:.3}", cfg.algorithm);
-        assert!(last > baseline + 0.3, "{cfg:?}: {last} vs trivial {baseline}");
+        assert!(
+            last > baseline + 0.3,
+            "{cfg:?}: {last} vs trivial {baseline}"
+        );
         assert!(last > first + 0.05, "{cfg:?}: {first} -> {last}");
         assert_eq!(learner.support_vectors(), 1000);
     }
@@ -834,12 +837,20 @@ fn score_threshold_learns_a_threshold_on_scaled_scores() {
         }
         t.learn(&x, s, y);
     }
-    println!("score threshold: F1 {first:.3} -> {last:.3}, fixed at the mean {at_mean:.3}, alpha {} v {:?} scale {:?}", t.alpha(), (0..=d).map(|j| t.weight(j)).collect::<Vec<_>>(), t.scale());
+    println!(
+        "score threshold: F1 {first:.3} -> {last:.3}, fixed at the mean {at_mean:.3}, alpha {} v {:?} scale {:?}",
+        t.alpha(),
+        (0..=d).map(|j| t.weight(j)).collect::<Vec<_>>(),
+        t.scale()
+    );
     // The threshold starts at 0 on the standardized scale, i.e. at the running mean of
     // the scores, which is already a fair rule on this stream (F1 about 0.9 over the first
     // 200): the learned threshold must improve on it and clearly beat the fixed rule.
     assert!(last > first + 0.03, "{first} -> {last}");
-    assert!(last > at_mean + 0.1, "{last} vs fixed at the mean {at_mean}");
+    assert!(
+        last > at_mean + 0.1,
+        "{last} vs fixed at the mean {at_mean}"
+    );
     assert!(last > 0.95);
 }
 
@@ -1050,4 +1061,3 @@ fn trained_models_survive_a_json_round_trip() {
         }
     }
 }
-

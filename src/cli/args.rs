@@ -7,7 +7,9 @@ use flowboost_operators::data::Task;
 use flowboost_operators::dataflow::DataflowOptions;
 use flowboost_operators::engine::LabelSetKind;
 use flowboost_operators::learners::WeakKind;
-use flowboost_operators::thresholding::{ScoreThresholdConfig, ThresholdAlgorithm, ThresholdConfig};
+use flowboost_operators::thresholding::{
+    ScoreThresholdConfig, ThresholdAlgorithm, ThresholdConfig,
+};
 use flowboost_operators::topk::{Randomization, TopKConfig};
 use std::path::PathBuf;
 

@@ -476,11 +476,7 @@ pub fn evaluate(
             if config.algorithm.is_thresholding() {
                 "positive".to_string()
             } else {
-                config
-                    .label_set
-                    .unwrap_or_default()
-                    .name()
-                    .to_string()
+                config.label_set.unwrap_or_default().name().to_string()
             }
         }),
         frozen_test: spec.frozen_test,

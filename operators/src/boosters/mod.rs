@@ -563,8 +563,11 @@ pub fn build(schema: &Schema, config: &BoosterConfig) -> Result<Booster, String>
                     .into(),
             );
         }
-        terminal =
-            terminal.with_label_set(LabelSetRule::new(kind, schema.dim(), &config.score_threshold)?);
+        terminal = terminal.with_label_set(LabelSetRule::new(
+            kind,
+            schema.dim(),
+            &config.score_threshold,
+        )?);
     }
     Ok(Booster {
         stages,

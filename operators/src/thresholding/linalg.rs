@@ -65,7 +65,7 @@ pub fn feature_major_scores(
 ) {
     let l = labels.len();
     let k = l + usize::from(threshold.is_some());
-    let dim = if k == 0 { 0 } else { w.len() / k };
+    let dim = w.len().checked_div(k).unwrap_or(0);
     labels.fill(0.0);
     if let Some(t) = threshold.as_deref_mut() {
         *t = 0.0;
@@ -86,7 +86,7 @@ pub fn feature_major_scores(
 #[inline]
 pub fn feature_major_step(w: &mut [f64], x: &Features, step: f64, coefficients: &[f64]) {
     let k = coefficients.len();
-    let dim = if k == 0 { 0 } else { w.len() / k };
+    let dim = w.len().checked_div(k).unwrap_or(0);
     for_each_active(x, dim, |j, v| {
         let row = &mut w[j * k..(j + 1) * k];
         for (wi, &c) in row.iter_mut().zip(coefficients) {
