@@ -19,10 +19,11 @@ then run on train -> test for every seed. The grids (a subset of the paper's ran
 
     falt       eta in {2^-6, 2^-3, 1}, M in {1, L/8, L}
     salt       eta in {2^-3, 1, 2^3}, delta = 1, M in {1, L/8, L}
-    falt-k     delta^2 in {2^-2, 1, 2^2, 2^4, 2^6}, M in {1, L/8}, eta = 1
+    falt-k     delta^2 in {2^-4, 2^-2, 1, 2^2, 2^4, 2^6}, M in {1, L/8, L}, eta in {2^-2, 1}
     pa*-br     C in {2^-10, 2^-5, 1, 2^5}
-    pa*-br(k)  C in {2^-5, 1, 2^5}, delta^2 in {2^-2, 1, 2^2, 2^4, 2^6}
-    bibtex     (slow with a kernel) delta^2 in {2^4, 2^6}, M = 1, C = 1, threshold eta 0.1;
+    pa*-br(k)  C in {2^-5, 1, 2^5}, delta^2 in {2^-4, 2^-2, 1, 2^2, 2^4, 2^6}
+    bibtex     (slow with a kernel) delta^2 in {2^4, 2^6}, M = 1, eta = 1, C = 1,
+               threshold eta 0.1;
                the kernel models and Ada.OLMR on the seeds of --slow-seeds (1-3) only
     ada-olmr   20 VFDT trees on 20 random features (the random tree parameters), label set
                by the learned threshold (threshold eta in {0.01, 0.1, 1}) and, for
@@ -126,7 +127,7 @@ NAMES = {"falt": "FALT(l)", "salt": "SALT", "falt-kernel": "FALT(k)",
          "pa1-br": "PA-I-BR(l)", "pa2-br": "PA-II-BR(l)", "pa1-br-k": "PA-I-BR(k)",
          "pa2-br-k": "PA-II-BR(k)", "ada-olmr-threshold": "Ada.OLMR + threshold",
          "ada-olmr-top-m": "Ada.OLMR + top-m"}
-WIDTHS = [0.25, 1, 4, 16, 64]
+WIDTHS = [0.0625, 0.25, 1, 4, 16, 64]
 TREES = ["--weak", "vfdt", "--learners", "20", "--feature-subset", "20"]
 
 
@@ -163,9 +164,12 @@ def grid(algo, ds):
         return [["--algo", "salt", "--eta", str(e), "--delta", "1", "--repetitions", str(m)]
                 for e in [2 ** -3, 1, 2 ** 3] for m in ms]
     if algo == "falt-kernel":
-        ms_k = [1] if ds in SLOW else sorted({1, max(1, round(big_l / 8))})
+        if ds in SLOW:
+            return [["--algo", "falt-kernel", "--kernel-width", str(w), "--repetitions", "1"]
+                    for w in widths(ds)]
         return [["--algo", "falt-kernel", "--kernel-width", str(w), "--repetitions", str(m)]
-                for w in widths(ds) for m in ms_k]
+                + ([] if e == 1 else ["--eta", str(e)])
+                for w in widths(ds) for m in ms for e in [1, 0.25]]
     if algo in ("pa1-br", "pa2-br"):
         return [["--algo", algo, "--c", str(c)] for c in [2 ** -10, 2 ** -5, 1, 2 ** 5]]
     if algo in ("pa1-br-k", "pa2-br-k"):
