@@ -9,6 +9,10 @@
 //! values are divided by `max_j |x_j|` (zeros stay zeros; for non-negative data such as
 //! bibtex's binary features this is the same as min-max). Non-finite values are left as
 //! they are (the learners read them as 0) and are ignored when fitting.
+//!
+//! This is a batch preprocessing step (one pass over the training file before the stream
+//! starts), as the paper's offline protocol allows; with one file (prequential) the
+//! statistics are those of the whole file.
 
 use crate::source::Dataset;
 use flowboost_operators::data::{Example, Features};
