@@ -5,7 +5,11 @@ use flowboost_connectors::readers::{Format, Header, ReadOptions, Target};
 use flowboost_operators::boosters::{Algorithm, BoosterConfig, Potential, TreeParams};
 use flowboost_operators::data::Task;
 use flowboost_operators::dataflow::DataflowOptions;
+use flowboost_operators::engine::LabelSetKind;
 use flowboost_operators::learners::WeakKind;
+use flowboost_operators::thresholding::{
+    ScoreThresholdConfig, ThresholdAlgorithm, ThresholdConfig,
+};
 use flowboost_operators::topk::{Randomization, TopKConfig};
 use std::path::PathBuf;
 
@@ -58,7 +62,8 @@ pub struct ModelArgs {
     /// The algorithm: single (one weak learner alone); binary: online-bbm, online-bbm-s,
     /// adaboost-ol, adaboost-ol-s; multiclass: oza, online-mbbm, adaboost-olm; multi-label
     /// ranking: online-bmr, ada-olmr; multi-label ranking from top-k feedback: topk-bbm,
-    /// topk-adaptive.
+    /// topk-adaptive; online multi-label classification with a learned threshold (one
+    /// learner, no weak learners): falt, salt, falt-kernel, pa1-br, pa2-br.
     /// Default: the adaptive booster for the stream's task (adaboost-ol for binary, oza for
     /// multiclass, single for multi-label).
     #[arg(long, value_parser = parse_algorithm)]
@@ -107,6 +112,43 @@ pub struct ModelArgs {
     /// [-C, C] (the authors' 1.0; 0 turns it off).
     #[arg(long, default_value_t = 1.0, value_name = "C")]
     pub clip_gradient: f64,
+
+    /// falt, salt, falt-kernel: the step size eta (> 0).
+    #[arg(long, default_value_t = 1.0, value_name = "ETA")]
+    pub eta: f64,
+    /// salt: delta (> 0) in H = delta I + diag(s).
+    #[arg(long, default_value_t = 1.0, value_name = "DELTA")]
+    pub delta: f64,
+    /// falt, salt, falt-kernel: M, the maximum number of update steps on each example
+    /// (stops early at zero loss). The paper searches M in [L/8, 4L] for L labels.
+    #[arg(long, default_value_t = 1, value_name = "M")]
+    pub repetitions: usize,
+    /// pa1-br, pa2-br: the aggressiveness C (> 0).
+    #[arg(long = "c", default_value_t = 1.0, value_name = "C")]
+    pub pa_c: f64,
+    /// falt, pa1-br, pa2-br: the kernel, linear or rbf (K(x, z) = exp(-||x - z||^2 /
+    /// (2 delta^2))); falt-kernel is falt with rbf.
+    #[arg(long, default_value = "linear", value_parser = ["linear", "rbf"])]
+    pub kernel: String,
+    /// The RBF kernel width delta^2 (> 0; default 1).
+    #[arg(long, value_name = "DELTA2")]
+    pub kernel_width: Option<f64>,
+    /// Kernel models: keep at most this many support vectors (the oldest are removed
+    /// first). Default: no limit (the paper's algorithms).
+    #[arg(long, value_name = "B")]
+    pub budget: Option<usize>,
+    /// Boosters on multi-label streams: how the ranking becomes a label set: top-m (the m
+    /// highest-scored labels, m the running mean cardinality; the default) or threshold (an
+    /// ALT threshold v . [x; 1] learned online on the standardized scores, see
+    /// docs/thresholding.md).
+    #[arg(long, value_parser = parse_label_set, value_name = "RULE")]
+    pub label_set: Option<LabelSetKind>,
+    /// --label-set threshold: the threshold's step size (> 0).
+    #[arg(long, default_value_t = 0.1, value_name = "ETA")]
+    pub threshold_eta: f64,
+    /// --label-set threshold: the maximum number of threshold steps per example.
+    #[arg(long, default_value_t = 1, value_name = "M")]
+    pub threshold_repetitions: usize,
 
     /// The seed of every random choice (weak learner parameters, sampling, Hedge, generator).
     #[arg(long, default_value_t = 1, value_name = "S")]
@@ -174,7 +216,46 @@ impl ModelArgs {
             clip_probability: self.clip_probability,
             clip_gradient: self.clip_gradient,
         };
+        config.threshold = ThresholdConfig {
+            algorithm: algo.thresholding().unwrap_or(ThresholdAlgorithm::Falt),
+            eta: self.eta,
+            delta: self.delta,
+            repetitions: self.repetitions,
+            c: self.pa_c,
+            kernel_width: (self.kernel == "rbf" || algo == Algorithm::FaltKernel)
+                .then(|| self.kernel_width.unwrap_or(1.0)),
+            budget: self.budget,
+        };
+        config.label_set = self.label_set;
+        config.score_threshold = ScoreThresholdConfig {
+            eta: self.threshold_eta,
+            repetitions: self.threshold_repetitions,
+            ..ScoreThresholdConfig::default()
+        };
         config
+    }
+
+    /// Options that only some algorithms read, given to another: an error naming them
+    /// (rather than silently ignoring them).
+    pub fn check_applicable(&self, algo: Algorithm) -> Result<(), String> {
+        let thresholding = algo.is_thresholding();
+        if !thresholding && (self.kernel != "linear" || self.kernel_width.is_some()) {
+            return Err(format!(
+                "--kernel and --kernel-width apply to falt, falt-kernel, pa1-br and pa2-br, not {algo}"
+            ));
+        }
+        if algo == Algorithm::Salt && (self.kernel != "linear" || self.kernel_width.is_some()) {
+            return Err("salt has no kernel version (the paper kernelizes FALT only)".into());
+        }
+        if self.budget.is_some() && !(self.kernel == "rbf" || algo == Algorithm::FaltKernel) {
+            return Err("--budget applies to kernel models (--kernel rbf or falt-kernel)".into());
+        }
+        if thresholding && self.label_set.is_some() {
+            return Err(format!(
+                "{algo} predicts its own label set (its learned threshold); --label-set is for the boosters"
+            ));
+        }
+        Ok(())
     }
 }
 
@@ -206,6 +287,10 @@ impl DataArgs {
 }
 
 fn parse_algorithm(s: &str) -> Result<Algorithm, String> {
+    s.parse()
+}
+
+fn parse_label_set(s: &str) -> Result<LabelSetKind, String> {
     s.parse()
 }
 

@@ -73,6 +73,18 @@ pub struct EvalArgs {
     #[arg(long, default_value_t = 1, value_name = "R")]
     pub curve_runs: u64,
 
+    /// Holdout: freeze the model after the training file: the test file is predicted with
+    /// its labels hidden from the model (the thresholding paper's protocol). Default: the
+    /// model keeps learning on the test file.
+    #[arg(long)]
+    pub frozen_test: bool,
+
+    /// Feature scaling fitted on the training file (--data): none, or min-max (dense
+    /// features to [0, 1] by the training minimum and maximum; sparse ones divided by
+    /// their maximum absolute value, so they stay sparse).
+    #[arg(long, default_value = "none", value_parser = ["none", "min-max"])]
+    pub scale: String,
+
     /// Print the report as one JSON object (the last line of stdout).
     #[arg(long)]
     pub json: bool,
@@ -91,6 +103,7 @@ pub fn run(args: EvalArgs) -> Result<(), String> {
         Protocol::Prequential
     });
     let base = args.model.booster(data.schema().task);
+    args.model.check_applicable(base.algorithm)?;
     let engine = args.engine.engine()?;
     if args.loops == 0 {
         return Err("--loops must be at least 1".into());
@@ -119,6 +132,8 @@ pub fn run(args: EvalArgs) -> Result<(), String> {
         feedback,
         loops: args.loops,
         curve: args.curve.is_some(),
+        frozen_test: args.frozen_test,
+        scale: args.scale == "min-max",
     };
     let ks: Vec<Option<usize>> = if base.algorithm.is_topk() {
         if args.model.k.is_empty() {

@@ -104,6 +104,7 @@ pub fn run(args: RunArgs) -> Result<(), String> {
     let data = Arc::new(args.data.open(args.model.seed)?);
     let schema = data.schema().clone();
     let config = args.model.booster(schema.task);
+    args.model.check_applicable(config.algorithm)?;
     build(&schema, &config)?;
     let engine = EngineArgs {
         engine: "dataflow".into(),

@@ -20,6 +20,7 @@ mod impression_features;
 mod logged_clicks;
 mod protocol;
 mod report;
+mod scaling;
 mod scorer;
 
 pub use curve::{Curve, Series, write_svg};
@@ -27,4 +28,5 @@ pub use impression_features::ImpressionFeatures;
 pub use logged_clicks::{Estimate, ReplayReport, ReplaySpec, replay_clicks};
 pub use protocol::{Engine, EvalSpec, Feedback, Protocol, evaluate};
 pub use report::{EvalReport, GridPoint};
+pub use scaling::MinMaxScaling;
 pub use scorer::Scorer;

@@ -1,7 +1,7 @@
-use super::{Curve, EvalReport, Scorer};
+use super::{Curve, EvalReport, MinMaxScaling, Scorer};
 use crate::source::{Dataset, ExampleStream};
 use flowboost_operators::boosters::{BoosterConfig, build};
-use flowboost_operators::data::{Example, Task};
+use flowboost_operators::data::{Example, Label, Task};
 use flowboost_operators::dataflow::{DataflowOptions, run_dataflow_with_feedback};
 use flowboost_operators::engine::{
     FeedbackCounters, FeedbackLoop, FeedbackOptions, Oracle, Prediction, PredictionSink,
@@ -77,6 +77,13 @@ pub struct EvalSpec {
     pub loops: usize,
     /// Record the learning curve (the running mean loss over the whole stream).
     pub curve: bool,
+    /// Holdout: predict the test part with the labels hidden from the model (it stops
+    /// learning after the training part, as the thresholding paper evaluates); the
+    /// metrics still use the true labels.
+    pub frozen_test: bool,
+    /// Scale the features with min-max statistics of the training part (see
+    /// [`MinMaxScaling`](super::MinMaxScaling)).
+    pub scale: bool,
 }
 
 /// What a feedback run needs to know.
@@ -140,11 +147,21 @@ struct EvalSink {
     start: Instant,
     curve: Option<Curve>,
     counters: Option<FeedbackCounters>,
+    /// Frozen test: the true labels of the scored examples, in stream order.
+    truth: Option<Arc<Vec<Option<Label>>>>,
+    /// When the first scored prediction came out.
+    eval_started: Option<Instant>,
 }
 
 /// What an evaluation run returns: the scores, the examples seen, the feedback counters
 /// and the learning curve.
-type SinkOutput = (Scorer, u64, Option<FeedbackCounters>, Option<Curve>);
+type SinkOutput = (
+    Scorer,
+    u64,
+    Option<FeedbackCounters>,
+    Option<Curve>,
+    Option<Instant>,
+);
 
 impl PredictionSink for EvalSink {
     type Output = Result<SinkOutput, String>;
@@ -161,7 +178,16 @@ impl PredictionSink for EvalSink {
             });
         }
         if self.seen >= self.eval_from {
-            self.scorer.update(&out, ex.label.as_ref());
+            if self.eval_started.is_none() {
+                self.eval_started = Some(Instant::now());
+            }
+            let label = match &self.truth {
+                Some(truth) => truth
+                    .get((self.seen - self.eval_from) as usize)
+                    .and_then(|l| l.as_ref()),
+                None => ex.label.as_ref(),
+            };
+            self.scorer.update(&out, label);
             if let Some((path, w)) = self.writer.as_mut() {
                 let prediction = if self.task == Task::Multilabel {
                     PredictionValue::Labels(&out.labels)
@@ -192,15 +218,31 @@ impl PredictionSink for EvalSink {
             w.flush()
                 .map_err(|e| format!("{}: cannot write the predictions: {e}", path.display()))?;
         }
-        Ok((self.scorer, self.seen, self.counters, self.curve))
+        Ok((
+            self.scorer,
+            self.seen,
+            self.counters,
+            self.curve,
+            self.eval_started,
+        ))
     }
 }
 
 /// The examples of every part, in order (each shuffled first when asked); the first part
 /// `loops` times (each pass shuffled with its own seed derived from the shuffle seed).
 fn all_parts(data: &Dataset, shuffle: Option<u64>, loops: usize) -> Result<ExampleStream, String> {
+    all_parts_until(data, shuffle, loops, data.parts())
+}
+
+/// [`all_parts`] over the first `parts` parts only.
+fn all_parts_until(
+    data: &Dataset,
+    shuffle: Option<u64>,
+    loops: usize,
+    parts: usize,
+) -> Result<ExampleStream, String> {
     let mut streams: Vec<ExampleStream> = Vec::new();
-    for part in 0..data.parts() {
+    for part in 0..parts.min(data.parts()) {
         let passes = if part == 0 { loops.max(1) } else { 1 };
         for pass in 0..passes {
             streams.push(match shuffle {
@@ -213,6 +255,27 @@ fn all_parts(data: &Dataset, shuffle: Option<u64>, loops: usize) -> Result<Examp
         }
     }
     Ok(Box::new(streams.into_iter().flatten()))
+}
+
+/// The frozen test part: its examples (shuffled when asked) without their labels, and
+/// the labels apart, in the same order.
+type FrozenTest = (Arc<Vec<Example>>, Arc<Vec<Option<Label>>>);
+
+fn frozen_test_part(data: &Dataset, shuffle: Option<u64>) -> Result<FrozenTest, String> {
+    let part = 1;
+    let examples: Vec<Example> = match shuffle {
+        Some(seed) => data.shuffled(part, seed ^ part as u64)?,
+        None => data.stream(part)?.collect::<Result<_, _>>()?,
+    };
+    let mut labels = Vec::with_capacity(examples.len());
+    let hidden = examples
+        .into_iter()
+        .map(|mut ex| {
+            labels.push(ex.label.take());
+            ex
+        })
+        .collect();
+    Ok((Arc::new(hidden), Arc::new(labels)))
 }
 
 /// Runs `config` over `data` with `spec`'s protocol on `engine` and returns the report
@@ -263,6 +326,25 @@ pub fn evaluate(
             total - total / 5
         }
     };
+    let scaling = if spec.scale {
+        Some(Arc::new(MinMaxScaling::fit(&data, schema.dim())?))
+    } else {
+        None
+    };
+    let frozen = if spec.frozen_test {
+        if spec.protocol != Protocol::Holdout {
+            return Err("--frozen-test needs the holdout protocol (--data and --test)".into());
+        }
+        let (examples, labels) = frozen_test_part(&data, spec.shuffle)?;
+        let examples = match &scaling {
+            Some(sc) => Arc::new(examples.iter().map(|e| sc.apply(e.clone())).collect()),
+            None => examples,
+        };
+        Some((examples, labels))
+    } else {
+        None
+    };
+    let truth = frozen.as_ref().map(|(_, labels)| labels.clone());
     let writer = match &spec.predictions {
         Some(p) => Some((
             p.clone(),
@@ -288,13 +370,38 @@ pub fn evaluate(
         start,
         curve: want_curve.then(Curve::default),
         counters: None,
+        truth: truth.clone(),
+        eval_started: None,
     };
     let labels = schema.num_labels();
     let make_loop = move || feedback.map(|f| FeedbackLoop::new(f.options, f.oracle, labels));
-    let (scorer, seen, counters, curve) = match engine {
+    let frozen_examples = frozen.map(|(examples, _)| examples);
+    let source_of = move |data: &Dataset| -> Result<ExampleStream, String> {
+        let scaled = |s: ExampleStream| -> ExampleStream {
+            match &scaling {
+                Some(sc) => {
+                    let sc = sc.clone();
+                    Box::new(s.map(move |r| r.map(|e| sc.apply(e))))
+                }
+                None => s,
+            }
+        };
+        match &frozen_examples {
+            None => Ok(scaled(all_parts(data, shuffle, loops)?)),
+            Some(test) => {
+                let train = scaled(all_parts_until(data, shuffle, loops, 1)?);
+                let test = test.clone();
+                let n = test.len();
+                Ok(Box::new(
+                    train.chain((0..n).map(move |i| Ok(test[i].clone()))),
+                ))
+            }
+        }
+    };
+    let (scorer, seen, counters, curve, eval_started) = match engine {
         Engine::Sequential => {
             let mut runner = build(&schema, config)?.into_sequential();
-            let source = all_parts(&data, shuffle, loops)?;
+            let source = source_of(&data)?;
             match make_loop() {
                 Some(mut fl) => runner.run_with_feedback(source, make_sink(), &mut fl)??,
                 None => runner.run(source, make_sink())??,
@@ -310,18 +417,30 @@ pub fn evaluate(
                     let b = build(&build_schema, &build_config)?;
                     Ok((b.stages, b.terminal, b.score_dim))
                 },
-                move || all_parts(&source_data, shuffle, loops),
+                move || source_of(&source_data),
                 make_sink,
                 make_loop,
             )??
         }
     };
-    let seconds = start.elapsed().as_secs_f64();
+    let end = Instant::now();
+    let seconds = (end - start).as_secs_f64();
+    let (train_seconds, test_seconds) = match (spec.protocol, eval_started) {
+        (Protocol::Holdout, Some(t)) => (
+            Some((t - start).as_secs_f64()),
+            Some((end - t).as_secs_f64()),
+        ),
+        _ => (None, None),
+    };
     let mut report = EvalReport {
         algorithm: config.algorithm.name().to_string(),
         task: schema.task.name().to_string(),
         protocol: spec.protocol.name().to_string(),
-        weak: config.weak.name().to_string(),
+        weak: if config.algorithm.is_thresholding() {
+            "none".to_string()
+        } else {
+            config.weak.name().to_string()
+        },
         learners: booster_learners(config),
         engine: engine.name().to_string(),
         workers: engine.workers(),
@@ -353,13 +472,25 @@ pub fn evaluate(
         rho: config.algorithm.is_topk().then_some(config.topk.rho),
         feedback_delay: feedback.map(|f| f.options.delay),
         feedback: counters,
+        label_set: (schema.task == Task::Multilabel).then(|| {
+            if config.algorithm.is_thresholding() {
+                "positive".to_string()
+            } else {
+                config.label_set.unwrap_or_default().name().to_string()
+            }
+        }),
+        frozen_test: spec.frozen_test,
+        train_seconds,
+        test_seconds,
     };
     report.set_metrics(&scorer);
     Ok((report, curve))
 }
 
 fn booster_learners(config: &BoosterConfig) -> usize {
-    if config.algorithm == flowboost_operators::boosters::Algorithm::Single {
+    if config.algorithm == flowboost_operators::boosters::Algorithm::Single
+        || config.algorithm.is_thresholding()
+    {
         1
     } else {
         config.learners

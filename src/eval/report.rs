@@ -95,6 +95,18 @@ pub struct EvalReport {
     /// Feedback after predictions: what the join counted.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub feedback: Option<FeedbackCounters>,
+    /// Multi-label: the label-set rule (`top-m`, `threshold`, or `positive`: the
+    /// thresholding learners' own threshold).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub label_set: Option<String>,
+    /// Holdout: whether the model was frozen on the test part (`--frozen-test`).
+    pub frozen_test: bool,
+    /// Holdout: seconds until the first test prediction came out (training, with reading).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub train_seconds: Option<f64>,
+    /// Holdout: seconds from the first test prediction to the end (testing).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub test_seconds: Option<f64>,
     /// With `--gamma-grid`: every gamma tried (this report is the best one's).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub gamma_grid: Option<Vec<GridPoint>>,

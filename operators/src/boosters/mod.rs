@@ -11,6 +11,7 @@ mod online_bmr;
 mod online_mbbm;
 mod oza;
 mod single;
+mod threshold_stage;
 mod topk_adaptive;
 mod topk_bbm;
 mod weak_slot;
@@ -23,16 +24,23 @@ pub use online_bmr::{OnlineBmrStage, RANDOM_WEIGHT_SCALE_RANGE, random_weight_sc
 pub use online_mbbm::OnlineMbbmStage;
 pub use oza::OzaStage;
 pub use single::SingleStage;
+pub use threshold_stage::ThresholdStage;
 pub use topk_adaptive::{TopkAdaptiveStage, estimated_logistic_gradient};
 pub use topk_bbm::TopkBbmStage;
 pub use weak_slot::WeakSlot;
 
 use crate::data::{Schema, Task};
-use crate::engine::{ExpertSelection, InFlight, ScoreKind, SequentialRunner, Stage, Terminal};
+use crate::engine::{
+    ExpertSelection, InFlight, LabelSetKind, LabelSetRule, ScoreKind, SequentialRunner, Stage,
+    Terminal,
+};
 use crate::learners::{
     HoeffdingTree, HoeffdingTreeConfig, LinearConfig, LinearLearner, WeakKind, WeakModel,
 };
 use crate::rng::{seeded, splitmix64};
+use crate::thresholding::{
+    ScoreThresholdConfig, ThresholdAlgorithm, ThresholdConfig, ThresholdLearner,
+};
 use crate::topk::TopKConfig;
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -65,11 +73,21 @@ pub enum Algorithm {
     TopkBbm,
     /// Top-k Adaptive, the adaptive booster under top-k feedback (`topk-adaptive`).
     TopkAdaptive,
+    /// FALT, first-order adaptive label thresholding (`falt`; with `--kernel rbf`, FALT(k)).
+    Falt,
+    /// SALT, second-order adaptive label thresholding (`salt`).
+    Salt,
+    /// FALT(k), FALT with an RBF kernel (`falt-kernel`).
+    FaltKernel,
+    /// PA-I binary relevance (`pa1-br`; with `--kernel rbf`, PA-I-BR(k)).
+    Pa1Br,
+    /// PA-II binary relevance (`pa2-br`; with `--kernel rbf`, PA-II-BR(k)).
+    Pa2Br,
 }
 
 impl Algorithm {
     /// Every algorithm, in the order of the command line's help.
-    pub const ALL: [Algorithm; 12] = [
+    pub const ALL: [Algorithm; 17] = [
         Algorithm::Single,
         Algorithm::OnlineBbm,
         Algorithm::OnlineBbmS,
@@ -82,6 +100,11 @@ impl Algorithm {
         Algorithm::AdaOlmr,
         Algorithm::TopkBbm,
         Algorithm::TopkAdaptive,
+        Algorithm::Falt,
+        Algorithm::Salt,
+        Algorithm::FaltKernel,
+        Algorithm::Pa1Br,
+        Algorithm::Pa2Br,
     ];
 
     /// The command-line name.
@@ -99,6 +122,11 @@ impl Algorithm {
             Algorithm::AdaOlmr => "ada-olmr",
             Algorithm::TopkBbm => "topk-bbm",
             Algorithm::TopkAdaptive => "topk-adaptive",
+            Algorithm::Falt => "falt",
+            Algorithm::Salt => "salt",
+            Algorithm::FaltKernel => "falt-kernel",
+            Algorithm::Pa1Br => "pa1-br",
+            Algorithm::Pa2Br => "pa2-br",
         }
     }
 
@@ -117,6 +145,29 @@ impl Algorithm {
             | Algorithm::AdaOlmr
             | Algorithm::TopkBbm
             | Algorithm::TopkAdaptive => task == Task::Multilabel,
+            Algorithm::Falt
+            | Algorithm::Salt
+            | Algorithm::FaltKernel
+            | Algorithm::Pa1Br
+            | Algorithm::Pa2Br => task == Task::Multilabel,
+        }
+    }
+
+    /// Whether the algorithm is one online multi-label classifier of the thresholding
+    /// family (one stage, its own threshold) rather than a booster.
+    pub fn is_thresholding(self) -> bool {
+        self.thresholding().is_some()
+    }
+
+    /// The thresholding algorithm behind `falt`, `salt`, `falt-kernel`, `pa1-br`,
+    /// `pa2-br`.
+    pub fn thresholding(self) -> Option<ThresholdAlgorithm> {
+        match self {
+            Algorithm::Falt | Algorithm::FaltKernel => Some(ThresholdAlgorithm::Falt),
+            Algorithm::Salt => Some(ThresholdAlgorithm::Salt),
+            Algorithm::Pa1Br => Some(ThresholdAlgorithm::Pa1Br),
+            Algorithm::Pa2Br => Some(ThresholdAlgorithm::Pa2Br),
+            _ => None,
         }
     }
 
@@ -191,6 +242,15 @@ pub struct BoosterConfig {
     pub potential: Potential,
     /// The top-k feedback setting of `topk-bbm` and `topk-adaptive`.
     pub topk: TopKConfig,
+    /// The thresholding learners' hyper-parameters (`falt`, `salt`, `falt-kernel`,
+    /// `pa1-br`, `pa2-br`; the algorithm field inside is set from `algorithm`). For
+    /// `falt-kernel` a kernel width is required (the default is 1 when unset).
+    pub threshold: ThresholdConfig,
+    /// The label-set rule of the boosters on multi-label streams (`None`: their default,
+    /// top-m; the thresholding learners always use their own threshold).
+    pub label_set: Option<LabelSetKind>,
+    /// The learned threshold of `label_set = Learned`.
+    pub score_threshold: ScoreThresholdConfig,
 }
 
 impl BoosterConfig {
@@ -207,7 +267,22 @@ impl BoosterConfig {
             linear: LinearConfig::default(),
             potential: Potential::Rank,
             topk: TopKConfig::default(),
+            threshold: ThresholdConfig::default(),
+            label_set: None,
+            score_threshold: ScoreThresholdConfig::default(),
         }
+    }
+
+    /// The thresholding learner's configuration for `algorithm` (its algorithm set, and
+    /// the RBF kernel forced on for `falt-kernel`, width 1 unless given).
+    pub fn threshold_config(&self) -> Option<ThresholdConfig> {
+        let algorithm = self.algorithm.thresholding()?;
+        let mut c = self.threshold.clone();
+        c.algorithm = algorithm;
+        if self.algorithm == Algorithm::FaltKernel && c.kernel_width.is_none() {
+            c.kernel_width = Some(1.0);
+        }
+        Some(c)
     }
 }
 
@@ -237,6 +312,8 @@ pub enum AnyStage {
     TopkBbm(TopkBbmStage),
     /// `topk-adaptive`.
     TopkAdaptive(TopkAdaptiveStage),
+    /// `falt`, `salt`, `falt-kernel`, `pa1-br`, `pa2-br`.
+    Threshold(ThresholdStage),
 }
 
 impl Stage for AnyStage {
@@ -253,6 +330,7 @@ impl Stage for AnyStage {
             AnyStage::AdaOlmr(s) => s.process(rec),
             AnyStage::TopkBbm(s) => s.process(rec),
             AnyStage::TopkAdaptive(s) => s.process(rec),
+            AnyStage::Threshold(s) => s.process(rec),
         }
     }
 }
@@ -313,6 +391,26 @@ pub fn build(schema: &Schema, config: &BoosterConfig) -> Result<Booster, String>
     if schema.num_labels() < 2 {
         return Err("a stream needs at least 2 labels".into());
     }
+    let k = schema.num_labels();
+    if let Some(tc) = config.threshold_config() {
+        // One online multi-label classifier: one stage, its own threshold.
+        let learner = ThresholdLearner::new(&tc, schema.dim(), k, config.seed)?;
+        let rule = LabelSetRule::new(LabelSetKind::Positive, 0, &config.score_threshold)?;
+        let terminal = Terminal::new(
+            schema.task,
+            ScoreKind::Votes,
+            k,
+            1,
+            ExpertSelection::Last,
+            config.seed,
+        )
+        .with_label_set(rule);
+        return Ok(Booster {
+            stages: vec![AnyStage::Threshold(ThresholdStage::new(learner))],
+            terminal,
+            score_dim: k,
+        });
+    }
     let n = if alg == Algorithm::Single {
         1
     } else {
@@ -324,7 +422,6 @@ pub fn build(schema: &Schema, config: &BoosterConfig) -> Result<Booster, String>
     if !(0.0..1.0).contains(&config.gamma) {
         return Err(format!("gamma must lie in [0, 1), got {}", config.gamma));
     }
-    let k = schema.num_labels();
     let weak = |i: usize| WeakSlot::new(build_weak(schema, config, i));
     let seed = config.seed;
     let (kind, selection, score_dim) = match alg {
@@ -341,6 +438,11 @@ pub fn build(schema: &Schema, config: &BoosterConfig) -> Result<Booster, String>
         Algorithm::AdaBoostOlm | Algorithm::AdaOlmr | Algorithm::TopkAdaptive => {
             (ScoreKind::Votes, ExpertSelection::Hedge, k)
         }
+        Algorithm::Falt
+        | Algorithm::Salt
+        | Algorithm::FaltKernel
+        | Algorithm::Pa1Br
+        | Algorithm::Pa2Br => unreachable!("built above"),
     };
     if alg.is_topk() {
         config.topk.validate(k)?;
@@ -436,11 +538,36 @@ pub fn build(schema: &Schema, config: &BoosterConfig) -> Result<Booster, String>
                     ))
                 }
             }
+            Algorithm::Falt
+            | Algorithm::Salt
+            | Algorithm::FaltKernel
+            | Algorithm::Pa1Br
+            | Algorithm::Pa2Br => unreachable!("built above"),
         })
         .collect();
     let mut terminal = Terminal::new(schema.task, kind, score_dim, n, selection, seed);
     if alg.is_topk() {
         terminal = terminal.with_topk(config.topk, seed);
+    }
+    if let Some(kind) = config.label_set {
+        if schema.task != Task::Multilabel {
+            return Err(format!(
+                "the label-set rule ({}) applies to multi-label streams only",
+                kind.name()
+            ));
+        }
+        if kind == LabelSetKind::Learned && alg.is_topk() {
+            return Err(
+                "the learned threshold needs every relevant label; top-k boosters see only \
+                 the shown ones (use --label-set top-m)"
+                    .into(),
+            );
+        }
+        terminal = terminal.with_label_set(LabelSetRule::new(
+            kind,
+            schema.dim(),
+            &config.score_threshold,
+        )?);
     }
     Ok(Booster {
         stages,

@@ -27,7 +27,7 @@ mod terminal;
 pub use feedback_inbox::FeedbackInbox;
 pub use feedback_loop::{FeedbackLoop, FeedbackOptions, Oracle};
 pub use hedge::Hedge;
-pub use label_set::LabelSetRule;
+pub use label_set::{LabelSetKind, LabelSetRule};
 pub use pending::{FeedbackCounters, Miss, PendingEvent, PendingEvents};
 pub use prediction::Prediction;
 pub use record::InFlight;

@@ -82,6 +82,17 @@ impl Terminal {
         self
     }
 
+    /// Replaces the label-set rule (multi-label tasks; the default is the top-m rule).
+    pub fn with_label_set(mut self, rule: LabelSetRule) -> Self {
+        self.rule = rule;
+        self
+    }
+
+    /// The label-set rule.
+    pub fn label_set(&self) -> &LabelSetRule {
+        &self.rule
+    }
+
     /// Whether the stages must append their expert scores to the record's trail.
     pub fn needs_trail(&self) -> bool {
         matches!(self.selector, Selector::Hedge(_))
@@ -123,16 +134,14 @@ impl Terminal {
     /// Emits the prediction for `rec` into `out` (unless `rec` is a learning pass), then
     /// learns from its label or top-k feedback if any; returns whether `out` was written.
     pub fn finish(&mut self, rec: &InFlight, out: &mut Prediction) -> bool {
-        let d = self.score_dim;
+        let mut chosen = None;
         if rec.emit {
             let expert = match &mut self.selector {
                 Selector::Last => self.experts.saturating_sub(1),
                 Selector::Hedge(h) => h.choose(),
             };
-            let scores = match self.selector {
-                Selector::Last => &rec.scores[..],
-                Selector::Hedge(_) => &rec.trail[expert * d..(expert + 1) * d],
-            };
+            chosen = Some(expert);
+            let scores = self.expert_scores(rec, expert);
             out.seq = rec.seq;
             out.id = rec.example.id;
             out.expert = expert as u32 + 1;
@@ -140,7 +149,8 @@ impl Terminal {
             out.scores.extend_from_slice(scores);
             out.class = self.class_of(scores);
             if self.task == Task::Multilabel {
-                self.rule.predict(scores, &mut out.labels);
+                self.rule
+                    .predict(&rec.example.features, scores, &mut out.labels);
             } else {
                 out.labels.clear();
             }
@@ -151,12 +161,44 @@ impl Terminal {
                 out.shown.clear();
             }
         }
-        self.learn(rec);
+        self.learn(rec, chosen);
         rec.emit
     }
 
+    /// The score vector of `expert` (0-based) in `rec`.
+    fn expert_scores<'a>(&self, rec: &'a InFlight, expert: usize) -> &'a [f64] {
+        let d = self.score_dim;
+        match self.selector {
+            Selector::Last => &rec.scores[..],
+            Selector::Hedge(_) => &rec.trail[expert * d..(expert + 1) * d],
+        }
+    }
+
+    /// The expert whose scores the label-set rule learns from: the one chosen for the
+    /// prediction when this pass emitted one, else (a learning pass of an event predicted
+    /// earlier) the last expert without Hedge and Hedge's most probable expert with it
+    /// (the lowest index among equals), so that both engines agree.
+    fn rule_expert(&self, chosen: Option<usize>) -> usize {
+        if let Some(e) = chosen {
+            return e;
+        }
+        match &self.selector {
+            Selector::Last => self.experts.saturating_sub(1),
+            Selector::Hedge(h) => {
+                let p = h.probabilities();
+                let mut best = 0;
+                for (i, &v) in p.iter().enumerate() {
+                    if v > p[best] {
+                        best = i;
+                    }
+                }
+                best
+            }
+        }
+    }
+
     /// Updates Hedge and the label-set rule from the record's label or top-k feedback.
-    fn learn(&mut self, rec: &InFlight) {
+    fn learn(&mut self, rec: &InFlight, chosen: Option<usize>) {
         let d = self.score_dim;
         let full;
         let pairs: Option<&PairFeedback> = match (&rec.pairs, rec.label()) {
@@ -175,6 +217,14 @@ impl Terminal {
             // The label-set rule sees the relevant labels that were revealed.
             self.rule.observe(p.relevant.len());
         } else if let Some(label) = rec.label() {
+            // The label-set rule learns first, from the scores before Hedge's update.
+            if self.task == Task::Multilabel {
+                let expert = self.rule_expert(chosen);
+                let scores = self.expert_scores(rec, expert);
+                let mut rule = std::mem::take(&mut self.rule);
+                rule.learn(&rec.example.features, scores, label.relevant());
+                self.rule = rule;
+            }
             if let Selector::Hedge(_) = self.selector {
                 let losses: Vec<f64> = rec
                     .trail
@@ -185,7 +235,9 @@ impl Terminal {
                     h.update(losses);
                 }
             }
-            self.rule.observe(label.relevant().len());
+            if self.task != Task::Multilabel {
+                self.rule.observe(label.relevant().len());
+            }
         }
     }
 }

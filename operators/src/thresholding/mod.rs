@@ -1,2 +1,175 @@
 //! Online multi-label classification with adaptive label thresholding (FALT, SALT,
 //! kernel FALT) and the PA-BR baselines; a learned threshold on boosted scores.
+//!
+//! The algorithms of Zhai, Tang, Wang, "Adaptive label thresholding methods for online
+//! multi-label classification" (Pattern Recognition): a multi-label classifier
+//! `W = [w^(1) .. w^(L), w^(L+1)]` scores each label with `x . w^(i)` and the threshold with
+//! `x . w^(L+1)`, predicts `{i : x . w^(i) > x . w^(L+1)}`, and learns scores and threshold
+//! together on the ALT loss ([`loss`], eq. 4). See `docs/thresholding.md`.
+//!
+//! * [`falt::Falt`]: online gradient descent (eq. 6);
+//! * [`salt::Salt`]: adaptive mirror descent with a diagonal AdaGrad matrix (Algorithm 3);
+//! * [`kernel_falt::KernelFalt`]: FALT with an RBF kernel (section 5), optional budget;
+//! * [`passive_aggressive`]: the PA-I-BR and PA-II-BR baselines, linear and RBF;
+//! * [`score_threshold::ScoreThreshold`]: the ALT threshold alone, learned on top of an
+//!   external score vector.
+//!
+//! [`ThresholdLearner`] dispatches over the first four from a [`ThresholdConfig`].
+//!
+//! **Input rule.** Non-finite feature values (NaN, the readers' missing value, and ±inf)
+//! are treated as 0, as are indices beyond the model's dimension; sparse vectors are
+//! visited through their stored entries only, and a dense and a sparse vector with the
+//! same values give bit-identical results. Relevant labels are a sorted slice of label
+//! indices (indices `>= L` are ignored).
+
+pub mod config;
+pub mod falt;
+pub mod kernel;
+pub mod kernel_falt;
+pub mod linalg;
+pub mod loss;
+pub mod passive_aggressive;
+pub mod salt;
+pub mod score_threshold;
+
+pub use config::{ThresholdAlgorithm, ThresholdConfig};
+pub use score_threshold::{ScoreThreshold, ScoreThresholdConfig};
+
+use crate::data::Features;
+use falt::Falt;
+use kernel_falt::KernelFalt;
+use passive_aggressive::{KernelPaBr, PaBr, PaVariant};
+use salt::Salt;
+use serde::{Deserialize, Serialize};
+
+/// The model behind a [`ThresholdLearner`].
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub enum ThresholdModel {
+    /// FALT(l).
+    Falt(Falt),
+    /// SALT.
+    Salt(Salt),
+    /// FALT(k).
+    KernelFalt(KernelFalt),
+    /// PA-I-BR(l) or PA-II-BR(l).
+    PaBr(PaBr),
+    /// PA-I-BR(k) or PA-II-BR(k).
+    KernelPaBr(KernelPaBr),
+}
+
+/// One online multi-label classifier of the thresholding family, chosen by a
+/// [`ThresholdConfig`].
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ThresholdLearner {
+    num_labels: usize,
+    model: ThresholdModel,
+}
+
+impl ThresholdLearner {
+    /// A new (zero) model for `dim` features and `num_labels` labels. `seed` is accepted
+    /// for uniformity with the other learners; every algorithm here is deterministic and
+    /// does not use it. An invalid configuration, or `num_labels == 0`, is an error that
+    /// names the parameter.
+    pub fn new(
+        config: &ThresholdConfig,
+        dim: usize,
+        num_labels: usize,
+        seed: u64,
+    ) -> Result<Self, String> {
+        let _ = seed;
+        config.validate()?;
+        if num_labels == 0 {
+            return Err("the number of labels must be at least 1".into());
+        }
+        if u32::try_from(num_labels).is_err() {
+            return Err(format!("too many labels: {num_labels}"));
+        }
+        let c = config;
+        let model =
+            match (c.algorithm, c.kernel_width) {
+                (ThresholdAlgorithm::Falt, None) => {
+                    ThresholdModel::Falt(Falt::new(dim, num_labels, c.eta, c.repetitions))
+                }
+                (ThresholdAlgorithm::Falt, Some(width)) => ThresholdModel::KernelFalt(
+                    KernelFalt::new(dim, num_labels, c.eta, c.repetitions, width, c.budget),
+                ),
+                (ThresholdAlgorithm::Salt, _) => {
+                    ThresholdModel::Salt(Salt::new(dim, num_labels, c.eta, c.delta, c.repetitions))
+                }
+                (ThresholdAlgorithm::Pa1Br | ThresholdAlgorithm::Pa2Br, width) => {
+                    let variant = if c.algorithm == ThresholdAlgorithm::Pa1Br {
+                        PaVariant::One
+                    } else {
+                        PaVariant::Two
+                    };
+                    match width {
+                        None => ThresholdModel::PaBr(PaBr::new(dim, num_labels, variant, c.c)),
+                        Some(width) => ThresholdModel::KernelPaBr(KernelPaBr::new(
+                            dim, num_labels, variant, c.c, width, c.budget,
+                        )),
+                    }
+                }
+            };
+        Ok(ThresholdLearner { num_labels, model })
+    }
+
+    /// The number of labels L.
+    pub fn num_labels(&self) -> usize {
+        self.num_labels
+    }
+
+    /// The model.
+    pub fn model(&self) -> &ThresholdModel {
+        &self.model
+    }
+
+    /// Predicts for `x`: writes into `scores` (length L) each label's score relative to
+    /// the threshold, `x . w^(i) - x . w^(L+1)` (for PA-BR the raw score, its threshold
+    /// being 0), so that ranking metrics can use them; fills `labels` with the predicted
+    /// set `{i : x . w^(i) > x . w^(L+1)}`, sorted; returns the threshold score.
+    ///
+    /// # Panics
+    /// If `scores.len()` is not L.
+    pub fn predict(&self, x: &Features, scores: &mut [f64], labels: &mut Vec<u32>) -> f64 {
+        assert_eq!(
+            scores.len(),
+            self.num_labels,
+            "scores needs one entry per label"
+        );
+        let threshold = match &self.model {
+            ThresholdModel::Falt(m) => m.raw_scores(x, scores),
+            ThresholdModel::Salt(m) => m.raw_scores(x, scores),
+            ThresholdModel::KernelFalt(m) => m.raw_scores(x, scores),
+            ThresholdModel::PaBr(m) => m.raw_scores(x, scores),
+            ThresholdModel::KernelPaBr(m) => m.raw_scores(x, scores),
+        };
+        labels.clear();
+        for (i, s) in scores.iter_mut().enumerate() {
+            if *s > threshold {
+                labels.push(i as u32);
+            }
+            *s -= threshold;
+        }
+        threshold
+    }
+
+    /// Learns one example with its relevant labels (sorted).
+    pub fn learn(&mut self, x: &Features, relevant: &[u32]) {
+        match &mut self.model {
+            ThresholdModel::Falt(m) => m.learn(x, relevant),
+            ThresholdModel::Salt(m) => m.learn(x, relevant),
+            ThresholdModel::KernelFalt(m) => m.learn(x, relevant),
+            ThresholdModel::PaBr(m) => m.learn(x, relevant),
+            ThresholdModel::KernelPaBr(m) => m.learn(x, relevant),
+        }
+    }
+
+    /// The number of support vectors (0 for the linear models).
+    pub fn support_vectors(&self) -> usize {
+        match &self.model {
+            ThresholdModel::KernelFalt(m) => m.support().len(),
+            ThresholdModel::KernelPaBr(m) => m.support().len(),
+            _ => 0,
+        }
+    }
+}

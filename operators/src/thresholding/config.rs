@@ -1,0 +1,165 @@
+//! The choice of algorithm and its hyper-parameters.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::str::FromStr;
+
+/// The online multi-label algorithm.
+///
+/// With [`ThresholdConfig::kernel_width`] set, `Falt`, `Pa1Br` and `Pa2Br` become the
+/// paper's RBF-kernel versions FALT(k), PA-I-BR(k) and PA-II-BR(k); `Salt` has no kernel
+/// version (the paper, section 5: its diagonal H needs the explicit feature map).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ThresholdAlgorithm {
+    /// First-order ALT: online gradient descent on the ALT loss (eq. 6).
+    Falt,
+    /// Second-order ALT: adaptive mirror descent with a diagonal AdaGrad matrix per
+    /// predictor (Algorithm 3).
+    Salt,
+    /// Binary relevance of PA-I binary classifiers (Crammer et al. 2006).
+    Pa1Br,
+    /// Binary relevance of PA-II binary classifiers (Crammer et al. 2006).
+    Pa2Br,
+}
+
+impl ThresholdAlgorithm {
+    /// The name used on command lines: `falt`, `salt`, `pa1-br`, `pa2-br`.
+    pub fn name(self) -> &'static str {
+        match self {
+            ThresholdAlgorithm::Falt => "falt",
+            ThresholdAlgorithm::Salt => "salt",
+            ThresholdAlgorithm::Pa1Br => "pa1-br",
+            ThresholdAlgorithm::Pa2Br => "pa2-br",
+        }
+    }
+}
+
+impl fmt::Display for ThresholdAlgorithm {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for ThresholdAlgorithm {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.to_ascii_lowercase().as_str() {
+            "falt" => Ok(ThresholdAlgorithm::Falt),
+            "salt" => Ok(ThresholdAlgorithm::Salt),
+            "pa1-br" | "pa-i-br" | "pa1" => Ok(ThresholdAlgorithm::Pa1Br),
+            "pa2-br" | "pa-ii-br" | "pa2" => Ok(ThresholdAlgorithm::Pa2Br),
+            other => Err(format!(
+                "unknown thresholding algorithm `{other}` (expected falt, salt, pa1-br or pa2-br)"
+            )),
+        }
+    }
+}
+
+/// Hyper-parameters of a [`ThresholdLearner`](super::ThresholdLearner).
+///
+/// The defaults follow the paper's sensitivity analysis (section 6.4: "search the optimal
+/// eta around 1", "delta in SALT should also be searched around 1"): `eta = 1`,
+/// `delta = 1`, `c = 1` (the middle of the paper's PA grid `[2^-15, 2^10]` on a log scale
+/// is lower, but 1 is the usual PA default), `repetitions = 1` (plain Algorithm 1, the
+/// setting of the regret theorems), linear, no budget.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ThresholdConfig {
+    /// The algorithm.
+    pub algorithm: ThresholdAlgorithm,
+    /// FALT / SALT step size eta (> 0).
+    pub eta: f64,
+    /// SALT's delta (> 0): H = delta I + diag(s).
+    pub delta: f64,
+    /// M (>= 1): the maximum number of update steps on each example (FALT, SALT, kernel
+    /// FALT). The example is learned again, from the updated model, until its loss is
+    /// zero or M steps were taken (a step at zero loss would not change the model, so
+    /// stopping there is exact). The paper's experiments search M in `[2^-3, 2^2] * L`,
+    /// i.e. an absolute count between L/8 and 4L for L labels (see
+    /// [`ThresholdConfig::paper_repetitions`]). Ignored by the PA baselines.
+    pub repetitions: usize,
+    /// PA aggressiveness C (> 0).
+    pub c: f64,
+    /// RBF kernel width: the paper's delta^2 in `K(x, z) = exp(-||x - z||^2 / (2 delta^2))`
+    /// (> 0). `None`: the linear models.
+    pub kernel_width: Option<f64>,
+    /// Kernel models only: the maximum number of support vectors (>= 1); `None`: no limit.
+    /// When a new support vector makes the count exceed the budget, the oldest support
+    /// vector is removed (a sliding window of the B most recent ones).
+    pub budget: Option<usize>,
+}
+
+impl Default for ThresholdConfig {
+    fn default() -> Self {
+        ThresholdConfig {
+            algorithm: ThresholdAlgorithm::Falt,
+            eta: 1.0,
+            delta: 1.0,
+            repetitions: 1,
+            c: 1.0,
+            kernel_width: None,
+            budget: None,
+        }
+    }
+}
+
+impl ThresholdConfig {
+    /// A default configuration of `algorithm`.
+    pub fn new(algorithm: ThresholdAlgorithm) -> Self {
+        ThresholdConfig {
+            algorithm,
+            ..ThresholdConfig::default()
+        }
+    }
+
+    /// M as the paper parameterizes it, `factor * num_labels` (the paper's grid is
+    /// `factor` in `[2^-3, 2^2]`), rounded, at least 1.
+    pub fn paper_repetitions(factor: f64, num_labels: usize) -> usize {
+        let m = (factor * num_labels as f64).round();
+        if m.is_finite() && m >= 1.0 {
+            m as usize
+        } else {
+            1
+        }
+    }
+
+    /// Checks every parameter; the error names the parameter and the valid range.
+    pub fn validate(&self) -> Result<(), String> {
+        let positive = |name: &str, v: f64| {
+            if v.is_finite() && v > 0.0 {
+                Ok(())
+            } else {
+                Err(format!("{name} must be a finite number > 0, got {v}"))
+            }
+        };
+        match self.algorithm {
+            ThresholdAlgorithm::Falt => positive("eta", self.eta)?,
+            ThresholdAlgorithm::Salt => {
+                positive("eta", self.eta)?;
+                positive("delta", self.delta)?;
+            }
+            ThresholdAlgorithm::Pa1Br | ThresholdAlgorithm::Pa2Br => positive("C", self.c)?,
+        }
+        if self.repetitions == 0 {
+            return Err("repetitions (M) must be at least 1".into());
+        }
+        if let Some(width) = self.kernel_width {
+            positive("kernel width (delta^2)", width)?;
+            if self.algorithm == ThresholdAlgorithm::Salt {
+                return Err(
+                    "SALT has no kernel version (the paper kernelizes FALT only); \
+                            drop the kernel width or use FALT"
+                        .into(),
+                );
+            }
+        }
+        match (self.budget, self.kernel_width) {
+            (Some(0), _) => Err("budget must be at least 1 support vector".into()),
+            (Some(_), None) => {
+                Err("budget applies to kernel models only; set a kernel width too".into())
+            }
+            _ => Ok(()),
+        }
+    }
+}
