@@ -11,7 +11,7 @@ use clap::{Parser, Subcommand};
 
 /// flowboost: online boosting as a streaming dataflow.
 #[derive(Debug, Parser)]
-#[command(name = "flowboost", version, about, long_about = None)]
+#[command(name = "flowboost", version, about, long_about = None, args_override_self = true)]
 pub struct Cli {
     /// The command to run.
     #[command(subcommand)]
@@ -28,6 +28,9 @@ pub enum Command {
     /// dataflow on --workers threads -> predictions as JSON lines (stdout or --output), with
     /// progressive metrics on stderr.
     Run(RunArgs),
+    /// Kafka tools: produce a generator's stream as JSON events, read a topic (with
+    /// latency from the events' timestamps), create a topic.
+    Kafka(crate::kafka::tools::KafkaToolArgs),
 }
 
 /// Runs the parsed command line; errors come back as messages (exit code 2).
@@ -35,5 +38,6 @@ pub fn run(cli: Cli) -> Result<(), String> {
     match cli.command {
         Command::Eval(args) => eval_cmd::run(args),
         Command::Run(args) => run_cmd::run(args),
+        Command::Kafka(args) => crate::kafka::tools::run(args),
     }
 }

@@ -27,6 +27,7 @@
 
 pub mod admin;
 mod codec;
+mod committer;
 mod config;
 mod dead_letter;
 mod error;
@@ -35,9 +36,10 @@ mod source;
 pub mod testing;
 
 pub use codec::{
-    DecodeError, DecodeErrorKind, FeedbackRecord, PredictionEncoder, PredictionOutput,
-    RecordDecoder, RecordFormat,
+    DecodeError, DecodeErrorKind, FeedbackKind, FeedbackRecord, PredictionEncoder,
+    PredictionOutput, RecordDecoder, RecordFormat,
 };
+pub use committer::OffsetCommitter;
 pub use config::KafkaConfig;
 pub use dead_letter::{DeadLetter, DeadLetterRecord, DeadLetterWriter};
 pub use error::KafkaError;
