@@ -23,11 +23,11 @@ pub struct Cli {
 pub enum Command {
     /// Evaluate an online learner on a dataset file or a built-in generator, with the
     /// papers' protocols (prequential, holdout, last20).
-    Eval(EvalArgs),
+    Eval(Box<EvalArgs>),
     /// The main job: source (a dataset file or the built-in generator) -> the boosting
     /// dataflow on --workers threads -> predictions as JSON lines (stdout or --output), with
     /// progressive metrics on stderr.
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// Kafka tools: produce a generator's stream as JSON events, read a topic (with
     /// latency from the events' timestamps), create a topic.
     Kafka(crate::kafka::tools::KafkaToolArgs),
@@ -36,8 +36,8 @@ pub enum Command {
 /// Runs the parsed command line; errors come back as messages (exit code 2).
 pub fn run(cli: Cli) -> Result<(), String> {
     match cli.command {
-        Command::Eval(args) => eval_cmd::run(args),
-        Command::Run(args) => run_cmd::run(args),
+        Command::Eval(args) => eval_cmd::run(*args),
+        Command::Run(args) => run_cmd::run(*args),
         Command::Kafka(args) => crate::kafka::tools::run(args),
     }
 }

@@ -238,6 +238,11 @@ impl WorkerSources {
     }
 }
 
+/// The predictions out of the dataflow on worker 0, with their examples.
+type Outputs = Rc<RefCell<Vec<(Prediction, Arc<Example>)>>>;
+/// What worker 0 returns: unmatched feedback, and when it was busy.
+type WorkerEnd = (u64, Option<(Instant, Instant)>);
+
 type RawInput = timely::dataflow::InputHandle<u64, CapacityContainerBuilder<Vec<Raw>>>;
 type ModelInput = timely::dataflow::InputHandle<u64, CapacityContainerBuilder<Vec<InFlight>>>;
 
@@ -297,7 +302,7 @@ pub fn run_job(
     let shared_w = shared.clone();
     let guards = timely::execute(
         timely::Config::process(options.workers),
-        move |worker| -> Option<Result<(u64, Option<(Instant, Instant)>), String>> {
+        move |worker| -> Option<Result<WorkerEnd, String>> {
             let index = worker.index();
             let peers = worker.peers();
             let b = match build(&schema, &config) {
@@ -309,7 +314,7 @@ pub fn run_job(
             };
             let score_dim = b.score_dim;
             let gathered: Rc<RefCell<Vec<Raw>>> = Rc::default();
-            let outputs: Rc<RefCell<Vec<(Prediction, Arc<Example>)>>> = Rc::default();
+            let outputs: Outputs = Rc::default();
             let (mut raw_in, raw_probe, mut model_in, probe) =
                 worker.dataflow::<u64, _, _>(|scope| {
                     let (raw_in, raw) = scope.new_input::<Vec<Raw>>();
@@ -633,7 +638,7 @@ impl Sequencer {
         input: &mut ModelInput,
         worker: &mut timely::worker::Worker,
         probe: &timely::dataflow::ProbeHandle<u64>,
-        outputs: &Rc<RefCell<Vec<(Prediction, Arc<Example>)>>>,
+        outputs: &Outputs,
     ) -> Result<(), String> {
         if !records.is_empty() && self.busy.is_none() {
             let now = Instant::now();
@@ -697,7 +702,7 @@ impl Sequencer {
         input: &mut ModelInput,
         worker: &mut timely::worker::Worker,
         probe: &timely::dataflow::ProbeHandle<u64>,
-        outputs: &Rc<RefCell<Vec<(Prediction, Arc<Example>)>>>,
+        outputs: &Outputs,
     ) -> Result<(), String> {
         if fb.kind == FeedbackKind::Clicks && self.topk.is_none() {
             return self.dead_letter(
@@ -828,7 +833,7 @@ impl Sequencer {
     /// Hands the predictions out so far to the sink.
     fn drain(
         &mut self,
-        outputs: &Rc<RefCell<Vec<(Prediction, Arc<Example>)>>>,
+        outputs: &Outputs,
     ) -> Result<(), String> {
         let out: Vec<_> = outputs.borrow_mut().drain(..).collect();
         if out.is_empty() {
@@ -891,7 +896,7 @@ impl Sequencer {
         input: &mut ModelInput,
         worker: &mut timely::worker::Worker,
         probe: &timely::dataflow::ProbeHandle<u64>,
-        outputs: &Rc<RefCell<Vec<(Prediction, Arc<Example>)>>>,
+        outputs: &Outputs,
     ) -> Result<(), String> {
         self.close(input);
         while probe.less_than(input.time()) {
