@@ -177,15 +177,11 @@ impl WorkerSources {
         metrics: &JobMetrics,
     ) -> Result<usize, String> {
         let mut n = 0;
-        let mut idle = true;
         let per = wait / self.sources.len().max(1) as u32;
         for (stream, source) in &mut self.sources {
             let batch = source
                 .poll_batch(4096, per)
                 .map_err(|e| format!("reading `{}`: {e}", source.topic()))?;
-            if !batch.is_empty() {
-                idle = false;
-            }
             for r in batch {
                 self.caught_up.insert((*stream, r.partition), false);
                 out.send(Raw::Record(RawRecord {
@@ -199,13 +195,9 @@ impl WorkerSources {
                 n += 1;
             }
         }
-        // Lag (and whether each partition is read to its end): every second, or every
-        // 100 ms while nothing comes.
-        let every = if idle {
-            Duration::from_millis(100)
-        } else {
-            Duration::from_secs(1)
-        };
+        // Lag, and whether each partition is read to its end (then it does not hold the
+        // merge back): every 50 ms (one watermark request per partition).
+        let every = Duration::from_millis(50);
         if self.last_lag.elapsed() >= every {
             self.last_lag = Instant::now();
             for (stream, source) in &self.sources {
@@ -831,10 +823,7 @@ impl Sequencer {
     }
 
     /// Hands the predictions out so far to the sink.
-    fn drain(
-        &mut self,
-        outputs: &Outputs,
-    ) -> Result<(), String> {
+    fn drain(&mut self, outputs: &Outputs) -> Result<(), String> {
         let out: Vec<_> = outputs.borrow_mut().drain(..).collect();
         if out.is_empty() {
             return Ok(());
