@@ -9,10 +9,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# librdkafka (built from source by rdkafka-sys) needs a C compiler, make and perl; a
+# librdkafka (built from source by rdkafka-sys) needs a C compiler and make; a
 # fresh Debian/Ubuntu machine with Rust has them, but install what is missing.
 missing=()
-for tool in cc make perl; do
+for tool in cc make; do
     command -v "$tool" >/dev/null || missing+=("$tool")
 done
 if ((${#missing[@]})); then
@@ -20,7 +20,7 @@ if ((${#missing[@]})); then
     SUDO=()
     [[ $(id -u) -ne 0 ]] && command -v sudo >/dev/null && SUDO=(sudo)
     "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq
-    "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq build-essential perl >/dev/null
+    "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq build-essential >/dev/null
 fi
 
 if [[ -z "${FLOWBOOST_KAFKA_BROKERS:-}" ]]; then

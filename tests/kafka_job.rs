@@ -420,3 +420,96 @@ fn kafka_options_are_checked() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("expected kafka:TOPIC"));
 }
+
+#[test]
+fn clicks_on_shown_labels_are_joined_for_a_top_k_booster() {
+    let b = brokers();
+    let events = create(&b, "fb-clicks-events", 2);
+    let feedback = create(&b, "fb-clicks-feedback", 1);
+    let sink = create(&b, "fb-clicks-pred", 1);
+    let dead = create(&b, "fb-clicks-dead", 1);
+    // 150 unlabeled events: their feedback will be clicks on the labels shown.
+    produce(
+        &b,
+        &events,
+        &[
+            "--generator",
+            "multilabel",
+            "--examples",
+            "150",
+            "--unlabeled-every",
+            "1",
+        ],
+    );
+    let exe = env!("CARGO_BIN_EXE_flowboost");
+    let job = Command::new(exe)
+        .args([
+            "run",
+            "--brokers",
+            &b,
+            "--source",
+            &format!("kafka:{events}"),
+            "--sink",
+            &format!("kafka:{sink}"),
+            "--feedback",
+            &format!("kafka:{feedback}"),
+            "--dead-letter",
+            &format!("kafka:{dead}"),
+            "--group",
+            &unique_name("g"),
+            "--exit-when-idle",
+            "6",
+            "--report-interval",
+            "0",
+            "--generator",
+            "multilabel",
+            "--algo",
+            "topk-bbm",
+            "--learners",
+            "4",
+            "--k",
+            "3",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let predictions = read_values(&b, &sink, 150);
+    let mut clicks =
+        flowboost::connectors::kafka::KafkaSink::new(&KafkaConfig::new(b.clone()), &feedback)
+            .unwrap();
+    for p in &predictions {
+        let shown: Vec<&str> = p["shown"]
+            .as_array()
+            .unwrap_or_else(|| panic!("no shown labels: {p}"))
+            .iter()
+            .map(|v| v.as_str().unwrap())
+            .collect();
+        assert_eq!(shown.len(), 3, "{p}");
+        let id = p["id"].as_u64().unwrap();
+        // Even ids: the first shown label is clicked; odd ids: none.
+        let clicked: Vec<&str> = if id % 2 == 0 { vec![shown[0]] } else { vec![] };
+        let body = serde_json::json!({"id": id, "clicks": clicked}).to_string();
+        clicks
+            .send(Some(id.to_string().as_bytes()), body.as_bytes())
+            .unwrap();
+    }
+    // One click for an event that does not exist: a dead letter.
+    clicks
+        .send(Some(b"999999"), br#"{"id": 999999, "clicks": []}"#)
+        .unwrap();
+    clicks.flush(Duration::from_secs(30)).unwrap();
+    let out = job.wait_with_output().unwrap();
+    let summary = last_json(&out);
+    assert_eq!(summary["events_in"], 150);
+    assert_eq!(summary["feedback_in"], 151);
+    assert_eq!(summary["feedback_joined"], 150);
+    assert_eq!(summary["learned"], 150);
+    assert_eq!(summary["dead_letters_by_reason"]["feedback_unmatched"], 1);
+    let letters = read_values(&b, &dead, 1);
+    assert!(
+        letters[0]["reason"].as_str().unwrap().contains("999999"),
+        "{}",
+        letters[0]
+    );
+}

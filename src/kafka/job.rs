@@ -261,6 +261,12 @@ pub fn run_job(
             admin::topic_partitions(&kafka, f).map_err(|e| format!("--feedback kafka:{f}: {e}"))?;
         partitions.extend(fb.iter().map(|&p| (FEEDBACK, p)));
     }
+    // Output topics that do not exist yet are created, with the events' partition count.
+    let outputs = [Some(&options.sink), options.dead_letter.as_ref()];
+    for t in outputs.into_iter().flatten() {
+        admin::create_topic(&kafka, t, events.len() as i32)
+            .map_err(|e| format!("creating the output topic `{t}`: {e}"))?;
+    }
     let loss_name = if schema.task == Task::Multilabel {
         "rank_loss"
     } else {
@@ -854,6 +860,7 @@ impl Sequencer {
                     scores: &p.scores,
                     expert: p.expert,
                     model_version: version,
+                    shown: &p.shown,
                 },
                 &mut buf,
             );

@@ -121,3 +121,60 @@ pub fn expand_config(args: Vec<OsString>) -> Result<Vec<OsString>, String> {
     out.extend(rest);
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_job_file_becomes_options_before_the_command_line() {
+        let dir = std::env::temp_dir().join(format!("flowboost-job-file-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("job.toml");
+        std::fs::write(
+            &file,
+            "brokers = \"127.0.0.1:9092\"\n[kafka]\nexit_when_idle = 2.5\nworkers = 2\nverbose = false\n[schema]\nlabel-names = [\"a\", \"b\"]\n",
+        )
+        .unwrap();
+        let args: Vec<OsString> = [
+            "flowboost",
+            "run",
+            "--config",
+            file.to_str().unwrap(),
+            "--workers",
+            "3",
+        ]
+        .iter()
+        .map(OsString::from)
+        .collect();
+        let out: Vec<String> = expand_config(args)
+            .unwrap()
+            .into_iter()
+            .map(|a| a.into_string().unwrap())
+            .collect();
+        assert_eq!(
+            out,
+            [
+                "flowboost",
+                "run",
+                "--brokers",
+                "127.0.0.1:9092",
+                "--exit-when-idle",
+                "2.5",
+                "--workers",
+                "2",
+                "--label-names",
+                "a,b",
+                "--workers",
+                "3"
+            ]
+        );
+        std::fs::write(&file, "brokers = [").unwrap();
+        let bad = expand_config(vec![
+            "flowboost".into(),
+            "run".into(),
+            format!("--config={}", file.display()).into(),
+        ]);
+        assert!(bad.unwrap_err().contains("not a valid TOML job file"));
+    }
+}
