@@ -14,12 +14,12 @@
 #     fixed rate (RATE_FRACTION of the measured throughput); latency = the prediction
 #     record's timestamp - the event record's timestamp (both stamped by their producers,
 #     milliseconds), matched by event id, read back with `flowboost kafka read`.
-# Environment: BACKLOG (default 3000), LIVE (default 1500), RATE_FRACTION (default 0.5),
-# FLOWBOOST_KAFKA_BROKERS (use a running broker).
+# Environment: GENERATOR (default mediamill; multilabel is the small 30-feature, 8-label
+# preset), BACKLOG (default max(200, 15000 / N) events), LIVE (default BACKLOG / 2),
+# RATE_FRACTION (default 0.5), FLOWBOOST_KAFKA_BROKERS (use a running broker).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-BACKLOG="${BACKLOG:-3000}"
-LIVE="${LIVE:-1500}"
+GENERATOR="${GENERATOR:-mediamill}"
 RATE_FRACTION="${RATE_FRACTION:-0.5}"
 
 cargo build --release --quiet
@@ -35,7 +35,7 @@ ROWS=()
 job() { # events-topic predictions-topic group workers learners idle
     "$BIN" run --brokers "$BROKERS" --source "kafka:$1" --sink "kafka:$2" --group "$3" \
         --start earliest --exit-when-idle "$6" --report-interval 0 --workers "$4" \
-        --generator mediamill --algo ada-olmr --learners "$5" --commit-interval-ms 1000 | tail -n 1
+        --generator "$GENERATOR" --algo ada-olmr --learners "$5" --commit-interval-ms 1000 | tail -n 1
 }
 field() { python3 -c 'import json,sys; d=json.loads(sys.argv[1]); 
 v=d
@@ -45,10 +45,12 @@ print(v)' "$1" "$2"; }
 for N in 10 100; do
     for W in 1 2; do
         tag="$RUN-n$N-w$W"
+        B_N="${BACKLOG:-$((15000 / N > 200 ? 15000 / N : 200))}"
+        L_N="${LIVE:-$((B_N / 2))}"
         echo "== ada-olmr N=$N, $W worker(s) ==" >&2
         # Throughput on a backlog.
         "$BIN" kafka produce --brokers "$BROKERS" --topic "$tag-backlog" --partitions 4 \
-            --generator mediamill --examples "$BACKLOG" --seed 1 >/dev/null
+            --generator "$GENERATOR" --examples "$B_N" --seed 1 >/dev/null
         "$BIN" kafka create-topic --brokers "$BROKERS" --topic "$tag-bp" --partitions 1
         S="$(job "$tag-backlog" "$tag-bp" "$tag-g1" "$W" "$N" 2)"
         TPUT="$(field "$S" events_per_second)"
@@ -61,15 +63,17 @@ for N in 10 100; do
         JOB=$!
         sleep 1
         "$BIN" kafka produce --brokers "$BROKERS" --topic "$tag-live" --partitions 4 \
-            --generator mediamill --examples "$LIVE" --seed 2 --rate "$RATE" >/dev/null
+            --generator "$GENERATOR" --examples "$L_N" --seed 2 --rate "$RATE" >/dev/null
         wait "$JOB"
-        L="$("$BIN" kafka read --brokers "$BROKERS" --topic "$tag-lp" --expect "$LIVE" \
+        L="$("$BIN" kafka read --brokers "$BROKERS" --topic "$tag-lp" --expect "$L_N" \
             --timeout 120 --latency-from "$tag-live" | tail -n 1)"
         echo "live at $RATE events/s: $L" >&2
-        ROWS+=("| $N | $W | $(printf %.0f "$TPUT") | $(printf %.0f "$RATE") | $(field "$L" latency_ms.p50) | $(field "$L" latency_ms.p99) | $(field "$L" latency_ms.matched) |")
+        ROWS+=("| $N | $W | $B_N | $(printf %.1f "$TPUT") | $(printf %.1f "$RATE") | $L_N | $(field "$L" latency_ms.p50) | $(field "$L" latency_ms.p99) | $(field "$L" latency_ms.matched) |")
     done
 done
 echo
-echo "| N (trees) | workers | throughput (events/s, backlog of $BACKLOG) | live rate (events/s) | latency p50 (ms) | latency p99 (ms) | events matched |"
-echo "|---|---|---|---|---|---|---|"
+echo "ada-olmr, generator $GENERATOR, 4-partition topic"
+echo
+echo "| N (trees) | workers | backlog (events) | throughput (events/s) | live rate (events/s) | live events | latency p50 (ms) | latency p99 (ms) | events matched |"
+echo "|---|---|---|---|---|---|---|---|---|"
 printf '%s\n' "${ROWS[@]}"

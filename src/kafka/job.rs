@@ -346,15 +346,14 @@ pub fn run_job(
                 let mut tick = 0u64;
                 while !shared_w.stop.load(Ordering::SeqCst) {
                     let Some(s) = sources.as_mut() else { break };
-                    if let Err(e) =
-                        s.poll(&mut raw_in, Duration::from_millis(50), &shared_w.metrics)
-                    {
+                    if let Err(e) = s.poll(&mut raw_in, Duration::ZERO, &shared_w.metrics) {
                         shared_w.fail(e);
                         break;
                     }
                     tick += 1;
                     raw_in.advance_to(tick);
-                    worker.step();
+                    // Never block in the consumer: the stage block here must keep up.
+                    worker.step_or_park(Some(Duration::from_millis(1)));
                 }
                 drop(raw_in);
                 drop(sources);
@@ -388,11 +387,11 @@ pub fn run_job(
                         return Err(e);
                     }
                     if let Some(s) = sources.as_mut() {
-                        s.poll(&mut raw_in, Duration::from_millis(20), &shared_w.metrics)?;
+                        s.poll(&mut raw_in, Duration::ZERO, &shared_w.metrics)?;
                     }
                     tick += 1;
                     raw_in.advance_to(tick);
-                    worker.step();
+                    worker.step_or_park(Some(Duration::from_millis(1)));
                     let raws: Vec<Raw> = gathered.borrow_mut().drain(..).collect();
                     if raws.iter().any(|r| matches!(r, Raw::Record(_))) {
                         last_record = Instant::now();
@@ -689,6 +688,9 @@ impl Sequencer {
                 self.drain(outputs)?;
             }
         }
+        // Whatever was released goes through now (a partial batch is a timestamp too),
+        // rather than waiting for more records.
+        self.close(input);
         Ok(())
     }
 
