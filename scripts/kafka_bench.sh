@@ -16,10 +16,16 @@
 #     milliseconds), matched by event id, read back with `flowboost kafka read`.
 # Environment: GENERATOR (default mediamill; multilabel is the small 30-feature, 8-label
 # preset), BACKLOG (default max(200, 15000 / N) events), LIVE (default BACKLOG / 2),
-# RATE_FRACTION (default 0.5), FLOWBOOST_KAFKA_BROKERS (use a running broker).
+# RATE_FRACTION (default 0.5), MERGE_BLOCK (the job's --merge-block, default 64), NS and
+# WS (the tree counts and worker counts, default "10 100" and "1 2"),
+# JOB_EXTRA (more options for the job, e.g. "--kafka-set fetch.wait.max.ms=10"),
+# FLOWBOOST_KAFKA_BROKERS (use a running broker).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 GENERATOR="${GENERATOR:-mediamill}"
+MERGE_BLOCK="${MERGE_BLOCK:-64}"
+NS="${NS:-10 100}"
+WS="${WS:-1 2}"
 RATE_FRACTION="${RATE_FRACTION:-0.5}"
 
 cargo build --release --quiet
@@ -35,15 +41,15 @@ ROWS=()
 job() { # events-topic predictions-topic group workers learners idle
     "$BIN" run --brokers "$BROKERS" --source "kafka:$1" --sink "kafka:$2" --group "$3" \
         --start earliest --exit-when-idle "$6" --report-interval 0 --workers "$4" \
-        --generator "$GENERATOR" --algo ada-olmr --learners "$5" --commit-interval-ms 1000 | tail -n 1
+        --generator "$GENERATOR" --algo ada-olmr --learners "$5" --commit-interval-ms 1000 --merge-block "$MERGE_BLOCK" ${JOB_EXTRA:-} | tail -n 1
 }
 field() { python3 -c 'import json,sys; d=json.loads(sys.argv[1]); 
 v=d
 for k in sys.argv[2].split("."): v=v[k]
 print(v)' "$1" "$2"; }
 
-for N in 10 100; do
-    for W in 1 2; do
+for N in $NS; do
+    for W in $WS; do
         tag="$RUN-n$N-w$W"
         B_N="${BACKLOG:-$((15000 / N > 200 ? 15000 / N : 200))}"
         L_N="${LIVE:-$((B_N / 2))}"
@@ -72,7 +78,7 @@ for N in 10 100; do
     done
 done
 echo
-echo "ada-olmr, generator $GENERATOR, 4-partition topic"
+echo "ada-olmr, generator $GENERATOR, 4-partition topic, merge block $MERGE_BLOCK"
 echo
 echo "| N (trees) | workers | backlog (events) | throughput (events/s) | live rate (events/s) | live events | latency p50 (ms) | latency p99 (ms) | events matched |"
 echo "|---|---|---|---|---|---|---|---|---|"
