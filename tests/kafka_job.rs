@@ -2,7 +2,8 @@
 //! `scripts/kafka.sh` (scripts/test.sh starts it and exports FLOWBOOST_KAFKA_BROKERS).
 //! Labeled events in, predictions out; feedback joined; dead letters with reasons; every
 //! consumed record accounted for; 1 and 2 workers identical; a job file; a job killed
-//! mid-stream and restarted skips no record; metrics served while running.
+//! mid-stream and restarted skips no record; metrics served while running; clicks for a
+//! top-k booster; LIBSVM records against a declared feature space.
 
 mod common;
 
@@ -512,4 +513,74 @@ fn clicks_on_shown_labels_are_joined_for_a_top_k_booster() {
         "{}",
         letters[0]
     );
+}
+
+#[test]
+fn libsvm_records_against_a_declared_feature_space() {
+    let b = brokers();
+    let events = create(&b, "fb-libsvm-events", 2);
+    let sink = create(&b, "fb-libsvm-pred", 1);
+    let dead = create(&b, "fb-libsvm-dead", 1);
+    let mut producer =
+        flowboost::connectors::kafka::KafkaSink::new(&KafkaConfig::new(b.clone()), &events)
+            .unwrap();
+    for id in 0..60u64 {
+        let label = ["a", "b", "c"][(id % 3) as usize];
+        let line = format!("{label} 1:{} 3:{}", id as f64 * 0.1, (id % 3) as f64);
+        producer
+            .send(Some(id.to_string().as_bytes()), line.as_bytes())
+            .unwrap();
+    }
+    // Beyond the declared dimension, an unknown label, no id (no key), unlabeled ("?").
+    for (key, line) in [
+        (Some("100"), "a 4:1.0"),
+        (Some("101"), "z 1:1.0"),
+        (None, "a 1:1.0"),
+        (Some("102"), "? 1:0.5"),
+    ] {
+        producer
+            .send(key.map(str::as_bytes), line.as_bytes())
+            .unwrap();
+    }
+    producer.flush(Duration::from_secs(30)).unwrap();
+    let summary = run_job(&[
+        "--brokers",
+        &b,
+        "--source",
+        &format!("kafka:{events}"),
+        "--sink",
+        &format!("kafka:{sink}"),
+        "--dead-letter",
+        &format!("kafka:{dead}"),
+        "--group",
+        &unique_name("g"),
+        "--exit-when-idle",
+        "1.5",
+        "--record-format",
+        "libsvm",
+        "--task",
+        "multiclass",
+        "--dim",
+        "3",
+        "--label-names",
+        "a,b,c",
+        "--algo",
+        "oza",
+        "--learners",
+        "3",
+    ]);
+    assert_eq!(summary["events_in"], 61);
+    assert_eq!(summary["predictions"], 61);
+    assert_eq!(
+        summary["learned"], 60,
+        "the unlabeled event is predicted only"
+    );
+    assert_eq!(summary["dead_letters"], 3);
+    let by = &summary["dead_letters_by_reason"];
+    assert_eq!(by["wrong_dimension"], 1, "{by}");
+    assert_eq!(by["unknown_label"], 1, "{by}");
+    assert_eq!(by["missing_id"], 1, "{by}");
+    let predictions = read_values(&b, &sink, 61);
+    assert!(predictions.iter().any(|p| p["id"] == 102));
+    assert_eq!(read_values(&b, &dead, 3).len(), 3);
 }
