@@ -1,8 +1,38 @@
 #!/usr/bin/env bash
 # Runs every test of flowboost: the README's test command, and what CI runs (.ci/run).
 # Installs what it needs. Tests that read ../shared/data skip (and say so) when it is absent.
+#
+# The Kafka tests run against a real broker: scripts/kafka.sh starts one on loopback
+# (installing it from PyPI the first time), its address is exported as
+# FLOWBOOST_KAFKA_BROKERS, and it is stopped (its data deleted) when this script ends.
+# Set FLOWBOOST_KAFKA_BROKERS yourself to use another broker (then none is started).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# librdkafka (built from source by rdkafka-sys) needs a C compiler and make; a
+# fresh Debian/Ubuntu machine with Rust has them, but install what is missing.
+missing=()
+for tool in cc make; do
+    command -v "$tool" >/dev/null || missing+=("$tool")
+done
+if ((${#missing[@]})); then
+    echo "== installing build tools for librdkafka: ${missing[*]} =="
+    SUDO=()
+    [[ $(id -u) -ne 0 ]] && command -v sudo >/dev/null && SUDO=(sudo)
+    "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+    "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq build-essential >/dev/null
+fi
+
+if [[ -z "${FLOWBOOST_KAFKA_BROKERS:-}" ]]; then
+    echo "== starting the Kafka broker (scripts/kafka.sh) =="
+    trap 'scripts/kafka.sh stop || true' EXIT
+    FLOWBOOST_KAFKA_BROKERS="$(scripts/kafka.sh start | tail -n 1)"
+    export FLOWBOOST_KAFKA_BROKERS
+    echo "broker at $FLOWBOOST_KAFKA_BROKERS"
+fi
+
 echo "== cargo test (workspace, profile ci: optimized, no LTO) =="
 cargo test --workspace --profile ci --no-fail-fast
+
+echo "== cargo fmt --check =="
+cargo fmt --all --check

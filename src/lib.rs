@@ -8,6 +8,7 @@
 
 pub mod cli;
 pub mod eval;
+pub mod kafka;
 pub mod source;
 
 pub use flowboost_connectors as connectors;

@@ -3,8 +3,8 @@
 #![cfg(feature = "kafka")]
 
 use flowboost_connectors::kafka::{
-    DeadLetter, DeadLetterRecord, DecodeErrorKind, PredictionEncoder, PredictionOutput,
-    RecordDecoder, RecordFormat,
+    DeadLetter, DeadLetterRecord, DecodeErrorKind, FeedbackKind, PredictionEncoder,
+    PredictionOutput, RecordDecoder, RecordFormat,
 };
 use flowboost_operators::data::{Attribute, Example, Features, Label, Schema, Task};
 use serde_json::{Value, json};
@@ -395,11 +395,38 @@ fn feedback_records() {
     let f = dec
         .decode_feedback(br#"{"id": 9, "labels": ["b", "a"]}"#)
         .unwrap();
-    assert_eq!((f.id, f.label), (9, Label::Set(vec![0, 1])));
+    assert_eq!((f.id, f.label.clone()), (9, Label::Set(vec![0, 1])));
     let e = dec.decode_feedback(br#"{"id": 9}"#).unwrap_err();
     assert_eq!(e.kind, DecodeErrorKind::Malformed);
     let e = dec.decode_feedback(br#"{"labels": []}"#).unwrap_err();
     assert_eq!(e.kind, DecodeErrorKind::MissingId);
+    assert_eq!(f.kind, FeedbackKind::Labels);
+    // Clicks on shown labels: the clicked set, by name or index.
+    let f = dec
+        .decode_feedback(br#"{"id": 10, "clicks": ["b", 0, "b"]}"#)
+        .unwrap();
+    assert_eq!(
+        (f.id, f.label, f.kind),
+        (10, Label::Set(vec![0, 1]), FeedbackKind::Clicks)
+    );
+    let f = dec.decode_feedback(br#"{"id": 11, "clicks": []}"#).unwrap();
+    assert_eq!(
+        (f.label, f.kind),
+        (Label::Set(vec![]), FeedbackKind::Clicks)
+    );
+    for (bad, kind) in [
+        (
+            &br#"{"id": 12, "clicks": ["zz"]}"#[..],
+            DecodeErrorKind::UnknownLabel,
+        ),
+        (br#"{"id": 12, "clicks": "a"}"#, DecodeErrorKind::Malformed),
+        (
+            br#"{"id": 12, "clicks": ["a"], "label": "a"}"#,
+            DecodeErrorKind::Malformed,
+        ),
+    ] {
+        assert_eq!(dec.decode_feedback(bad).unwrap_err().kind, kind);
+    }
 }
 
 #[test]
@@ -412,6 +439,7 @@ fn predictions_to_json() {
         scores: &[0.75],
         expert: 10,
         model_version: 1234,
+        shown: &[],
     });
     let v: Value = serde_json::from_slice(&out).unwrap();
     assert_eq!(
@@ -427,6 +455,7 @@ fn predictions_to_json() {
         scores: &[0.1, 0.3, 0.3],
         expert: 3,
         model_version: 5,
+        shown: &[],
     });
     let v: Value = serde_json::from_slice(&out).unwrap();
     assert_eq!(v["prediction"], "fish");
@@ -448,6 +477,7 @@ fn predictions_to_json() {
         scores: &[0.0, 2.0, f64::NAN, 3.0],
         expert: 4,
         model_version: 6,
+        shown: &[],
     });
     let v: Value = serde_json::from_slice(&out).unwrap();
     assert_eq!(v["prediction"], json!(["b", "d"]));

@@ -13,7 +13,7 @@ use clap::{Parser, Subcommand};
 
 /// flowboost: online boosting as a streaming dataflow.
 #[derive(Debug, Parser)]
-#[command(name = "flowboost", version, about, long_about = None)]
+#[command(name = "flowboost", version, about, long_about = None, args_override_self = true)]
 pub struct Cli {
     /// The command to run.
     #[command(subcommand)]
@@ -25,22 +25,26 @@ pub struct Cli {
 pub enum Command {
     /// Evaluate an online learner on a dataset file or a built-in generator, with the
     /// papers' protocols (prequential, holdout, last20).
-    Eval(EvalArgs),
+    Eval(Box<EvalArgs>),
     /// The main job: source (a dataset file or the built-in generator) -> the boosting
     /// dataflow on --workers threads -> predictions as JSON lines (stdout or --output), with
     /// progressive metrics on stderr.
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// Replay a log of clicks (Open Bandit Dataset): a top-k booster learns a ranking of
     /// the items from the user features with the logged feedback, and the click-through of
     /// its top k is estimated by inverse propensity weighting against the logged policy's.
     ReplayClicks(ReplayArgs),
+    /// Kafka tools: produce a generator's stream as JSON events, read a topic (with
+    /// latency from the events' timestamps), create a topic.
+    Kafka(crate::kafka::tools::KafkaToolArgs),
 }
 
 /// Runs the parsed command line; errors come back as messages (exit code 2).
 pub fn run(cli: Cli) -> Result<(), String> {
     match cli.command {
-        Command::Eval(args) => eval_cmd::run(args),
-        Command::Run(args) => run_cmd::run(args),
+        Command::Eval(args) => eval_cmd::run(*args),
+        Command::Run(args) => run_cmd::run(*args),
+        Command::Kafka(args) => crate::kafka::tools::run(args),
         Command::ReplayClicks(args) => replay_cmd::run(args),
     }
 }

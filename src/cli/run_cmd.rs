@@ -1,8 +1,10 @@
 use super::args::{DataArgs, EngineArgs, ModelArgs};
 use crate::eval::{Engine, Scorer};
+use crate::kafka::{JobOptions, JobSummary, run_job};
 use clap::Args;
+use flowboost_connectors::kafka::{RecordFormat, StartFrom};
 use flowboost_operators::boosters::build;
-use flowboost_operators::data::{Example, Task};
+use flowboost_operators::data::{Attribute, Example, Schema, Task};
 use flowboost_operators::dataflow::run_dataflow;
 use flowboost_operators::engine::{Prediction, PredictionSink};
 use serde::Serialize;
@@ -10,6 +12,7 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 use std::time::Instant;
 
 /// Options of `flowboost run`.
@@ -40,6 +43,255 @@ pub struct RunArgs {
     /// Print progressive metrics to stderr every this many examples (0: only the summary).
     #[arg(long, default_value_t = 10_000, value_name = "N")]
     pub report_every: u64,
+
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub kafka: KafkaArgs,
+
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub space: SpaceArgs,
+}
+
+/// Kafka: with `--source kafka:TOPIC`, `run` reads events from Kafka instead of a file or
+/// a generator (see the README's Kafka section and docs/kafka.md).
+#[derive(Debug, Args)]
+#[command(next_help_heading = "Kafka")]
+pub struct KafkaArgs {
+    /// A TOML job file whose keys are these options' long names (command-line options
+    /// override it).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// The Kafka bootstrap servers.
+    #[arg(long, value_name = "HOST:PORT")]
+    pub brokers: Option<String>,
+    /// The events topic: kafka:TOPIC. Turns on the Kafka job.
+    #[arg(long, value_name = "kafka:TOPIC")]
+    pub source: Option<String>,
+    /// The predictions topic: kafka:TOPIC (records keyed by event id).
+    #[arg(long, value_name = "kafka:TOPIC")]
+    pub sink: Option<String>,
+    /// The feedback topic: kafka:TOPIC, labels (or clicks on shown labels) for earlier
+    /// unlabeled events, joined by event id.
+    #[arg(long, value_name = "kafka:TOPIC")]
+    pub feedback: Option<String>,
+    /// The dead-letter topic: kafka:TOPIC, bad records with the reason and the original
+    /// bytes (without it they are only counted and logged).
+    #[arg(long, value_name = "kafka:TOPIC")]
+    pub dead_letter: Option<String>,
+    /// The consumer group the offsets are committed to.
+    #[arg(long, default_value = "flowboost", value_name = "ID")]
+    pub group: String,
+    /// Where to start: earliest, latest, or committed (the group's offsets; earliest for
+    /// partitions without one).
+    #[arg(long, default_value = "committed", value_name = "WHERE")]
+    pub start: String,
+    /// Stop once no record came for this many seconds (bounded runs, tests, replays).
+    #[arg(long, value_name = "SECONDS")]
+    pub exit_when_idle: Option<f64>,
+    /// Serve the metrics in the Prometheus text format over HTTP here.
+    #[arg(long, value_name = "HOST:PORT")]
+    pub metrics_addr: Option<String>,
+    /// Print the metrics to stderr every this many seconds (0: never).
+    #[arg(long, default_value_t = 10.0, value_name = "SECONDS")]
+    pub report_interval: f64,
+    /// Flush the outputs and commit the offsets this often.
+    #[arg(long, default_value_t = 1000, value_name = "MS")]
+    pub commit_interval_ms: u64,
+    /// The events' format: json (JSON objects) or libsvm (LIBSVM lines, id in the key).
+    #[arg(long, default_value = "json", value_name = "FORMAT")]
+    pub record_format: String,
+    /// The merge order's block: records are ordered by (offset / B, topic, partition,
+    /// offset).
+    #[arg(long, default_value_t = 64, value_name = "B")]
+    pub merge_block: i64,
+    /// At most this many unlabeled events wait for their feedback.
+    #[arg(long, default_value_t = 100_000, value_name = "N")]
+    pub pending_capacity: usize,
+    /// An unlabeled event waits for its feedback at most this many later events.
+    #[arg(long, default_value_t = 1_000_000, value_name = "N")]
+    pub pending_ttl: u64,
+    /// A librdkafka property for every client, KEY=VALUE (repeatable).
+    #[arg(long = "kafka-set", value_name = "KEY=VALUE")]
+    pub kafka_set: Vec<String>,
+}
+
+/// The job's feature space, for a Kafka source (a record that does not fit is a dead
+/// letter). Without --dim or --feature-names, the schema of --data (its header) or of the
+/// --generator preset is used.
+#[derive(Debug, Args)]
+#[command(next_help_heading = "Feature space (Kafka)")]
+pub struct SpaceArgs {
+    /// The task: binary, multiclass or multilabel (default: binary for 2 labels, else
+    /// multiclass).
+    #[arg(long, value_name = "TASK")]
+    pub task: Option<String>,
+    /// The number of numeric features (named f0, f1, ...).
+    #[arg(long, value_name = "D")]
+    pub dim: Option<usize>,
+    /// The feature names, comma-separated (numeric features).
+    #[arg(long, value_delimiter = ',', value_name = "NAMES")]
+    pub feature_names: Vec<String>,
+    /// The label names, comma-separated.
+    #[arg(long, value_delimiter = ',', value_name = "NAMES")]
+    pub label_names: Vec<String>,
+    /// The number of labels (named 0, 1, ...), without --label-names.
+    #[arg(long, value_name = "K")]
+    pub num_labels: Option<usize>,
+}
+
+impl SpaceArgs {
+    /// The declared schema, if any.
+    pub fn schema(&self) -> Result<Option<Schema>, String> {
+        if self.dim.is_none() && self.feature_names.is_empty() {
+            if self.task.is_some() || !self.label_names.is_empty() || self.num_labels.is_some() {
+                return Err("declare the features too: --dim D or --feature-names a,b,c".into());
+            }
+            return Ok(None);
+        }
+        let attributes: Vec<Attribute> = if self.feature_names.is_empty() {
+            (0..self.dim.unwrap_or(0))
+                .map(|j| Attribute::numeric(format!("f{j}")))
+                .collect()
+        } else {
+            if self.dim.is_some_and(|d| d != self.feature_names.len()) {
+                return Err(format!(
+                    "--dim {} but {} --feature-names",
+                    self.dim.unwrap_or(0),
+                    self.feature_names.len()
+                ));
+            }
+            self.feature_names.iter().map(Attribute::numeric).collect()
+        };
+        if attributes.is_empty() {
+            return Err("the feature space needs at least one feature".into());
+        }
+        let labels: Vec<String> = if self.label_names.is_empty() {
+            let k = self
+                .num_labels
+                .ok_or("declare the labels: --num-labels K or --label-names a,b,c")?;
+            (0..k).map(|l| l.to_string()).collect()
+        } else {
+            self.label_names.clone()
+        };
+        if labels.len() < 2 {
+            return Err("the feature space needs at least 2 labels".into());
+        }
+        let task = match self.task.as_deref() {
+            None if labels.len() == 2 => Task::Binary,
+            None => Task::Multiclass,
+            Some("binary") => Task::Binary,
+            Some("multiclass") => Task::Multiclass,
+            Some("multilabel") | Some("multi-label") => Task::Multilabel,
+            Some(other) => {
+                return Err(format!(
+                    "unknown task '{other}' (expected binary, multiclass or multilabel)"
+                ));
+            }
+        };
+        if task == Task::Binary && labels.len() != 2 {
+            return Err(format!("a binary task has 2 labels, got {}", labels.len()));
+        }
+        Ok(Some(Schema {
+            attributes,
+            labels,
+            task,
+        }))
+    }
+}
+
+/// `kafka:TOPIC` to `TOPIC`.
+fn topic(option: &str, value: &str) -> Result<String, String> {
+    match value.strip_prefix("kafka:") {
+        Some(t) if !t.is_empty() => Ok(t.to_string()),
+        _ => Err(format!("--{option} {value}: expected kafka:TOPIC")),
+    }
+}
+
+/// Runs `flowboost run --source kafka:TOPIC ...`.
+fn run_kafka(args: RunArgs) -> Result<(), String> {
+    let k = &args.kafka;
+    let source = topic("source", k.source.as_deref().unwrap_or_default())?;
+    let brokers = k
+        .brokers
+        .clone()
+        .ok_or("--source kafka:TOPIC needs --brokers HOST:PORT")?;
+    let sink = topic(
+        "sink",
+        k.sink
+            .as_deref()
+            .ok_or("--source kafka:TOPIC needs --sink kafka:TOPIC")?,
+    )?;
+    let mut options = JobOptions::new(&brokers, &source, &sink);
+    options.feedback = k
+        .feedback
+        .as_deref()
+        .map(|f| topic("feedback", f))
+        .transpose()?;
+    options.dead_letter = k
+        .dead_letter
+        .as_deref()
+        .map(|f| topic("dead-letter", f))
+        .transpose()?;
+    options.group = k.group.clone();
+    options.start = StartFrom::from_name(&k.start).ok_or_else(|| {
+        format!(
+            "--start {}: expected earliest, latest or committed",
+            k.start
+        )
+    })?;
+    options.exit_when_idle = match k.exit_when_idle {
+        Some(s) if s.is_finite() && s >= 0.0 => Some(Duration::from_secs_f64(s)),
+        Some(s) => return Err(format!("--exit-when-idle {s}: expected seconds >= 0")),
+        None => None,
+    };
+    options.workers = args.workers;
+    options.batch = args.batch.max(1);
+    options.format = RecordFormat::from_name(&k.record_format).ok_or_else(|| {
+        format!(
+            "--record-format {}: expected json or libsvm",
+            k.record_format
+        )
+    })?;
+    options.commit_interval = Duration::from_millis(k.commit_interval_ms.max(1));
+    options.metrics_addr = k.metrics_addr.clone();
+    options.report_interval = (k.report_interval > 0.0 && k.report_interval.is_finite())
+        .then(|| Duration::from_secs_f64(k.report_interval));
+    options.merge_block = k.merge_block.max(1);
+    options.pending_capacity = k.pending_capacity.max(1);
+    options.pending_ttl = k.pending_ttl.max(1);
+    for kv in &k.kafka_set {
+        let (key, value) = kv
+            .split_once('=')
+            .ok_or_else(|| format!("--kafka-set {kv}: expected KEY=VALUE"))?;
+        options.settings.push((key.to_string(), value.to_string()));
+    }
+    let schema = match args.space.schema()? {
+        Some(s) => s,
+        None => args.data.open(args.model.seed)?.schema().clone(),
+    };
+    let config = args.model.booster(schema.task);
+    let summary = run_job(options, schema, config)?;
+    eprintln!("flowboost: kafka: done: {}", summary_line(&summary));
+    println!(
+        "{}",
+        serde_json::to_string(&summary).map_err(|e| e.to_string())?
+    );
+    Ok(())
+}
+
+fn summary_line(s: &JobSummary) -> String {
+    format!(
+        "{} events, {} predictions, {} dead letters, {} feedback joined, progressive {} {:.4}, {:.0} events/s over {:.2} s busy",
+        s.metrics.events_in,
+        s.metrics.predictions,
+        s.metrics.dead_letters,
+        s.metrics.feedback_joined,
+        s.metrics.loss,
+        s.metrics.progressive_loss,
+        s.events_per_second,
+        s.busy_seconds
+    )
 }
 
 #[derive(Serialize)]
@@ -101,6 +353,15 @@ impl PredictionSink for RunSink {
 
 /// Runs `flowboost run`: source -> dataflow -> sink.
 pub fn run(args: RunArgs) -> Result<(), String> {
+    if args.kafka.config.is_some() {
+        return Err("--config is read by the flowboost binary (main); pass it there".into());
+    }
+    if args.kafka.source.is_some() {
+        return run_kafka(args);
+    }
+    if args.kafka.sink.is_some() || args.kafka.feedback.is_some() || args.kafka.brokers.is_some() {
+        return Err("--brokers, --sink and --feedback need --source kafka:TOPIC".into());
+    }
     let data = Arc::new(args.data.open(args.model.seed)?);
     let schema = data.schema().clone();
     let config = args.model.booster(schema.task);

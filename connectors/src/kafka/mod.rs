@@ -13,6 +13,8 @@
 //!   (synchronously), reports lag per partition and how long it has been idle.
 //! - [`KafkaSink`]: keyed records to a topic; [`KafkaSink::flush`] returns once every
 //!   record sent so far is acknowledged by the broker, or fails if any was not.
+//! - [`OffsetCommitter`]: commits offsets of any partitions for a group from one place
+//!   (the job commits on worker 0 for the partitions every worker reads).
 //! - [`DeadLetterWriter`]: rejected records as JSON ([`DeadLetter`]): the reason, where
 //!   the record came from, and its original bytes in base64.
 //! - [`RecordDecoder`]: one record's bytes to an
@@ -27,6 +29,7 @@
 
 pub mod admin;
 mod codec;
+mod committer;
 mod config;
 mod dead_letter;
 mod error;
@@ -35,9 +38,10 @@ mod source;
 pub mod testing;
 
 pub use codec::{
-    DecodeError, DecodeErrorKind, FeedbackRecord, PredictionEncoder, PredictionOutput,
-    RecordDecoder, RecordFormat,
+    DecodeError, DecodeErrorKind, FeedbackKind, FeedbackRecord, PredictionEncoder,
+    PredictionOutput, RecordDecoder, RecordFormat,
 };
+pub use committer::OffsetCommitter;
 pub use config::KafkaConfig;
 pub use dead_letter::{DeadLetter, DeadLetterRecord, DeadLetterWriter};
 pub use error::KafkaError;

@@ -43,11 +43,40 @@ pub(super) fn decode_feedback(
 ) -> Result<super::FeedbackRecord, DecodeError> {
     let object = parse_object(payload)?;
     let id = id(&object)?;
+    if let Some(clicks) = object.get("clicks").filter(|v| !v.is_null()) {
+        if object.contains_key("label") || object.contains_key("labels") {
+            return Err(DecodeError::new(
+                DecodeErrorKind::Malformed,
+                "both \"clicks\" and a label: give one of them",
+            ));
+        }
+        let Value::Array(items) = clicks else {
+            return Err(DecodeError::new(
+                DecodeErrorKind::Malformed,
+                format!("\"clicks\" must be an array, got {}", type_name(clicks)),
+            ));
+        };
+        let mut ids = items
+            .iter()
+            .map(|v| label_index(dec, v))
+            .collect::<Result<Vec<u32>, _>>()?;
+        ids.sort_unstable();
+        ids.dedup();
+        return Ok(super::FeedbackRecord {
+            id,
+            label: Label::Set(ids),
+            kind: super::FeedbackKind::Clicks,
+        });
+    }
     match label(dec, &object)? {
-        Some(label) => Ok(super::FeedbackRecord { id, label }),
+        Some(label) => Ok(super::FeedbackRecord {
+            id,
+            label,
+            kind: super::FeedbackKind::Labels,
+        }),
         None => Err(DecodeError::new(
             DecodeErrorKind::Malformed,
-            "feedback without a label (expected \"label\" or \"labels\")",
+            "feedback without a label (expected \"label\", \"labels\" or \"clicks\")",
         )),
     }
 }

@@ -126,13 +126,27 @@ impl fmt::Display for DecodeError {
 
 impl std::error::Error for DecodeError {}
 
-/// Delayed feedback for an earlier event: its id and its label.
+/// What a feedback record tells about its event.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum FeedbackKind {
+    /// The event's whole label (`"label"` or `"labels"`).
+    #[default]
+    Labels,
+    /// Clicks on the labels shown for the event (`"clicks": [L, ...]`): the shown labels
+    /// clicked are relevant, the other shown labels are not, the rest is unobserved
+    /// (top-k feedback). [`FeedbackRecord::label`] is then the set of clicked labels.
+    Clicks,
+}
+
+/// Delayed feedback for an earlier event: its id and its label (or its clicks).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FeedbackRecord {
     /// The id of the event the label is for.
     pub id: u64,
-    /// The label.
+    /// The label; for [`FeedbackKind::Clicks`], the set of clicked labels.
     pub label: Label,
+    /// Whether this is a whole label or clicks on shown labels.
+    pub kind: FeedbackKind,
 }
 
 /// Decodes records against a declared schema. Build one per job (it indexes the feature
@@ -193,9 +207,10 @@ impl RecordDecoder {
         }
     }
 
-    /// Decodes one feedback record, always JSON: `{"id": 42, "label": L}` or
-    /// `{"id": 42, "labels": [L, ...]}`, labels as in [`decode`](Self::decode); a
-    /// feedback record without a label is malformed.
+    /// Decodes one feedback record, always JSON: `{"id": 42, "label": L}`,
+    /// `{"id": 42, "labels": [L, ...]}` (labels as in [`decode`](Self::decode)), or
+    /// `{"id": 42, "clicks": [L, ...]}` (the shown labels that were clicked, any task); a
+    /// feedback record without a label or clicks is malformed.
     pub fn decode_feedback(&self, payload: &[u8]) -> Result<FeedbackRecord, DecodeError> {
         json::decode_feedback(self, payload)
     }

@@ -19,6 +19,9 @@ pub struct PredictionOutput<'a> {
     pub expert: u32,
     /// The model version: how many updates the model had applied when it predicted.
     pub model_version: u64,
+    /// Top-k boosters: the labels shown, in display order (their clicks are the
+    /// feedback); empty otherwise.
+    pub shown: &'a [u32],
 }
 
 /// Encodes predictions as JSON objects:
@@ -38,6 +41,8 @@ pub struct PredictionOutput<'a> {
 ///   [`with_ranking_limit`](Self::with_ranking_limit)), highest score first, ties to the
 ///   lower index;
 ///   otherwise `scores`, the raw vector. Non-finite scores are written as `null`.
+/// - `shown` (top-k boosters only): the names of the labels shown, in display order;
+///   clicks on them are the feedback.
 /// - `expert`, `model_version` as given.
 #[derive(Clone, Debug)]
 pub struct PredictionEncoder {
@@ -73,6 +78,8 @@ struct Out<'a> {
     ranking: Option<Vec<Ranked<'a>>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     scores: Option<&'a [f64]>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    shown: Option<Vec<&'a str>>,
     expert: u32,
     model_version: u64,
 }
@@ -114,6 +121,8 @@ impl PredictionEncoder {
         let class_name = self.name(p.class);
         let set_names: Vec<std::borrow::Cow<'_, str>> =
             p.labels.iter().map(|&l| self.name(l)).collect();
+        let shown_names: Vec<std::borrow::Cow<'_, str>> =
+            p.shown.iter().map(|&l| self.name(l)).collect();
         let prediction = match self.task {
             Task::Multilabel => Predicted::Set(set_names.iter().map(|s| s.as_ref()).collect()),
             Task::Binary | Task::Multiclass => Predicted::One(class_name.as_ref()),
@@ -149,6 +158,7 @@ impl PredictionEncoder {
             score,
             ranking,
             scores,
+            shown: (!p.shown.is_empty()).then(|| shown_names.iter().map(|s| s.as_ref()).collect()),
             expert: p.expert,
             model_version: p.model_version,
         };

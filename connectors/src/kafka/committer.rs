@@ -1,0 +1,73 @@
+//! Offset commits for a group, from one place, for partitions read by several sources.
+
+use super::{KafkaConfig, KafkaError};
+use rdkafka::consumer::{BaseConsumer, CommitMode, Consumer};
+use rdkafka::topic_partition_list::{Offset, TopicPartitionList};
+
+/// Commits offsets of any topic and partition for a consumer group, synchronously, without
+/// reading anything (no assignment, no group membership).
+///
+/// A job whose partitions are read by several [`PartitionedSource`](super::PartitionedSource)s
+/// (one per worker) but whose outputs are delivered in one place commits there, once the
+/// outputs of every record before the committed offsets are confirmed.
+pub struct OffsetCommitter {
+    consumer: BaseConsumer,
+    group_id: String,
+}
+
+impl OffsetCommitter {
+    /// A committer for group `group_id`.
+    pub fn new(config: &KafkaConfig, group_id: &str) -> Result<Self, KafkaError> {
+        let consumer: BaseConsumer = config
+            .client_config(&[
+                ("group.id", group_id),
+                ("client.id", "flowboost-committer"),
+                ("enable.auto.commit", "false"),
+                ("enable.auto.offset.store", "false"),
+                ("session.timeout.ms", "6000"),
+                ("heartbeat.interval.ms", "500"),
+            ])
+            .create()
+            .map_err(|e| KafkaError::client("creating an offset committer", e))?;
+        Ok(OffsetCommitter {
+            consumer,
+            group_id: group_id.to_string(),
+        })
+    }
+
+    /// The group.
+    pub fn group_id(&self) -> &str {
+        &self.group_id
+    }
+
+    /// Commits `(topic, partition, next offset to read)` for the group, synchronously.
+    pub fn commit(&self, offsets: &[(&str, i32, i64)]) -> Result<(), KafkaError> {
+        if offsets.is_empty() {
+            return Ok(());
+        }
+        let mut list = TopicPartitionList::with_capacity(offsets.len());
+        for &(topic, p, offset) in offsets {
+            if offset < 0 {
+                return Err(KafkaError::Invalid(format!(
+                    "commit of offset {offset} for `{topic}` [{p}]"
+                )));
+            }
+            list.add_partition_offset(topic, p, Offset::Offset(offset))
+                .map_err(|e| KafkaError::client("building the commit", e))?;
+        }
+        self.consumer.commit(&list, CommitMode::Sync).map_err(|e| {
+            KafkaError::client(
+                format!("committing offsets of group `{}`", self.group_id),
+                e,
+            )
+        })
+    }
+}
+
+impl std::fmt::Debug for OffsetCommitter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OffsetCommitter")
+            .field("group_id", &self.group_id)
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,270 @@
+//! The deterministic merge of the partitions read by all workers into one sequence.
+
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, VecDeque};
+
+/// Which input topic a record comes from.
+pub type StreamId = u8;
+/// The events topic.
+pub const EVENTS: StreamId = 0;
+/// The feedback topic.
+pub const FEEDBACK: StreamId = 1;
+
+/// One consumed record, as a worker's source hands it to the sequencer.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RawRecord {
+    /// The topic: [`EVENTS`] or [`FEEDBACK`].
+    pub stream: StreamId,
+    /// Its partition.
+    pub partition: i32,
+    /// Its offset there.
+    pub offset: i64,
+    /// Its key.
+    pub key: Option<Vec<u8>>,
+    /// Its bytes.
+    pub payload: Vec<u8>,
+    /// Its timestamp (ms since the epoch), if any.
+    pub timestamp_ms: Option<i64>,
+}
+
+/// What a worker's sources send to the sequencer (worker 0), in order per worker.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Raw {
+    /// A consumed record.
+    Record(RawRecord),
+    /// A partition's progress: every record before `position` was sent; `caught_up` says
+    /// that `position` was the partition's end (high watermark) when last checked.
+    Progress {
+        /// The topic.
+        stream: StreamId,
+        /// The partition.
+        partition: i32,
+        /// The next offset the source hands out.
+        position: i64,
+        /// Whether the partition had no more records when checked.
+        caught_up: bool,
+    },
+}
+
+#[derive(Debug, Default)]
+struct PartitionState {
+    queue: VecDeque<RawRecord>,
+    /// Every record before this offset was received (`None`: the owner has not reported).
+    known: Option<i64>,
+    caught_up: bool,
+}
+
+/// Merges the records of every partition of the input topics into one sequence that
+/// depends only on their `(partition, offset)`, not on arrival timing, when no partition
+/// is caught up before its end (a replay of a topic written before the job reads it).
+///
+/// The offsets are cut into blocks of `block` offsets. A record is released once every
+/// partition that is not caught up has been read past the end of the record's block; the
+/// released records are sorted by `(block, topic, partition, offset)`. A partition that
+/// is caught up (read to its end) does not hold the others back, so on a live stream a
+/// quiet partition does not stall the job (the order then depends on arrival times).
+/// A partition whose owner has not reported its start holds everything back.
+#[derive(Debug)]
+pub struct Merger {
+    block: i64,
+    parts: BTreeMap<(StreamId, i32), PartitionState>,
+}
+
+impl Merger {
+    /// A merger over the given `(topic, partition)`s, in blocks of `block` offsets.
+    pub fn new(partitions: impl IntoIterator<Item = (StreamId, i32)>, block: i64) -> Self {
+        Merger {
+            block: block.max(1),
+            parts: partitions
+                .into_iter()
+                .map(|k| (k, PartitionState::default()))
+                .collect(),
+        }
+    }
+
+    /// Takes one message of a source (in the order its worker sent them).
+    pub fn push(&mut self, raw: Raw) {
+        match raw {
+            Raw::Record(r) => {
+                let state = self.parts.entry((r.stream, r.partition)).or_default();
+                state.known = Some(state.known.map_or(r.offset + 1, |k| k.max(r.offset + 1)));
+                state.caught_up = false;
+                state.queue.push_back(r);
+            }
+            Raw::Progress {
+                stream,
+                partition,
+                position,
+                caught_up,
+            } => {
+                let state = self.parts.entry((stream, partition)).or_default();
+                state.known = Some(state.known.map_or(position, |k| k.max(position)));
+                state.caught_up = caught_up;
+            }
+        }
+    }
+
+    /// The offset bound below which records can be released now.
+    fn bound(&self) -> i64 {
+        let mut bound = i64::MAX;
+        for state in self.parts.values() {
+            match state.known {
+                None => return i64::MIN,
+                Some(_) if state.caught_up => {}
+                Some(known) => bound = bound.min(known.div_euclid(self.block) * self.block),
+            }
+        }
+        bound
+    }
+
+    /// The records that can be released now, in merge order.
+    pub fn release(&mut self) -> Vec<RawRecord> {
+        let bound = self.bound();
+        self.take_below(bound)
+    }
+
+    /// Every record held, in merge order (at the end of a run).
+    pub fn release_all(&mut self) -> Vec<RawRecord> {
+        self.take_below(i64::MAX)
+    }
+
+    fn take_below(&mut self, bound: i64) -> Vec<RawRecord> {
+        let mut out = Vec::new();
+        for state in self.parts.values_mut() {
+            while state.queue.front().is_some_and(|r| r.offset < bound) {
+                out.extend(state.queue.pop_front());
+            }
+        }
+        let block = self.block;
+        out.sort_unstable_by_key(|r| (r.offset.div_euclid(block), r.stream, r.partition, r.offset));
+        out
+    }
+
+    /// How many records are held.
+    pub fn held(&self) -> usize {
+        self.parts.values().map(|s| s.queue.len()).sum()
+    }
+
+    /// Per partition, the offset before which every record was released: what can be
+    /// committed once everything released is processed and delivered. Partitions whose
+    /// owner has not reported are left out.
+    pub fn committable(&self) -> Vec<(StreamId, i32, i64)> {
+        self.parts
+            .iter()
+            .filter_map(|(&(stream, p), s)| {
+                let next = s.queue.front().map(|r| r.offset).or(s.known)?;
+                Some((stream, p, next))
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rec(stream: StreamId, partition: i32, offset: i64) -> Raw {
+        Raw::Record(RawRecord {
+            stream,
+            partition,
+            offset,
+            key: None,
+            payload: Vec::new(),
+            timestamp_ms: None,
+        })
+    }
+
+    fn start(stream: StreamId, partition: i32, position: i64) -> Raw {
+        Raw::Progress {
+            stream,
+            partition,
+            position,
+            caught_up: false,
+        }
+    }
+
+    fn keys(v: &[RawRecord]) -> Vec<(i32, i64)> {
+        v.iter().map(|r| (r.partition, r.offset)).collect()
+    }
+
+    #[test]
+    fn the_order_does_not_depend_on_arrival() {
+        // Partition 0 arrives first in one run, partition 1 first in the other.
+        let mut a = Merger::new([(EVENTS, 0), (EVENTS, 1)], 2);
+        let mut b = Merger::new([(EVENTS, 0), (EVENTS, 1)], 2);
+        let mut out_a = Vec::new();
+        let mut out_b = Vec::new();
+        for m in [&mut a, &mut b] {
+            m.push(start(EVENTS, 0, 0));
+            m.push(start(EVENTS, 1, 0));
+        }
+        for o in 0..5 {
+            a.push(rec(EVENTS, 0, o));
+            out_a.extend(a.release());
+        }
+        for o in 0..5 {
+            a.push(rec(EVENTS, 1, o));
+            out_a.extend(a.release());
+            b.push(rec(EVENTS, 1, o));
+            out_b.extend(b.release());
+        }
+        for o in 0..5 {
+            b.push(rec(EVENTS, 0, o));
+            out_b.extend(b.release());
+        }
+        assert_eq!(keys(&out_a), keys(&out_b));
+        assert_eq!(
+            keys(&out_a),
+            vec![
+                (0, 0),
+                (0, 1),
+                (1, 0),
+                (1, 1),
+                (0, 2),
+                (0, 3),
+                (1, 2),
+                (1, 3)
+            ]
+        );
+        // The last block waits for more records or for the end.
+        assert_eq!(a.held(), 2);
+        assert_eq!(keys(&a.release_all()), vec![(0, 4), (1, 4)]);
+    }
+
+    #[test]
+    fn an_unreported_partition_holds_back_and_a_caught_up_one_does_not() {
+        let mut m = Merger::new([(EVENTS, 0), (EVENTS, 1)], 1);
+        m.push(start(EVENTS, 0, 0));
+        m.push(rec(EVENTS, 0, 0));
+        assert!(m.release().is_empty());
+        m.push(Raw::Progress {
+            stream: EVENTS,
+            partition: 1,
+            position: 0,
+            caught_up: true,
+        });
+        assert_eq!(keys(&m.release()), vec![(0, 0)]);
+        assert_eq!(m.committable(), vec![(EVENTS, 0, 1), (EVENTS, 1, 0)]);
+        m.push(rec(EVENTS, 1, 0));
+        m.push(rec(EVENTS, 0, 1));
+        // Partition 1 is no longer caught up: it holds back offsets >= 1 (block 1).
+        assert_eq!(keys(&m.release()), vec![(1, 0)]);
+        assert_eq!(m.committable(), vec![(EVENTS, 0, 1), (EVENTS, 1, 1)]);
+        m.push(rec(EVENTS, 1, 1));
+        assert_eq!(keys(&m.release()), vec![(0, 1), (1, 1)]);
+    }
+
+    #[test]
+    fn feedback_of_a_block_comes_after_its_events() {
+        let mut m = Merger::new([(EVENTS, 0), (FEEDBACK, 0)], 10);
+        m.push(start(FEEDBACK, 0, 0));
+        m.push(rec(FEEDBACK, 0, 0));
+        m.push(start(EVENTS, 0, 0));
+        m.push(rec(EVENTS, 0, 0));
+        let all = m.release_all();
+        assert_eq!(
+            all.iter().map(|r| r.stream).collect::<Vec<_>>(),
+            vec![EVENTS, FEEDBACK]
+        );
+    }
+}

@@ -1,0 +1,277 @@
+//! The job's counters: printed periodically and served in the Prometheus text format.
+
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// The counters of a running job, shared by its workers and the metrics responder.
+#[derive(Debug)]
+pub struct JobMetrics {
+    start: Instant,
+    /// Event records consumed and decoded (predicted).
+    pub events_in: AtomicU64,
+    /// Feedback records consumed.
+    pub feedback_in: AtomicU64,
+    /// Predictions delivered to the sink topic (acknowledged by the broker).
+    pub predictions_out: AtomicU64,
+    /// Predictions handed to the sink (delivered or not yet).
+    pub predictions_sent: AtomicU64,
+    /// Learning passes: labeled events plus joined feedback.
+    pub learned: AtomicU64,
+    /// Feedback joined to its pending event.
+    pub feedback_joined: AtomicU64,
+    /// Pending events dropped before their feedback came (time-to-live or capacity).
+    pub feedback_expired: AtomicU64,
+    /// Offset commits done.
+    pub commits: AtomicU64,
+    /// Progressive (test-then-train) loss, as f64 bits: 1 - accuracy, or the rank loss.
+    progressive_loss: AtomicU64,
+    /// Predictions scored for the progressive loss.
+    pub scored: AtomicU64,
+    dead_letters: Mutex<BTreeMap<String, u64>>,
+    lag: Mutex<BTreeMap<(String, i32), i64>>,
+    /// The sum of the lags last measured.
+    pub lag_total: AtomicI64,
+    loss_name: &'static str,
+}
+
+/// A snapshot of the counters.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct MetricsSnapshot {
+    /// Events consumed.
+    pub events_in: u64,
+    /// Feedback records consumed.
+    pub feedback_in: u64,
+    /// Predictions delivered.
+    pub predictions: u64,
+    /// Learning passes.
+    pub learned: u64,
+    /// Dead letters, all reasons.
+    pub dead_letters: u64,
+    /// Dead letters by reason kind.
+    pub dead_letters_by_reason: BTreeMap<String, u64>,
+    /// Feedback joined.
+    pub feedback_joined: u64,
+    /// Pending events dropped before their feedback.
+    pub feedback_expired: u64,
+    /// The progressive loss (1 - accuracy, or rank loss for multi-label).
+    pub progressive_loss: f64,
+    /// Which loss that is.
+    pub loss: &'static str,
+    /// Consumer lag, summed over partitions.
+    pub lag: i64,
+    /// Commits done.
+    pub commits: u64,
+}
+
+impl JobMetrics {
+    /// Zero counters; `loss_name` names the progressive loss (`error_rate`, `rank_loss`).
+    pub fn new(loss_name: &'static str) -> Self {
+        JobMetrics {
+            start: Instant::now(),
+            events_in: AtomicU64::new(0),
+            feedback_in: AtomicU64::new(0),
+            predictions_out: AtomicU64::new(0),
+            predictions_sent: AtomicU64::new(0),
+            learned: AtomicU64::new(0),
+            feedback_joined: AtomicU64::new(0),
+            feedback_expired: AtomicU64::new(0),
+            commits: AtomicU64::new(0),
+            progressive_loss: AtomicU64::new(0f64.to_bits()),
+            scored: AtomicU64::new(0),
+            dead_letters: Mutex::new(BTreeMap::new()),
+            lag: Mutex::new(BTreeMap::new()),
+            lag_total: AtomicI64::new(0),
+            loss_name,
+        }
+    }
+
+    /// Counts one dead letter of reason kind `kind`.
+    pub fn dead_letter(&self, kind: &str) {
+        *lock(&self.dead_letters)
+            .entry(kind.to_string())
+            .or_default() += 1;
+    }
+
+    /// Sets the progressive loss.
+    pub fn set_loss(&self, loss: f64) {
+        self.progressive_loss
+            .store(loss.to_bits(), Ordering::Relaxed);
+    }
+
+    /// Records the lag of one partition.
+    pub fn set_lag(&self, topic: &str, partition: i32, lag: i64) {
+        let mut all = lock(&self.lag);
+        all.insert((topic.to_string(), partition), lag);
+        self.lag_total.store(all.values().sum(), Ordering::Relaxed);
+    }
+
+    /// A snapshot.
+    pub fn snapshot(&self) -> MetricsSnapshot {
+        let by_reason = lock(&self.dead_letters).clone();
+        MetricsSnapshot {
+            events_in: self.events_in.load(Ordering::Relaxed),
+            feedback_in: self.feedback_in.load(Ordering::Relaxed),
+            predictions: self.predictions_out.load(Ordering::Relaxed),
+            learned: self.learned.load(Ordering::Relaxed),
+            dead_letters: by_reason.values().sum(),
+            dead_letters_by_reason: by_reason,
+            feedback_joined: self.feedback_joined.load(Ordering::Relaxed),
+            feedback_expired: self.feedback_expired.load(Ordering::Relaxed),
+            progressive_loss: f64::from_bits(self.progressive_loss.load(Ordering::Relaxed)),
+            loss: self.loss_name,
+            lag: self.lag_total.load(Ordering::Relaxed),
+            commits: self.commits.load(Ordering::Relaxed),
+        }
+    }
+
+    /// One line for the periodic report.
+    pub fn line(&self) -> String {
+        let s = self.snapshot();
+        let secs = self.start.elapsed().as_secs_f64().max(1e-9);
+        format!(
+            "flowboost: kafka: {:.0} s: events in {}, predictions out {}, dead letters {}, feedback joined {}, expired {}, progressive {} {:.4}, consumer lag {}, {:.0} events/s",
+            secs,
+            s.events_in,
+            s.predictions,
+            s.dead_letters,
+            s.feedback_joined,
+            s.feedback_expired,
+            s.loss,
+            s.progressive_loss,
+            s.lag,
+            s.events_in as f64 / secs
+        )
+    }
+
+    /// The Prometheus text exposition (format 0.0.4).
+    pub fn prometheus(&self) -> String {
+        let s = self.snapshot();
+        let mut out = String::new();
+        let mut counter = |name: &str, help: &str, value: u64| {
+            let _ = writeln!(
+                out,
+                "# HELP {name} {help}\n# TYPE {name} counter\n{name} {value}"
+            );
+        };
+        counter(
+            "flowboost_events_in_total",
+            "Event records consumed and decoded.",
+            s.events_in,
+        );
+        counter(
+            "flowboost_feedback_in_total",
+            "Feedback records consumed.",
+            s.feedback_in,
+        );
+        counter(
+            "flowboost_predictions_out_total",
+            "Predictions delivered to the sink topic.",
+            s.predictions,
+        );
+        counter(
+            "flowboost_learned_total",
+            "Learning passes (labeled events and joined feedback).",
+            s.learned,
+        );
+        counter(
+            "flowboost_feedback_joined_total",
+            "Feedback records joined to their pending event.",
+            s.feedback_joined,
+        );
+        counter(
+            "flowboost_feedback_expired_total",
+            "Pending events dropped before their feedback came.",
+            s.feedback_expired,
+        );
+        counter("flowboost_commits_total", "Offset commits.", s.commits);
+        let _ = writeln!(
+            out,
+            "# HELP flowboost_dead_letters_total Records sent to the dead-letter topic, by reason.\n# TYPE flowboost_dead_letters_total counter"
+        );
+        if s.dead_letters_by_reason.is_empty() {
+            let _ = writeln!(out, "flowboost_dead_letters_total 0");
+        }
+        for (reason, n) in &s.dead_letters_by_reason {
+            let _ = writeln!(
+                out,
+                "flowboost_dead_letters_total{{reason=\"{reason}\"}} {n}"
+            );
+        }
+        let _ = writeln!(
+            out,
+            "# HELP flowboost_progressive_loss Progressive (test-then-train) loss: {}.\n# TYPE flowboost_progressive_loss gauge\nflowboost_progressive_loss {}",
+            s.loss,
+            if s.progressive_loss.is_finite() {
+                s.progressive_loss
+            } else {
+                0.0
+            }
+        );
+        let _ = writeln!(
+            out,
+            "# HELP flowboost_consumer_lag Records not yet read, per input partition.\n# TYPE flowboost_consumer_lag gauge"
+        );
+        for ((topic, p), lag) in lock(&self.lag).iter() {
+            let _ = writeln!(
+                out,
+                "flowboost_consumer_lag{{topic=\"{topic}\",partition=\"{p}\"}} {lag}"
+            );
+        }
+        let _ = writeln!(
+            out,
+            "# HELP flowboost_uptime_seconds Seconds since the job started.\n# TYPE flowboost_uptime_seconds gauge\nflowboost_uptime_seconds {:.3}",
+            self.start.elapsed().as_secs_f64()
+        );
+        out
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Serves `metrics` over HTTP on `addr` (any path answers with the Prometheus text) from
+/// a background thread; returns the bound address (useful with port 0).
+pub fn serve(addr: &str, metrics: Arc<JobMetrics>) -> Result<std::net::SocketAddr, String> {
+    let listener = TcpListener::bind(addr)
+        .map_err(|e| format!("--metrics-addr {addr}: cannot listen: {e}"))?;
+    let bound = listener
+        .local_addr()
+        .map_err(|e| format!("--metrics-addr {addr}: {e}"))?;
+    std::thread::Builder::new()
+        .name("flowboost-metrics".into())
+        .spawn(move || {
+            for stream in listener.incoming().flatten() {
+                let _ = answer(stream, &metrics);
+            }
+        })
+        .map_err(|e| format!("cannot start the metrics thread: {e}"))?;
+    Ok(bound)
+}
+
+/// Reads one request's head and answers it.
+fn answer(mut stream: TcpStream, metrics: &JobMetrics) -> std::io::Result<()> {
+    stream.set_read_timeout(Some(Duration::from_secs(2)))?;
+    let mut head = Vec::new();
+    let mut buf = [0u8; 1024];
+    while !head.windows(4).any(|w| w == b"\r\n\r\n") && head.len() < 16 * 1024 {
+        let n = stream.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        head.extend_from_slice(&buf[..n]);
+    }
+    let body = metrics.prometheus();
+    write!(
+        stream,
+        "HTTP/1.1 200 OK\r\nContent-Type: text/plain; version=0.0.4; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )?;
+    stream.flush()
+}

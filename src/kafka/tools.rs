@@ -1,0 +1,392 @@
+//! `flowboost kafka produce|read`: the producer and the reader used by the demo and the
+//! benchmark scripts (and handy for trying a job by hand).
+
+use crate::source::Dataset;
+use clap::{Args, Subcommand};
+use flowboost_connectors::kafka::testing::unique_name;
+use flowboost_connectors::kafka::{KafkaConfig, KafkaSink, PartitionedSource, StartFrom, admin};
+use flowboost_operators::data::{Example, Features, Label, Schema};
+use serde_json::{Value, json};
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+/// `flowboost kafka`: tools around a Kafka job.
+#[derive(Debug, Args)]
+pub struct KafkaToolArgs {
+    /// The tool.
+    #[command(subcommand)]
+    pub tool: Tool,
+}
+
+/// The tools.
+#[derive(Debug, Subcommand)]
+pub enum Tool {
+    /// Produces a built-in generator's stream as JSON events (keyed by id), optionally
+    /// with malformed records, unlabeled events and their labels on a feedback topic.
+    /// Prints a JSON summary.
+    Produce(ProduceArgs),
+    /// Reads a topic from the start until it is idle; prints a JSON summary (records,
+    /// keys, and with --latency-from, latency percentiles from the events' timestamps).
+    Read(ReadArgs),
+    /// Creates a topic with --partitions partitions (nothing if it exists).
+    CreateTopic(CreateArgs),
+}
+
+/// Options of `flowboost kafka create-topic`.
+#[derive(Debug, Args)]
+pub struct CreateArgs {
+    /// The bootstrap servers.
+    #[arg(long, value_name = "HOST:PORT")]
+    pub brokers: String,
+    /// The topic.
+    #[arg(long)]
+    pub topic: String,
+    /// Its partitions.
+    #[arg(long, default_value_t = 4)]
+    pub partitions: i32,
+}
+
+/// Options of `flowboost kafka produce`.
+#[derive(Debug, Args)]
+pub struct ProduceArgs {
+    /// The bootstrap servers.
+    #[arg(long, value_name = "HOST:PORT")]
+    pub brokers: String,
+    /// The events topic (created with --partitions if missing).
+    #[arg(long)]
+    pub topic: String,
+    /// Partitions of the topics created.
+    #[arg(long, default_value_t = 4)]
+    pub partitions: i32,
+    /// The generator: binary, multiclass, multilabel or mediamill.
+    #[arg(long, default_value = "multiclass")]
+    pub generator: String,
+    /// How many events.
+    #[arg(long, default_value_t = 300)]
+    pub examples: u64,
+    /// The generator's seed.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Every K-th event is sent without its label (0: none)...
+    #[arg(long, default_value_t = 0, value_name = "K")]
+    pub unlabeled_every: u64,
+    /// ...and its label goes to this topic, --feedback-delay events later.
+    #[arg(long, value_name = "TOPIC")]
+    pub feedback_topic: Option<String>,
+    /// How many events later the feedback of an unlabeled event is sent.
+    #[arg(long, default_value_t = 10, value_name = "D")]
+    pub feedback_delay: u64,
+    /// After every M-th event, one malformed record (cycling through: not JSON, no id,
+    /// wrong dimension, NaN, unknown label) (0: none).
+    #[arg(long, default_value_t = 0, value_name = "M")]
+    pub malformed_every: u64,
+    /// Events per second (0: as fast as possible).
+    #[arg(long, default_value_t = 0.0)]
+    pub rate: f64,
+}
+
+/// Options of `flowboost kafka read`.
+#[derive(Debug, Args)]
+pub struct ReadArgs {
+    /// The bootstrap servers.
+    #[arg(long, value_name = "HOST:PORT")]
+    pub brokers: String,
+    /// The topic.
+    #[arg(long)]
+    pub topic: String,
+    /// Stop after this many seconds without a record.
+    #[arg(long, default_value_t = 3.0)]
+    pub idle: f64,
+    /// Stop after this many records.
+    #[arg(long)]
+    pub max: Option<u64>,
+    /// Or once this many records were read (waiting at most --timeout seconds).
+    #[arg(long)]
+    pub expect: Option<u64>,
+    /// The limit for --expect.
+    #[arg(long, default_value_t = 600.0)]
+    pub timeout: f64,
+    /// The events topic: latency = this record's timestamp - the event's (same key).
+    #[arg(long, value_name = "TOPIC")]
+    pub latency_from: Option<String>,
+    /// Write the records' values as lines to this file.
+    #[arg(long)]
+    pub output: Option<PathBuf>,
+}
+
+/// Runs a tool.
+pub fn run(args: KafkaToolArgs) -> Result<(), String> {
+    match args.tool {
+        Tool::Produce(a) => produce(a),
+        Tool::Read(a) => read(a),
+        Tool::CreateTopic(a) => {
+            let config = KafkaConfig::new(a.brokers);
+            admin::create_topic(&config, &a.topic, a.partitions).map_err(|e| e.to_string())?;
+            Ok(())
+        }
+    }
+}
+
+/// The JSON event of an example (`with_label`: its label too).
+pub fn event_json(schema: &Schema, ex: &Example, with_label: bool) -> Value {
+    let features: Value = match &ex.features {
+        Features::Dense(v) => json!(v),
+        Features::Sparse {
+            indices, values, ..
+        } => {
+            let mut m = serde_json::Map::new();
+            for (&j, &x) in indices.iter().zip(values) {
+                m.insert(schema.attributes[j as usize].name.clone(), json!(x));
+            }
+            Value::Object(m)
+        }
+    };
+    let mut obj = json!({"id": ex.id, "features": features});
+    if with_label && let Some(label) = &ex.label {
+        let (k, v) = label_json(schema, label);
+        obj[k] = v;
+    }
+    obj
+}
+
+/// `("label", name)` or `("labels", [names])`.
+pub fn label_json(schema: &Schema, label: &Label) -> (&'static str, Value) {
+    match label {
+        Label::Class(c) => ("label", json!(schema.labels[*c as usize])),
+        Label::Set(s) => (
+            "labels",
+            json!(
+                s.iter()
+                    .map(|&l| schema.labels[l as usize].clone())
+                    .collect::<Vec<_>>()
+            ),
+        ),
+    }
+}
+
+fn malformed(kind: u64, id: u64, dim: usize) -> Vec<u8> {
+    match kind % 5 {
+        0 => b"this is not JSON {".to_vec(),
+        1 => br#"{"features": [1.0], "label": 0}"#.to_vec(),
+        2 => format!(r#"{{"id": {id}, "features": {:?}}}"#, vec![0.5; dim + 3]).into_bytes(),
+        3 => {
+            let mut v = vec!["0.5".to_string(); dim];
+            v[0] = "NaN".into();
+            format!(r#"{{"id": {id}, "features": [{}]}}"#, v.join(",")).into_bytes()
+        }
+        _ => format!(
+            r#"{{"id": {id}, "features": {:?}, "label": "no-such-label"}}"#,
+            vec![0.5; dim]
+        )
+        .into_bytes(),
+    }
+}
+
+fn produce(a: ProduceArgs) -> Result<(), String> {
+    let config = KafkaConfig::new(a.brokers.clone());
+    admin::create_topic(&config, &a.topic, a.partitions).map_err(|e| e.to_string())?;
+    if let Some(f) = &a.feedback_topic {
+        admin::create_topic(&config, f, a.partitions).map_err(|e| e.to_string())?;
+    }
+    let data = Dataset::generator(&a.generator, a.seed, Some(a.examples))?;
+    let schema = data.schema().clone();
+    let mut sink = KafkaSink::new(&config, &a.topic).map_err(|e| e.to_string())?;
+    let mut feedback_sink = match &a.feedback_topic {
+        Some(f) => Some(KafkaSink::new(&config, f).map_err(|e| e.to_string())?),
+        None => None,
+    };
+    let mut due: std::collections::VecDeque<(u64, u64, Label)> = Default::default();
+    let (mut events, mut bad, mut unlabeled, mut feedback) = (0u64, 0u64, 0u64, 0u64);
+    let start = Instant::now();
+    let mut send_feedback = |due: &mut std::collections::VecDeque<(u64, u64, Label)>,
+                             now: u64,
+                             all: bool,
+                             feedback: &mut u64|
+     -> Result<(), String> {
+        while let Some((at, _, _)) = due.front() {
+            if !all && *at > now {
+                break;
+            }
+            let (_, id, label) = due.pop_front().expect("front exists");
+            if let Some(fs) = feedback_sink.as_mut() {
+                let (k, v) = label_json(&schema, &label);
+                let body = json!({"id": id, k: v}).to_string();
+                fs.send(Some(id.to_string().as_bytes()), body.as_bytes())
+                    .map_err(|e| e.to_string())?;
+                *feedback += 1;
+            }
+        }
+        Ok(())
+    };
+    for (i, ex) in data.stream(0)?.enumerate() {
+        let ex = ex?;
+        let i = i as u64;
+        if a.rate > 0.0 {
+            let at = Duration::from_secs_f64(i as f64 / a.rate);
+            let now = start.elapsed();
+            if at > now {
+                std::thread::sleep(at - now);
+            }
+        }
+        let hide = a.unlabeled_every > 0 && (i + 1).is_multiple_of(a.unlabeled_every);
+        let body = event_json(&schema, &ex, !hide).to_string();
+        sink.send(Some(ex.id.to_string().as_bytes()), body.as_bytes())
+            .map_err(|e| e.to_string())?;
+        events += 1;
+        if hide {
+            unlabeled += 1;
+            if let Some(label) = ex.label.clone() {
+                due.push_back((i + a.feedback_delay, ex.id, label));
+            }
+        }
+        send_feedback(&mut due, i, false, &mut feedback)?;
+        if a.malformed_every > 0 && (i + 1).is_multiple_of(a.malformed_every) {
+            let body = malformed(bad, 1_000_000_000 + bad, schema.dim());
+            sink.send(Some(format!("bad-{bad}").as_bytes()), &body)
+                .map_err(|e| e.to_string())?;
+            bad += 1;
+        }
+    }
+    send_feedback(&mut due, u64::MAX, true, &mut feedback)?;
+    let timeout = Duration::from_secs(120);
+    sink.flush(timeout).map_err(|e| e.to_string())?;
+    if let Some(fs) = feedback_sink.as_mut() {
+        fs.flush(timeout).map_err(|e| e.to_string())?;
+    }
+    let summary = json!({
+        "produced": events + bad,
+        "events": events,
+        "malformed": bad,
+        "unlabeled": unlabeled,
+        "feedback": feedback,
+        "seconds": start.elapsed().as_secs_f64(),
+    });
+    println!("{summary}");
+    Ok(())
+}
+
+/// Reads every record of `topic` from the start: (key, value, timestamp ms).
+type Rec = (Option<Vec<u8>>, Vec<u8>, Option<i64>);
+
+fn read_all(
+    config: &KafkaConfig,
+    topic: &str,
+    idle: Duration,
+    max: Option<u64>,
+    expect: Option<(u64, Duration)>,
+) -> Result<Vec<Rec>, String> {
+    let mut source = PartitionedSource::new(
+        config,
+        topic,
+        &unique_name("flowboost-read"),
+        0,
+        1,
+        StartFrom::Earliest,
+    )
+    .map_err(|e| e.to_string())?;
+    let mut out = Vec::new();
+    let start = Instant::now();
+    loop {
+        let batch = source
+            .poll_batch(10_000, Duration::from_millis(100))
+            .map_err(|e| e.to_string())?;
+        for r in batch {
+            out.push((r.key, r.payload, r.timestamp_ms));
+        }
+        if max.is_some_and(|m| out.len() as u64 >= m) {
+            break;
+        }
+        match expect {
+            Some((n, limit)) => {
+                if out.len() as u64 >= n || start.elapsed() >= limit {
+                    break;
+                }
+            }
+            None => {
+                if source.is_idle(idle) {
+                    break;
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn percentile(sorted: &[f64], q: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    let rank = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
+    sorted[rank - 1]
+}
+
+fn read(a: ReadArgs) -> Result<(), String> {
+    let config = KafkaConfig::new(a.brokers.clone());
+    let idle = Duration::from_secs_f64(a.idle);
+    let expect = a.expect.map(|n| (n, Duration::from_secs_f64(a.timeout)));
+    let records = read_all(&config, &a.topic, idle, a.max, expect)?;
+    if let Some(path) = &a.output {
+        let mut f = std::io::BufWriter::new(
+            std::fs::File::create(path).map_err(|e| format!("{}: {e}", path.display()))?,
+        );
+        for (_, v, _) in &records {
+            f.write_all(v)
+                .and_then(|()| f.write_all(b"\n"))
+                .map_err(|e| e.to_string())?;
+        }
+        f.flush().map_err(|e| e.to_string())?;
+    }
+    let mut keys: HashMap<&[u8], usize> = HashMap::new();
+    for (k, _, _) in &records {
+        *keys.entry(k.as_deref().unwrap_or_default()).or_default() += 1;
+    }
+    let ts: Vec<i64> = records.iter().filter_map(|r| r.2).collect();
+    let mut summary = json!({
+        "topic": a.topic,
+        "records": records.len(),
+        "distinct_keys": keys.len(),
+        "first_timestamp_ms": ts.iter().min(),
+        "last_timestamp_ms": ts.iter().max(),
+    });
+    if let Some(events_topic) = &a.latency_from {
+        let events = read_all(&config, events_topic, Duration::from_secs(2), None, None)?;
+        let mut produced: HashMap<&[u8], i64> = HashMap::new();
+        for (k, _, t) in &events {
+            if let (Some(k), Some(t)) = (k, t) {
+                produced.entry(k.as_slice()).or_insert(*t);
+            }
+        }
+        let mut lat: Vec<f64> = Vec::new();
+        let mut first_event = i64::MAX;
+        let mut last_out = i64::MIN;
+        for (k, _, t) in &records {
+            if let (Some(k), Some(t)) = (k, t)
+                && let Some(&e) = produced.get(k.as_slice())
+            {
+                lat.push((t - e) as f64);
+                first_event = first_event.min(e);
+                last_out = last_out.max(*t);
+            }
+        }
+        lat.sort_by(f64::total_cmp);
+        let mean = lat.iter().sum::<f64>() / lat.len().max(1) as f64;
+        let span = (last_out - first_event) as f64 / 1000.0;
+        summary["latency_ms"] = json!({
+            "matched": lat.len(),
+            "p50": percentile(&lat, 0.5),
+            "p90": percentile(&lat, 0.9),
+            "p99": percentile(&lat, 0.99),
+            "max": lat.last(),
+            "mean": mean,
+        });
+        summary["end_to_end_events_per_second"] = json!(if span > 0.0 {
+            lat.len() as f64 / span
+        } else {
+            0.0
+        });
+    }
+    println!("{summary}");
+    Ok(())
+}

@@ -1,0 +1,586 @@
+//! `flowboost run --source kafka:...` through the binary, against the real broker of
+//! `scripts/kafka.sh` (scripts/test.sh starts it and exports FLOWBOOST_KAFKA_BROKERS).
+//! Labeled events in, predictions out; feedback joined; dead letters with reasons; every
+//! consumed record accounted for; 1 and 2 workers identical; a job file; a job killed
+//! mid-stream and restarted skips no record; metrics served while running; clicks for a
+//! top-k booster; LIBSVM records against a declared feature space.
+
+mod common;
+
+use common::{flowboost, last_json, temp_dir};
+use flowboost::connectors::kafka::testing::{test_brokers, unique_name};
+use flowboost::connectors::kafka::{DeadLetterRecord, KafkaConfig, admin};
+use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::{Read, Write};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn brokers() -> String {
+    test_brokers().unwrap_or_else(|e| panic!("no Kafka broker for the tests: {e}"))
+}
+
+fn create(brokers: &str, prefix: &str, partitions: i32) -> String {
+    let name = unique_name(prefix);
+    admin::create_topic(&KafkaConfig::new(brokers), &name, partitions).expect("create topic");
+    name
+}
+
+/// Produces a generator's stream with `flowboost kafka produce`; returns its summary.
+fn produce(brokers: &str, topic: &str, extra: &[&str]) -> Value {
+    let mut args = vec!["kafka", "produce", "--brokers", brokers, "--topic", topic];
+    args.extend_from_slice(extra);
+    last_json(&flowboost(&args))
+}
+
+/// Reads `expect` records of a topic (values, in topic order) with `flowboost kafka read`.
+fn read_values(brokers: &str, topic: &str, expect: u64) -> Vec<Value> {
+    let dir = temp_dir(&unique_name("kafka-read"));
+    let file = dir.join("values.jsonl");
+    let expect = expect.to_string();
+    let out = flowboost(&[
+        "kafka",
+        "read",
+        "--brokers",
+        brokers,
+        "--topic",
+        topic,
+        "--expect",
+        &expect,
+        "--timeout",
+        "60",
+        "--output",
+        file.to_str().unwrap(),
+    ]);
+    let summary = last_json(&out);
+    let text = std::fs::read_to_string(&file).unwrap();
+    let values: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    assert_eq!(values.len() as u64, summary["records"].as_u64().unwrap());
+    values
+}
+
+fn run_job(args: &[&str]) -> Value {
+    let mut all = vec!["run", "--report-interval", "0"];
+    all.extend_from_slice(args);
+    last_json(&flowboost(&all))
+}
+
+#[test]
+fn labeled_events_feedback_and_bad_records_are_all_accounted_for() {
+    let b = brokers();
+    let events = create(&b, "fb-job-events", 4);
+    let feedback = create(&b, "fb-job-feedback", 2);
+    let sink = create(&b, "fb-job-pred", 1);
+    let dead = create(&b, "fb-job-dead", 1);
+    let produced = produce(
+        &b,
+        &events,
+        &[
+            "--generator",
+            "multiclass",
+            "--examples",
+            "400",
+            "--unlabeled-every",
+            "5",
+            "--feedback-topic",
+            &feedback,
+            "--feedback-delay",
+            "7",
+            "--malformed-every",
+            "40",
+        ],
+    );
+    assert_eq!(produced["events"], 400);
+    assert_eq!(produced["malformed"], 10);
+    assert_eq!(produced["feedback"], 80);
+    let summary = run_job(&[
+        "--brokers",
+        &b,
+        "--source",
+        &format!("kafka:{events}"),
+        "--sink",
+        &format!("kafka:{sink}"),
+        "--feedback",
+        &format!("kafka:{feedback}"),
+        "--dead-letter",
+        &format!("kafka:{dead}"),
+        "--group",
+        &unique_name("g"),
+        "--start",
+        "earliest",
+        "--exit-when-idle",
+        "1.5",
+        "--generator",
+        "multiclass",
+        "--learners",
+        "4",
+    ]);
+    // Predictions: one per event, keyed and identified by the event id.
+    let predictions = read_values(&b, &sink, 400);
+    let ids: BTreeSet<u64> = predictions
+        .iter()
+        .map(|p| p["id"].as_u64().unwrap())
+        .collect();
+    assert_eq!(ids, (0..400).collect::<BTreeSet<u64>>());
+    for p in &predictions {
+        assert!(p["prediction"].as_str().unwrap().starts_with('c'), "{p}");
+        assert_eq!(p["ranking"].as_array().unwrap().len(), 5, "{p}");
+        let e = p["expert"].as_u64().unwrap();
+        assert!((1..=4).contains(&e), "{p}");
+        assert!(p["model_version"].as_u64().unwrap() <= 400, "{p}");
+    }
+    // Model versions only grow along the sequence (one partition: delivery order).
+    let versions: Vec<u64> = predictions
+        .iter()
+        .map(|p| p["model_version"].as_u64().unwrap())
+        .collect();
+    assert!(versions.windows(2).all(|w| w[0] <= w[1]), "{versions:?}");
+    // Dead letters: the 10 malformed records, with their kind and original bytes.
+    let letters = read_values(&b, &dead, 10);
+    let mut kinds = BTreeMap::new();
+    for l in &letters {
+        let d: DeadLetterRecord = serde_json::from_value(l.clone()).unwrap();
+        assert_eq!(d.topic, events);
+        let kind = d.reason.split(':').next().unwrap().to_string();
+        *kinds.entry(kind).or_insert(0) += 1;
+        assert_eq!(
+            d.payload().unwrap(),
+            d.payload_text.clone().unwrap().into_bytes()
+        );
+    }
+    let expected: BTreeMap<String, i32> = [
+        "missing_id",
+        "non_finite",
+        "unknown_label",
+        "unparseable",
+        "wrong_dimension",
+    ]
+    .iter()
+    .map(|k| (k.to_string(), 2))
+    .collect();
+    assert_eq!(kinds, expected);
+    // The job's counters.
+    assert_eq!(summary["events_in"], 400);
+    assert_eq!(summary["predictions"], 400);
+    assert_eq!(summary["dead_letters"], 10);
+    assert_eq!(summary["feedback_in"], 80);
+    assert_eq!(summary["feedback_joined"], 80);
+    assert_eq!(summary["learned"], 320 + 80);
+    // Conservation: every consumed record (410 events-topic records, 80 feedback) is a
+    // prediction, a learned update from feedback, or a dead letter.
+    let consumed = 410 + 80;
+    let accounted = predictions.len() + 80 + letters.len();
+    assert_eq!(accounted, consumed);
+}
+
+#[test]
+fn two_workers_predict_exactly_as_one_and_a_job_file_is_the_same_job() {
+    let b = brokers();
+    let events = create(&b, "fb-det-events", 4);
+    produce(
+        &b,
+        &events,
+        &[
+            "--generator",
+            "multilabel",
+            "--examples",
+            "600",
+            "--seed",
+            "3",
+        ],
+    );
+    let one = create(&b, "fb-det-pred1", 1);
+    let two = create(&b, "fb-det-pred2", 1);
+    let s1 = run_job(&[
+        "--brokers",
+        &b,
+        "--source",
+        &format!("kafka:{events}"),
+        "--sink",
+        &format!("kafka:{one}"),
+        "--group",
+        &unique_name("g"),
+        "--exit-when-idle",
+        "1.5",
+        "--generator",
+        "multilabel",
+        "--algo",
+        "ada-olmr",
+        "--learners",
+        "6",
+        "--workers",
+        "1",
+    ]);
+    // The same job from a TOML file, on 2 workers.
+    let dir = temp_dir("kafka-job-file");
+    let file = dir.join("job.toml");
+    let toml = format!(
+        "[kafka]\nbrokers = \"{b}\"\nsource = \"kafka:{events}\"\nsink = \"kafka:{two}\"\ngroup = \"{}\"\nexit-when-idle = 1.5\nworkers = 2\nreport_interval = 0\n\n[model]\ngenerator = \"multilabel\"\nalgo = \"ada-olmr\"\nlearners = 6\n",
+        unique_name("g")
+    );
+    std::fs::write(&file, toml).unwrap();
+    let s2 = last_json(&flowboost(&["run", "--config", file.to_str().unwrap()]));
+    assert_eq!(s1["predictions"], 600);
+    assert_eq!(s2["predictions"], 600);
+    assert_eq!(s2["workers"], 2);
+    let p1 = read_values(&b, &one, 600);
+    let p2 = read_values(&b, &two, 600);
+    assert!(
+        p1[0]["labels"].is_array() && p1[0]["prediction"].is_array(),
+        "{}",
+        p1[0]
+    );
+    assert_eq!(
+        p1, p2,
+        "1 and 2 workers must give the same predictions, in the same order"
+    );
+    assert_eq!(s1["progressive_loss"], s2["progressive_loss"]);
+}
+
+/// GETs the metrics page.
+fn scrape(addr: &str) -> String {
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    s.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+        .unwrap();
+    let mut text = String::new();
+    s.read_to_string(&mut text).unwrap();
+    text
+}
+
+#[test]
+fn a_job_killed_mid_stream_resumes_without_skipping_a_record() {
+    let b = brokers();
+    let events = create(&b, "fb-kill-events", 4);
+    let sink = create(&b, "fb-kill-pred", 1);
+    let group = unique_name("g");
+    let n = 2000u64;
+    // The producer runs at 500 events/s (4 s) while the job reads.
+    let exe = env!("CARGO_BIN_EXE_flowboost");
+    let producer = Command::new(exe)
+        .args([
+            "kafka",
+            "produce",
+            "--brokers",
+            &b,
+            "--topic",
+            &events,
+            "--generator",
+            "binary",
+            "--examples",
+            &n.to_string(),
+            "--rate",
+            "500",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let job_args = |idle: Option<&str>| {
+        let mut a: Vec<String> = [
+            "run",
+            "--brokers",
+            &b,
+            "--source",
+            &format!("kafka:{events}"),
+            "--sink",
+            &format!("kafka:{sink}"),
+            "--group",
+            &group,
+            "--start",
+            "committed",
+            "--generator",
+            "binary",
+            "--learners",
+            "4",
+            "--commit-interval-ms",
+            "100",
+            "--report-interval",
+            "0",
+            "--workers",
+            "2",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        if let Some(i) = idle {
+            a.extend(["--exit-when-idle".to_string(), i.to_string()]);
+        } else {
+            a.extend(["--metrics-addr".to_string(), "127.0.0.1:0".to_string()]);
+        }
+        a
+    };
+    let mut first = Command::new(exe)
+        .args(job_args(None))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The metrics address is on the first line of stderr.
+    let mut stderr = first.stderr.take().unwrap();
+    let mut head = Vec::new();
+    let mut byte = [0u8; 1];
+    while !head.ends_with(b"\n") && stderr.read(&mut byte).unwrap() == 1 {
+        head.push(byte[0]);
+    }
+    let head = String::from_utf8(head).unwrap();
+    let addr = head
+        .split("http://")
+        .nth(1)
+        .unwrap()
+        .trim()
+        .trim_end_matches("/metrics")
+        .to_string();
+    std::thread::sleep(Duration::from_millis(1500));
+    let metrics = scrape(&addr);
+    assert!(metrics.starts_with("HTTP/1.1 200 OK"), "{metrics}");
+    for name in [
+        "flowboost_events_in_total",
+        "flowboost_predictions_out_total",
+        "flowboost_dead_letters_total",
+        "flowboost_feedback_joined_total",
+        "flowboost_feedback_expired_total",
+        "flowboost_progressive_loss",
+        "flowboost_consumer_lag",
+    ] {
+        assert!(metrics.contains(name), "{name} missing:\n{metrics}");
+    }
+    let events_in: u64 = metrics
+        .lines()
+        .find(|l| l.starts_with("flowboost_events_in_total "))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(events_in > 0, "{metrics}");
+    // Kill it mid-stream (no chance to flush or commit anything more).
+    first.kill().unwrap();
+    first.wait().unwrap();
+    let out = producer.wait_with_output().unwrap();
+    assert!(out.status.success());
+    // Restart with the same group: it resumes from the committed offsets.
+    let start = Instant::now();
+    let second = last_json(&flowboost(
+        &job_args(Some("1.5"))
+            .iter()
+            .map(|s| s.as_str())
+            .collect::<Vec<_>>(),
+    ));
+    assert!(start.elapsed() < Duration::from_secs(60));
+    let resumed = second["events_in"].as_u64().unwrap();
+    assert!(resumed < n, "the restart read everything again: {second}");
+    // Every event has a prediction (at least once), none was skipped.
+    let dir = temp_dir("kafka-kill");
+    let file = dir.join("pred.jsonl");
+    last_json(&flowboost(&[
+        "kafka",
+        "read",
+        "--brokers",
+        &b,
+        "--topic",
+        &sink,
+        "--idle",
+        "2",
+        "--output",
+        file.to_str().unwrap(),
+    ]));
+    let ids: BTreeSet<u64> = std::fs::read_to_string(&file)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<Value>(l).unwrap()["id"]
+                .as_u64()
+                .unwrap()
+        })
+        .collect();
+    let missing: Vec<u64> = (0..n).filter(|i| !ids.contains(i)).collect();
+    assert!(
+        missing.is_empty(),
+        "{} events skipped: {:?}",
+        missing.len(),
+        &missing[..missing.len().min(20)]
+    );
+}
+
+#[test]
+fn kafka_options_are_checked() {
+    let out = flowboost(&["run", "--source", "kafka:x", "--sink", "kafka:y"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--brokers"));
+    let out = flowboost(&[
+        "run",
+        "--brokers",
+        "127.0.0.1:1",
+        "--source",
+        "topic",
+        "--sink",
+        "kafka:y",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("expected kafka:TOPIC"));
+}
+
+#[test]
+fn clicks_on_shown_labels_are_joined_for_a_top_k_booster() {
+    let b = brokers();
+    let events = create(&b, "fb-clicks-events", 2);
+    let feedback = create(&b, "fb-clicks-feedback", 1);
+    let sink = create(&b, "fb-clicks-pred", 1);
+    let dead = create(&b, "fb-clicks-dead", 1);
+    // 150 unlabeled events: their feedback will be clicks on the labels shown.
+    produce(
+        &b,
+        &events,
+        &[
+            "--generator",
+            "multilabel",
+            "--examples",
+            "150",
+            "--unlabeled-every",
+            "1",
+        ],
+    );
+    let exe = env!("CARGO_BIN_EXE_flowboost");
+    let job = Command::new(exe)
+        .args([
+            "run",
+            "--brokers",
+            &b,
+            "--source",
+            &format!("kafka:{events}"),
+            "--sink",
+            &format!("kafka:{sink}"),
+            "--feedback",
+            &format!("kafka:{feedback}"),
+            "--dead-letter",
+            &format!("kafka:{dead}"),
+            "--group",
+            &unique_name("g"),
+            "--exit-when-idle",
+            "6",
+            "--report-interval",
+            "0",
+            "--generator",
+            "multilabel",
+            "--algo",
+            "topk-bbm",
+            "--learners",
+            "4",
+            "--k",
+            "3",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let predictions = read_values(&b, &sink, 150);
+    let mut clicks =
+        flowboost::connectors::kafka::KafkaSink::new(&KafkaConfig::new(b.clone()), &feedback)
+            .unwrap();
+    for p in &predictions {
+        let shown: Vec<&str> = p["shown"]
+            .as_array()
+            .unwrap_or_else(|| panic!("no shown labels: {p}"))
+            .iter()
+            .map(|v| v.as_str().unwrap())
+            .collect();
+        assert_eq!(shown.len(), 3, "{p}");
+        let id = p["id"].as_u64().unwrap();
+        // Even ids: the first shown label is clicked; odd ids: none.
+        let clicked: Vec<&str> = if id % 2 == 0 { vec![shown[0]] } else { vec![] };
+        let body = serde_json::json!({"id": id, "clicks": clicked}).to_string();
+        clicks
+            .send(Some(id.to_string().as_bytes()), body.as_bytes())
+            .unwrap();
+    }
+    // One click for an event that does not exist: a dead letter.
+    clicks
+        .send(Some(b"999999"), br#"{"id": 999999, "clicks": []}"#)
+        .unwrap();
+    clicks.flush(Duration::from_secs(30)).unwrap();
+    let out = job.wait_with_output().unwrap();
+    let summary = last_json(&out);
+    assert_eq!(summary["events_in"], 150);
+    assert_eq!(summary["feedback_in"], 151);
+    assert_eq!(summary["feedback_joined"], 150);
+    assert_eq!(summary["learned"], 150);
+    assert_eq!(summary["dead_letters_by_reason"]["feedback_unmatched"], 1);
+    let letters = read_values(&b, &dead, 1);
+    assert!(
+        letters[0]["reason"].as_str().unwrap().contains("999999"),
+        "{}",
+        letters[0]
+    );
+}
+
+#[test]
+fn libsvm_records_against_a_declared_feature_space() {
+    let b = brokers();
+    let events = create(&b, "fb-libsvm-events", 2);
+    let sink = create(&b, "fb-libsvm-pred", 1);
+    let dead = create(&b, "fb-libsvm-dead", 1);
+    let mut producer =
+        flowboost::connectors::kafka::KafkaSink::new(&KafkaConfig::new(b.clone()), &events)
+            .unwrap();
+    for id in 0..60u64 {
+        let label = ["a", "b", "c"][(id % 3) as usize];
+        let line = format!("{label} 1:{} 3:{}", id as f64 * 0.1, (id % 3) as f64);
+        producer
+            .send(Some(id.to_string().as_bytes()), line.as_bytes())
+            .unwrap();
+    }
+    // Beyond the declared dimension, an unknown label, no id (no key), unlabeled ("?").
+    for (key, line) in [
+        (Some("100"), "a 4:1.0"),
+        (Some("101"), "z 1:1.0"),
+        (None, "a 1:1.0"),
+        (Some("102"), "? 1:0.5"),
+    ] {
+        producer
+            .send(key.map(str::as_bytes), line.as_bytes())
+            .unwrap();
+    }
+    producer.flush(Duration::from_secs(30)).unwrap();
+    let summary = run_job(&[
+        "--brokers",
+        &b,
+        "--source",
+        &format!("kafka:{events}"),
+        "--sink",
+        &format!("kafka:{sink}"),
+        "--dead-letter",
+        &format!("kafka:{dead}"),
+        "--group",
+        &unique_name("g"),
+        "--exit-when-idle",
+        "1.5",
+        "--record-format",
+        "libsvm",
+        "--task",
+        "multiclass",
+        "--dim",
+        "3",
+        "--label-names",
+        "a,b,c",
+        "--algo",
+        "oza",
+        "--learners",
+        "3",
+    ]);
+    assert_eq!(summary["events_in"], 61);
+    assert_eq!(summary["predictions"], 61);
+    assert_eq!(
+        summary["learned"], 60,
+        "the unlabeled event is predicted only"
+    );
+    assert_eq!(summary["dead_letters"], 3);
+    let by = &summary["dead_letters_by_reason"];
+    assert_eq!(by["wrong_dimension"], 1, "{by}");
+    assert_eq!(by["unknown_label"], 1, "{by}");
+    assert_eq!(by["missing_id"], 1, "{by}");
+    let predictions = read_values(&b, &sink, 61);
+    assert!(predictions.iter().any(|p| p["id"] == 102));
+    assert_eq!(read_values(&b, &dead, 3).len(), 3);
+}
