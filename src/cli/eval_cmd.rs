@@ -232,7 +232,15 @@ pub fn run(args: EvalArgs) -> Result<(), String> {
         let title = format!(
             "{} on {}",
             report.algorithm,
-            report.data.first().cloned().unwrap_or_default()
+            report
+                .data
+                .first()
+                .map(|d| {
+                    std::path::Path::new(d)
+                        .file_name()
+                        .map_or(d.clone(), |f| f.to_string_lossy().into_owned())
+                })
+                .unwrap_or_default()
         );
         write_svg(path, &title, "events", y, &series)?;
     }
