@@ -1,27 +1,13 @@
 //! The sequential runner and the timely dataflow (1, 2 and 3 workers, small batches so that
 //! records span many timestamps) give bit-identical predictions for every booster.
 
-use flowboost::connectors::generators::{Generator, GeneratorConfig};
-use flowboost::operators::boosters::{Algorithm, BoosterConfig, TreeParams, build};
-use flowboost::operators::data::{Example, Task};
-use flowboost::operators::dataflow::{DataflowOptions, run_dataflow};
-use flowboost::operators::engine::{Prediction, PredictionSink};
+mod common;
+
+use common::engines::sequential_equals_dataflow;
+use flowboost::connectors::generators::GeneratorConfig;
+use flowboost::operators::boosters::{Algorithm, BoosterConfig, TreeParams};
+use flowboost::operators::data::Task;
 use flowboost::operators::learners::WeakKind;
-use std::sync::Arc;
-
-#[derive(Default)]
-struct Collect(Vec<Prediction>);
-
-impl PredictionSink for Collect {
-    type Output = Vec<Prediction>;
-    fn accept(&mut self, p: Prediction, _ex: Arc<Example>) -> Result<(), String> {
-        self.0.push(p);
-        Ok(())
-    }
-    fn finish(self) -> Vec<Prediction> {
-        self.0
-    }
-}
 
 fn stream(task: Task, examples: u64, seed: u64) -> GeneratorConfig {
     let mut g = match task {
@@ -33,60 +19,8 @@ fn stream(task: Task, examples: u64, seed: u64) -> GeneratorConfig {
     g
 }
 
-/// A prediction as exact bit patterns: seq, id, class, labels, scores, expert.
-type Bits = (u64, u64, u32, Vec<u32>, Vec<u64>, u32);
-
-/// Bit patterns, so that the comparison is exact (and NaN-safe).
-fn bits(p: &[Prediction]) -> Vec<Bits> {
-    p.iter()
-        .map(|p| {
-            (
-                p.seq,
-                p.id,
-                p.class,
-                p.labels.clone(),
-                p.scores.iter().map(|s| s.to_bits()).collect(),
-                p.expert,
-            )
-        })
-        .collect()
-}
-
 fn check(task: Task, config: BoosterConfig, examples: u64) {
-    let gen_config = stream(task, examples, 11);
-    let schema = Generator::new(gen_config.clone()).unwrap().schema().clone();
-    let mut runner = build(&schema, &config).unwrap().into_sequential();
-    let sequential = runner
-        .run(
-            Generator::new(gen_config.clone()).unwrap().map(Ok),
-            Collect::default(),
-        )
-        .unwrap();
-    assert_eq!(sequential.len() as u64, examples);
-    for workers in [1, 2, 3] {
-        let options = DataflowOptions {
-            workers,
-            batch: 7,
-            max_batches_in_flight: 3,
-        };
-        let (s, c, g) = (schema.clone(), config.clone(), gen_config.clone());
-        let dataflow = run_dataflow(
-            &options,
-            move || {
-                let b = build(&s, &c)?;
-                Ok((b.stages, b.terminal, b.score_dim))
-            },
-            move || Ok(Generator::new(g.clone())?.map(Ok)),
-            Collect::default,
-        )
-        .unwrap();
-        assert_eq!(
-            bits(&sequential),
-            bits(&dataflow),
-            "{} with {workers} workers differs from the sequential runner",
-            config.algorithm
-        );
-    }
+    sequential_equals_dataflow(&stream(task, examples, 11), &config);
 }
 
 fn config(algorithm: Algorithm, weak: WeakKind, learners: usize) -> BoosterConfig {

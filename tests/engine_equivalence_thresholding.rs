@@ -3,85 +3,22 @@
 //! the learned label-set threshold give bit-identical predictions (label sets and scores)
 //! on the sequential runner and the timely dataflow with 1, 2 and 3 workers.
 
-use flowboost::connectors::generators::{Generator, GeneratorConfig};
-use flowboost::operators::boosters::{Algorithm, BoosterConfig, TreeParams, build};
-use flowboost::operators::data::Example;
-use flowboost::operators::dataflow::{DataflowOptions, run_dataflow};
-use flowboost::operators::engine::{LabelSetKind, Prediction, PredictionSink};
+mod common;
+
+use common::engines::sequential_equals_dataflow;
+use flowboost::connectors::generators::GeneratorConfig;
+use flowboost::operators::boosters::{Algorithm, BoosterConfig, TreeParams};
+use flowboost::operators::engine::LabelSetKind;
 use flowboost::operators::learners::WeakKind;
-use std::sync::Arc;
-
-#[derive(Default)]
-struct Collect(Vec<Prediction>);
-
-impl PredictionSink for Collect {
-    type Output = Vec<Prediction>;
-    fn accept(&mut self, p: Prediction, _ex: Arc<Example>) -> Result<(), String> {
-        self.0.push(p);
-        Ok(())
-    }
-    fn finish(self) -> Vec<Prediction> {
-        self.0
-    }
-}
-
-type Bits = (u64, u64, Vec<u32>, Vec<u64>, u32);
-
-fn bits(p: &[Prediction]) -> Vec<Bits> {
-    p.iter()
-        .map(|p| {
-            (
-                p.seq,
-                p.id,
-                p.labels.clone(),
-                p.scores.iter().map(|s| s.to_bits()).collect(),
-                p.expert,
-            )
-        })
-        .collect()
-}
 
 fn check(config: BoosterConfig, examples: u64) {
     let mut gen_config = GeneratorConfig::multilabel(11);
     gen_config.examples = examples;
-    let schema = Generator::new(gen_config.clone()).unwrap().schema().clone();
-    let mut runner = build(&schema, &config).unwrap().into_sequential();
-    let sequential = runner
-        .run(
-            Generator::new(gen_config.clone()).unwrap().map(Ok),
-            Collect::default(),
-        )
-        .unwrap();
-    assert_eq!(sequential.len() as u64, examples);
+    let sequential = sequential_equals_dataflow(&gen_config, &config);
     // Not degenerate: label sets of different sizes are predicted.
     let sizes: std::collections::BTreeSet<usize> =
         sequential.iter().map(|p| p.labels.len()).collect();
     assert!(sizes.len() > 1, "{}: set sizes {sizes:?}", config.algorithm);
-    for workers in [1, 2, 3] {
-        let options = DataflowOptions {
-            workers,
-            batch: 7,
-            max_batches_in_flight: 3,
-        };
-        let (s, c, g) = (schema.clone(), config.clone(), gen_config.clone());
-        let dataflow = run_dataflow(
-            &options,
-            move || {
-                let b = build(&s, &c)?;
-                Ok((b.stages, b.terminal, b.score_dim))
-            },
-            move || Ok(Generator::new(g.clone())?.map(Ok)),
-            Collect::default,
-        )
-        .unwrap();
-        assert_eq!(
-            bits(&sequential),
-            bits(&dataflow),
-            "{} ({:?}) with {workers} workers differs from the sequential runner",
-            config.algorithm,
-            config.threshold
-        );
-    }
 }
 
 fn config(algorithm: Algorithm) -> BoosterConfig {

@@ -1,0 +1,90 @@
+//! The engine comparison shared by the `engine_equivalence*` tests: a run on the
+//! sequential runner against the timely dataflow with 1, 2 and 3 workers (7-record
+//! timestamps, so records span many of them), compared bit for bit.
+
+use flowboost::connectors::generators::{Generator, GeneratorConfig};
+use flowboost::operators::boosters::{BoosterConfig, build};
+use flowboost::operators::data::Example;
+use flowboost::operators::dataflow::{DataflowOptions, run_dataflow};
+use flowboost::operators::engine::{Prediction, PredictionSink};
+use std::sync::Arc;
+
+/// A sink that keeps every prediction.
+#[derive(Default)]
+pub struct Collect(Vec<Prediction>);
+
+impl PredictionSink for Collect {
+    type Output = Vec<Prediction>;
+    fn accept(&mut self, p: Prediction, _ex: Arc<Example>) -> Result<(), String> {
+        self.0.push(p);
+        Ok(())
+    }
+    fn finish(self) -> Vec<Prediction> {
+        self.0
+    }
+}
+
+/// A prediction as exact bit patterns: seq, id, class, labels, scores, expert, top, shown.
+pub type Bits = (u64, u64, u32, Vec<u32>, Vec<u64>, u32, Vec<u32>, Vec<u32>);
+
+/// Bit patterns, so that the comparison is exact (and NaN-safe).
+pub fn bits(p: &[Prediction]) -> Vec<Bits> {
+    p.iter()
+        .map(|p| {
+            (
+                p.seq,
+                p.id,
+                p.class,
+                p.labels.clone(),
+                p.scores.iter().map(|s| s.to_bits()).collect(),
+                p.expert,
+                p.top.clone(),
+                p.shown.clone(),
+            )
+        })
+        .collect()
+}
+
+/// Runs `config` on the generator's stream with the sequential runner and checks that it
+/// predicted every example; then checks that the dataflow with 1, 2 and 3 workers gives
+/// the same predictions bit for bit. Returns the sequential predictions, for the caller's
+/// own checks that the run is not degenerate.
+pub fn sequential_equals_dataflow(
+    gen_config: &GeneratorConfig,
+    config: &BoosterConfig,
+) -> Vec<Prediction> {
+    let schema = Generator::new(gen_config.clone()).unwrap().schema().clone();
+    let mut runner = build(&schema, config).unwrap().into_sequential();
+    let sequential = runner
+        .run(
+            Generator::new(gen_config.clone()).unwrap().map(Ok),
+            Collect::default(),
+        )
+        .unwrap();
+    assert_eq!(sequential.len() as u64, gen_config.examples);
+    for workers in [1, 2, 3] {
+        let options = DataflowOptions {
+            workers,
+            batch: 7,
+            max_batches_in_flight: 3,
+        };
+        let (s, c, g) = (schema.clone(), config.clone(), gen_config.clone());
+        let dataflow = run_dataflow(
+            &options,
+            move || {
+                let b = build(&s, &c)?;
+                Ok((b.stages, b.terminal, b.score_dim))
+            },
+            move || Ok(Generator::new(g.clone())?.map(Ok)),
+            Collect::default,
+        )
+        .unwrap();
+        assert_eq!(
+            bits(&sequential),
+            bits(&dataflow),
+            "{:?} with {workers} workers differs from the sequential runner",
+            config
+        );
+    }
+    sequential
+}
