@@ -37,16 +37,16 @@ resumes where it stopped. Writes OUT/threshold_table.md and OUT/threshold_table.
         [--algos falt,salt,falt-kernel,pa1-br,pa2-br,pa1-br-k,pa2-br-k,ada-olmr-threshold,ada-olmr-top-m]
         [--binary PATH]
 
-The binary is built with `cargo build --release` in $CARGO_TARGET_DIR (default target/).
+Build the binary first: `cargo build --release` (in $CARGO_TARGET_DIR, default target/).
 """
 import argparse
 import json
-import math
 import os
-import subprocess
 import sys
-import time
 from concurrent.futures import ThreadPoolExecutor
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from mlr_table import Cache, mean_sd, run, seeds_of  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHARED = os.environ.get("FLOWBOOST_SHARED", os.path.join(ROOT, "..", "shared"))
@@ -131,16 +131,6 @@ WIDTHS = [0.0625, 0.25, 1, 4, 16, 64]
 TREES = ["--weak", "vfdt", "--learners", "20", "--feature-subset", "20"]
 
 
-def seeds_of(spec):
-    out = []
-    for part in spec.split(","):
-        if "-" in part:
-            a, b = part.split("-")
-            out.extend(range(int(a), int(b) + 1))
-        else:
-            out.append(int(part))
-    return out
-
 
 # bibtex (4,880 training examples, 1,836 sparse features, 159 labels) with an RBF kernel
 # costs about 25 CPU seconds per run (the paper runs only the linear models on it): a
@@ -184,59 +174,16 @@ def grid(algo, ds):
     raise ValueError(algo)
 
 
-class Cache:
-    def __init__(self, path):
-        self.path = path
-        self.runs = {}
-        if os.path.exists(path):
-            with open(path) as f:
-                for line in f:
-                    r = json.loads(line)
-                    self.runs[r["command"]] = r
-        self.file = open(path, "a")
-
-    def get(self, cmd):
-        return self.runs.get(cmd)
-
-    def put(self, cmd, report, error, cpu):
-        r = {"command": cmd, "report": report, "error": error,
-             "load": os.getloadavg()[0], "cpu_seconds": cpu}
-        self.runs[cmd] = r
-        self.file.write(json.dumps(r) + "\n")
-        self.file.flush()
-        return r
-
-
-def run(binary, cache, args):
-    cmd = " ".join(["nice", binary, "eval", *args, "--json"])
-    hit = cache.get(cmd)
-    if hit is not None and not hit["error"]:
-        return hit
-    before = os.times()
-    out = subprocess.run(["nice", binary, "eval", *args, "--json"], capture_output=True,
-                         text=True)
-    after = os.times()
-    cpu = (after.children_user - before.children_user) + (after.children_system -
-                                                          before.children_system)
-    if out.returncode != 0:
-        print(f"FAILED: {cmd}\n{out.stderr.strip()}", file=sys.stderr)
-        return cache.put(cmd, None, out.stderr.strip(), cpu)
-    report = json.loads(out.stdout.strip().splitlines()[-1])
-    print(f"{time.strftime('%H:%M:%S')} {cmd.split(' eval ')[1][:160]}", file=sys.stderr)
-    return cache.put(cmd, report, "", cpu)
+def report_of(r):
+    """The run's report, or None when it failed (also reads caches written when this script
+    kept one report per line under "report")."""
+    reports = r.get("reports") or ([r["report"]] if r.get("report") else [])
+    return reports[-1] if reports else None
 
 
 def paper_f1(r):
     p, q = r["precision"], r["recall"]
     return 2 * p * q / (p + q) if p + q > 0 else 0.0
-
-
-def mean_sd(xs):
-    if not xs:
-        return float("nan"), float("nan")
-    m = sum(xs) / len(xs)
-    sd = math.sqrt(sum((x - m) ** 2 for x in xs) / (len(xs) - 1)) if len(xs) > 1 else 0.0
-    return m, sd
 
 
 def select(binary, cache, ds, algo, pool):
@@ -249,9 +196,9 @@ def select(binary, cache, ds, algo, pool):
     results = list(pool.map(lambda p: run(binary, cache, [*base, *p]), points))
     best, best_f1 = None, -1.0
     for p, r in zip(points, results):
-        if r["report"] is None:
+        if report_of(r) is None:
             continue
-        f = paper_f1(r["report"])
+        f = paper_f1(report_of(r))
         if f > best_f1:
             best, best_f1 = p, f
     return best, best_f1
@@ -294,8 +241,8 @@ def main():
                         for s in (seeds_of(args.slow_seeds)
                                   if ds in SLOW and algo in SLOW_ALGOS else seeds)]
                 done = [r for r in pool.map(lambda j: run(args.binary, cache, j), jobs)
-                        if r["report"] is not None]
-                reps = [r["report"] for r in done]
+                        if report_of(r) is not None]
+                reps = [report_of(r) for r in done]
                 for r, d in zip(reps, done):
                     r["f1_paper"] = paper_f1(r)
                     r["cpu_seconds"] = d["cpu_seconds"]
@@ -312,7 +259,7 @@ def write(args, rows, seeds):
     with open(os.path.join(args.out, "threshold_table.json"), "w") as f:
         json.dump(rows, f, indent=1)
     lines = [
-        f"Test metrics in % (mean ± sd over the runs (`n`), each a different shuffle of "
+        "Test metrics in % (mean ± sd over the runs (`n`), each a different shuffle of "
         "the training file), train and test wall seconds (mean; a shared machine, load 4-8 on "
         "2 cores), the CPU seconds of the whole run (reading included), and the paper's "
         "Table 2 figure "
