@@ -56,10 +56,7 @@ fn main() -> Result<(), String> {
     let (s, c, g) = (schema.clone(), config.clone(), stream.clone());
     let dataflow = run_dataflow(
         &options,
-        move || {
-            let b = build(&s, &c)?;
-            Ok((b.stages, b.terminal, b.score_dim))
-        },
+        move || build(&s, &c),
         move || Ok(Generator::new(g.clone())?.map(Ok)),
         Score::default,
     )?;

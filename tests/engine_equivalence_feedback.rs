@@ -94,16 +94,14 @@ fn check(
             workers,
             batch: 7,
             max_batches_in_flight: 3,
+            ..DataflowOptions::default()
         };
         let schema = Generator::new(g.clone()).unwrap().schema().clone();
         let labels = schema.num_labels();
         let (s, c, gc) = (schema, config.clone(), g.clone());
         let (df, df_counters) = run_dataflow_with_feedback(
             &options,
-            move || {
-                let b = build(&s, &c)?;
-                Ok((b.stages, b.terminal, b.score_dim))
-            },
+            move || build(&s, &c),
             move || Ok(Generator::new(gc.clone())?.map(Ok)),
             Collect::default,
             move || Some(FeedbackLoop::new(fb.0, fb.1, labels)),

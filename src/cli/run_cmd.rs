@@ -403,10 +403,7 @@ pub fn run(args: RunArgs) -> Result<(), String> {
     let build_config = config.clone();
     let (scorer, seen) = run_dataflow(
         &options,
-        move || {
-            let b = build(&build_schema, &build_config)?;
-            Ok((b.stages, b.terminal, b.score_dim))
-        },
+        move || build(&build_schema, &build_config),
         move || {
             let mut streams = Vec::new();
             for part in 0..source_data.parts() {

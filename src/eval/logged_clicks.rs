@@ -370,10 +370,7 @@ pub fn replay_clicks(
             let (source_inbox, source_board) = (inbox.clone(), board.clone());
             run_dataflow_with_feedback(
                 options,
-                move || {
-                    let b = build(&build_schema, &build_config)?;
-                    Ok((b.stages, b.terminal, b.score_dim))
-                },
+                move || build(&build_schema, &build_config),
                 move || {
                     events(
                         &source_log,

@@ -413,10 +413,7 @@ pub fn evaluate(
             let source_data = data.clone();
             run_dataflow_with_feedback(
                 options,
-                move || {
-                    let b = build(&build_schema, &build_config)?;
-                    Ok((b.stages, b.terminal, b.score_dim))
-                },
+                move || build(&build_schema, &build_config),
                 move || source_of(&source_data),
                 make_sink,
                 make_loop,

@@ -326,7 +326,14 @@ pub fn run_job(
                         },
                     );
                     let (model_in, stream) = scope.new_input::<Vec<InFlight>>();
-                    let predictions = pipeline(stream, index, peers, b.stages, b.terminal);
+                    let predictions = pipeline(
+                        stream,
+                        index,
+                        peers,
+                        b.stages,
+                        b.terminal,
+                        flowboost_operators::engine::SnapshotBoard::default(),
+                    );
                     let (probe, predictions) = predictions.probe();
                     let o = outputs.clone();
                     predictions.sink(Pipeline, "Predictions", move |(input, _)| {

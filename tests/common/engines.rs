@@ -67,14 +67,12 @@ pub fn sequential_equals_dataflow(
             workers,
             batch: 7,
             max_batches_in_flight: 3,
+            ..DataflowOptions::default()
         };
         let (s, c, g) = (schema.clone(), config.clone(), gen_config.clone());
         let dataflow = run_dataflow(
             &options,
-            move || {
-                let b = build(&s, &c)?;
-                Ok((b.stages, b.terminal, b.score_dim))
-            },
+            move || build(&s, &c),
             move || Ok(Generator::new(g.clone())?.map(Ok)),
             Collect::default,
         )

@@ -10,7 +10,9 @@ mod online_bbm;
 mod online_bmr;
 mod online_mbbm;
 mod oza;
+pub mod registry;
 mod single;
+mod summary;
 mod threshold_stage;
 mod topk_adaptive;
 mod topk_bbm;
@@ -23,7 +25,9 @@ pub use online_bbm::OnlineBbmStage;
 pub use online_bmr::{OnlineBmrStage, RANDOM_WEIGHT_SCALE_RANGE, random_weight_scale};
 pub use online_mbbm::OnlineMbbmStage;
 pub use oza::OzaStage;
+pub use registry::{AlgorithmSpec, Family, ModelOption, REGISTRY};
 pub use single::SingleStage;
+pub use summary::StageSummary;
 pub use threshold_stage::ThresholdStage;
 pub use topk_adaptive::{TopkAdaptiveStage, estimated_logistic_gradient};
 pub use topk_bbm::TopkBbmStage;
@@ -31,7 +35,7 @@ pub use weak_slot::WeakSlot;
 
 use crate::data::{Schema, Task};
 use crate::engine::{
-    ExpertSelection, InFlight, LabelSetKind, LabelSetRule, ScoreKind, SequentialRunner, Stage,
+    Chain, ExpertSelection, InFlight, LabelSetKind, LabelSetRule, Position, ScoreKind, Stage,
     Terminal,
 };
 use crate::learners::{
@@ -86,71 +90,24 @@ pub enum Algorithm {
 }
 
 impl Algorithm {
-    /// Every algorithm, in the order of the command line's help.
-    pub const ALL: [Algorithm; 17] = [
-        Algorithm::Single,
-        Algorithm::OnlineBbm,
-        Algorithm::OnlineBbmS,
-        Algorithm::AdaBoostOl,
-        Algorithm::AdaBoostOlS,
-        Algorithm::Oza,
-        Algorithm::OnlineMbbm,
-        Algorithm::AdaBoostOlm,
-        Algorithm::OnlineBmr,
-        Algorithm::AdaOlmr,
-        Algorithm::TopkBbm,
-        Algorithm::TopkAdaptive,
-        Algorithm::Falt,
-        Algorithm::Salt,
-        Algorithm::FaltKernel,
-        Algorithm::Pa1Br,
-        Algorithm::Pa2Br,
-    ];
+    /// Every algorithm, in the registry's order (the command line's help).
+    pub fn all() -> impl Iterator<Item = Algorithm> {
+        REGISTRY.iter().map(|s| s.algorithm)
+    }
+
+    /// The algorithm's registry entry.
+    pub fn spec(self) -> &'static AlgorithmSpec {
+        registry::spec(self)
+    }
 
     /// The command-line name.
     pub fn name(self) -> &'static str {
-        match self {
-            Algorithm::Single => "single",
-            Algorithm::OnlineBbm => "online-bbm",
-            Algorithm::OnlineBbmS => "online-bbm-s",
-            Algorithm::AdaBoostOl => "adaboost-ol",
-            Algorithm::AdaBoostOlS => "adaboost-ol-s",
-            Algorithm::Oza => "oza",
-            Algorithm::OnlineMbbm => "online-mbbm",
-            Algorithm::AdaBoostOlm => "adaboost-olm",
-            Algorithm::OnlineBmr => "online-bmr",
-            Algorithm::AdaOlmr => "ada-olmr",
-            Algorithm::TopkBbm => "topk-bbm",
-            Algorithm::TopkAdaptive => "topk-adaptive",
-            Algorithm::Falt => "falt",
-            Algorithm::Salt => "salt",
-            Algorithm::FaltKernel => "falt-kernel",
-            Algorithm::Pa1Br => "pa1-br",
-            Algorithm::Pa2Br => "pa2-br",
-        }
+        self.spec().name
     }
 
     /// The tasks the algorithm handles.
     pub fn supports(self, task: Task) -> bool {
-        match self {
-            Algorithm::Single => true,
-            Algorithm::OnlineBbm
-            | Algorithm::OnlineBbmS
-            | Algorithm::AdaBoostOl
-            | Algorithm::AdaBoostOlS => task == Task::Binary,
-            Algorithm::Oza | Algorithm::OnlineMbbm | Algorithm::AdaBoostOlm => {
-                task != Task::Multilabel
-            }
-            Algorithm::OnlineBmr
-            | Algorithm::AdaOlmr
-            | Algorithm::TopkBbm
-            | Algorithm::TopkAdaptive => task == Task::Multilabel,
-            Algorithm::Falt
-            | Algorithm::Salt
-            | Algorithm::FaltKernel
-            | Algorithm::Pa1Br
-            | Algorithm::Pa2Br => task == Task::Multilabel,
-        }
+        self.spec().handles(task)
     }
 
     /// Whether the algorithm is one online multi-label classifier of the thresholding
@@ -162,11 +119,8 @@ impl Algorithm {
     /// The thresholding algorithm behind `falt`, `salt`, `falt-kernel`, `pa1-br`,
     /// `pa2-br`.
     pub fn thresholding(self) -> Option<ThresholdAlgorithm> {
-        match self {
-            Algorithm::Falt | Algorithm::FaltKernel => Some(ThresholdAlgorithm::Falt),
-            Algorithm::Salt => Some(ThresholdAlgorithm::Salt),
-            Algorithm::Pa1Br => Some(ThresholdAlgorithm::Pa1Br),
-            Algorithm::Pa2Br => Some(ThresholdAlgorithm::Pa2Br),
+        match self.spec().family {
+            Family::Thresholding { algorithm, .. } => Some(algorithm),
             _ => None,
         }
     }
@@ -174,7 +128,15 @@ impl Algorithm {
     /// Whether the algorithm learns from top-k feedback (its terminal shows a randomized
     /// top-k of its ranking).
     pub fn is_topk(self) -> bool {
-        matches!(self, Algorithm::TopkBbm | Algorithm::TopkAdaptive)
+        matches!(self.spec().family, Family::Booster { topk: true, .. })
+    }
+
+    /// The number of weak learners (stages) a configuration of `learners` builds.
+    pub fn stages(self, learners: usize) -> usize {
+        match self.spec().family {
+            Family::Booster { .. } => learners,
+            Family::Single | Family::Thresholding { .. } => 1,
+        }
     }
 }
 
@@ -187,11 +149,10 @@ impl fmt::Display for Algorithm {
 impl FromStr for Algorithm {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
-        Algorithm::ALL
-            .into_iter()
-            .find(|a| a.name() == s)
+        registry::by_name(s)
+            .map(|spec| spec.algorithm)
             .ok_or_else(|| {
-                let names: Vec<_> = Algorithm::ALL.iter().map(|a| a.name()).collect();
+                let names: Vec<_> = REGISTRY.iter().map(|a| a.name).collect();
                 format!(
                     "unknown algorithm '{s}' (expected one of: {})",
                     names.join(", ")
@@ -336,22 +297,7 @@ impl Stage for AnyStage {
 }
 
 /// A built booster: its stages, its terminal and the size of its score vectors.
-#[derive(Clone, Debug)]
-pub struct Booster {
-    /// The stages, in chain order.
-    pub stages: Vec<AnyStage>,
-    /// The terminal.
-    pub terminal: Terminal,
-    /// The number of values in a record's score vector.
-    pub score_dim: usize,
-}
-
-impl Booster {
-    /// The sequential runner over this booster.
-    pub fn into_sequential(self) -> SequentialRunner<AnyStage> {
-        SequentialRunner::new(self.stages, self.terminal, self.score_dim)
-    }
-}
+pub type Booster = Chain<AnyStage>;
 
 /// Builds weak learner `i` (0-based) of an ensemble.
 pub fn build_weak(schema: &Schema, config: &BoosterConfig, i: usize) -> WeakModel {
@@ -409,13 +355,10 @@ pub fn build(schema: &Schema, config: &BoosterConfig) -> Result<Booster, String>
             stages: vec![AnyStage::Threshold(ThresholdStage::new(learner))],
             terminal,
             score_dim: k,
+            position: Position::default(),
         });
     }
-    let n = if alg == Algorithm::Single {
-        1
-    } else {
-        config.learners
-    };
+    let n = alg.stages(config.learners);
     if n == 0 {
         return Err("the number of learners must be at least 1".into());
     }
@@ -424,25 +367,16 @@ pub fn build(schema: &Schema, config: &BoosterConfig) -> Result<Booster, String>
     }
     let weak = |i: usize| WeakSlot::new(build_weak(schema, config, i));
     let seed = config.seed;
-    let (kind, selection, score_dim) = match alg {
-        Algorithm::Single | Algorithm::Oza => (ScoreKind::Votes, ExpertSelection::Last, k),
-        Algorithm::OnlineBbm | Algorithm::OnlineBbmS => {
-            (ScoreKind::Margin, ExpertSelection::Last, 1)
-        }
-        Algorithm::AdaBoostOl | Algorithm::AdaBoostOlS => {
-            (ScoreKind::Margin, ExpertSelection::Hedge, 1)
-        }
-        Algorithm::OnlineMbbm | Algorithm::OnlineBmr | Algorithm::TopkBbm => {
-            (ScoreKind::Votes, ExpertSelection::Last, k)
-        }
-        Algorithm::AdaBoostOlm | Algorithm::AdaOlmr | Algorithm::TopkAdaptive => {
-            (ScoreKind::Votes, ExpertSelection::Hedge, k)
-        }
-        Algorithm::Falt
-        | Algorithm::Salt
-        | Algorithm::FaltKernel
-        | Algorithm::Pa1Br
-        | Algorithm::Pa2Br => unreachable!("built above"),
+    let (kind, selection) = match alg.spec().family {
+        Family::Booster {
+            kind, selection, ..
+        } => (kind, selection),
+        Family::Single => (ScoreKind::Votes, ExpertSelection::Last),
+        Family::Thresholding { .. } => unreachable!("built above"),
+    };
+    let score_dim = match kind {
+        ScoreKind::Margin => 1,
+        ScoreKind::Votes => k,
     };
     if alg.is_topk() {
         config.topk.validate(k)?;
@@ -573,5 +507,6 @@ pub fn build(schema: &Schema, config: &BoosterConfig) -> Result<Booster, String>
         stages,
         terminal,
         score_dim,
+        position: Position::default(),
     })
 }

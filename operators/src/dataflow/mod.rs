@@ -19,6 +19,6 @@ mod stage_operator;
 mod terminal_operator;
 
 pub use pipeline::{block_range, pipeline};
-pub use runner::{Built, DataflowOptions, run_dataflow, run_dataflow_with_feedback};
-pub use stage_operator::StageBlockExt;
+pub use runner::{DataflowOptions, run_dataflow, run_dataflow_with_feedback};
+pub use stage_operator::{StageBlock, StageBlockExt};
 pub use terminal_operator::TerminalExt;

@@ -33,7 +33,7 @@ impl OrderedStash {
     }
 
     /// The earliest timestamp the frontier has passed, with its records sorted by
-    /// sequence number, if any.
+    /// sequence number (a snapshot marker after the record it follows), if any.
     pub fn next_complete(
         &mut self,
         frontier: &MutableAntichain<u64>,
@@ -43,7 +43,7 @@ impl OrderedStash {
             return None;
         }
         let (capability, mut records) = entry.remove();
-        records.sort_unstable_by_key(|r| r.seq);
+        records.sort_unstable_by_key(|r| (r.seq, r.snapshot));
         Some((capability, records))
     }
 }

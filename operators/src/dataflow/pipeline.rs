@@ -1,6 +1,7 @@
-use super::{StageBlockExt, TerminalExt};
+use super::{StageBlock, StageBlockExt, TerminalExt};
 use crate::data::Example;
-use crate::engine::{InFlight, Prediction, Stage, Terminal};
+use crate::engine::{InFlight, Prediction, SnapshotBoard, Stage, Terminal};
+use serde::Serialize;
 use std::ops::Range;
 use std::sync::Arc;
 use timely::dataflow::Stream;
@@ -14,28 +15,35 @@ pub fn block_range(n: usize, workers: usize, b: usize) -> Range<usize> {
 /// Chains `stages` across the workers: block `b` (see [`block_range`]) runs on worker `b`,
 /// then the terminal runs on worker 0. Every worker calls this with the same arguments
 /// (`worker` is its own index, `peers` the number of workers); each keeps only its own block
-/// and, on worker 0, the terminal.
-pub fn pipeline<'scope, S: Stage + 'static>(
+/// and, on worker 0, the terminal. Snapshot markers make every block and the terminal
+/// deposit their state on `board` (one board shared by the workers of the process).
+pub fn pipeline<'scope, S: Stage + Serialize + 'static>(
     input: Stream<'scope, u64, Vec<InFlight>>,
     worker: usize,
     peers: usize,
     stages: Vec<S>,
     terminal: Terminal,
+    board: SnapshotBoard,
 ) -> Stream<'scope, u64, Vec<(Prediction, Arc<Example>)>> {
     let n = stages.len();
     let mut all: Vec<Option<S>> = stages.into_iter().map(Some).collect();
     let mut stream = input;
     for b in 0..peers {
-        let block: Vec<S> = if b == worker {
-            block_range(n, peers, b)
-                .filter_map(|i| all[i].take())
-                .collect()
+        let range = block_range(n, peers, b);
+        let first = range.start;
+        let stages: Vec<S> = if b == worker {
+            range.filter_map(|i| all[i].take()).collect()
         } else {
             Vec::new()
         };
+        let block = StageBlock {
+            first,
+            stages,
+            board: board.clone(),
+        };
         stream = stream.stage_block(b, block);
     }
-    stream.terminal(0, (worker == 0).then_some(terminal))
+    stream.terminal(0, (worker == 0).then_some(terminal), board)
 }
 
 #[cfg(test)]

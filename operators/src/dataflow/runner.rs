@@ -1,6 +1,10 @@
 use super::pipeline;
 use crate::data::Example;
-use crate::engine::{FeedbackLoop, InFlight, Prediction, PredictionSink, Stage, Terminal};
+use crate::engine::{
+    Chain, ChainSnapshot, FeedbackLoop, InFlight, Position, Prediction, PredictionSink,
+    SnapshotBoard, SnapshotPolicy, Stage,
+};
+use serde::Serialize;
 use std::cell::RefCell;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -18,6 +22,9 @@ pub struct DataflowOptions {
     pub batch: usize,
     /// How many timestamps the source may run ahead of the sink (bounds the memory in flight).
     pub max_batches_in_flight: u64,
+    /// When to snapshot the chain (handed to the sink's
+    /// [`snapshot`](PredictionSink::snapshot), as the sequential runner does).
+    pub snapshots: SnapshotPolicy,
 }
 
 impl Default for DataflowOptions {
@@ -26,14 +33,16 @@ impl Default for DataflowOptions {
             workers: 1,
             batch: 256,
             max_batches_in_flight: 8,
+            snapshots: SnapshotPolicy::default(),
         }
     }
 }
 
-/// Worker 0's input side: sequence numbers and timestamps (one per `batch` records, or
-/// earlier when the feedback loop must see a prediction before going on).
+/// Worker 0's input side: the stream's position (sequence numbers, events, learned
+/// records) and timestamps (one per `batch` records, or earlier when the feedback loop
+/// must see a prediction before going on, or for a snapshot).
 struct Feeder {
-    seq: u64,
+    position: Position,
     time: u64,
     in_batch: usize,
     batch: usize,
@@ -45,8 +54,10 @@ impl Feeder {
     /// Sends `rec` with the next sequence number; closes the timestamp when the batch is
     /// full (returns `true` then).
     fn send(&mut self, mut rec: InFlight, input: &mut InputSide) -> bool {
-        rec.seq = self.seq;
-        self.seq += 1;
+        rec.seq = self.position.seq;
+        self.position.seq += 1;
+        self.position.events += u64::from(rec.emit);
+        self.position.learned += u64::from(rec.learns());
         input.send(rec);
         self.in_batch += 1;
         if self.in_batch >= self.batch {
@@ -70,16 +81,57 @@ impl Feeder {
 /// A prediction with its example, as the terminal emits it.
 type Emitted = (Prediction, Arc<Example>);
 
-/// The built pieces every worker needs: all the stages, the terminal and the score size.
-pub type Built<S> = (Vec<S>, Terminal, usize);
-
 /// Runs a pipeline on `options.workers` timely worker threads.
 ///
-/// Every worker calls `build` (it must return the same stages on every worker: build them
-/// from seeds, as the boosters do) and keeps its block. Worker 0 pulls examples from
-/// `source()`, stamps them with sequence numbers and timestamps, and hands every prediction,
-/// with its example, in sequence order, to the sink that `sink()` creates there. Returns
-/// what the sink's `finish` returns.
+/// Every worker calls `build` (it must return the same chain on every worker: build it
+/// from seeds, as the boosters do, or restore it from the same snapshot) and keeps its
+/// block. Worker 0 pulls examples from `source()`, stamps them with sequence numbers
+/// (continuing the chain's position) and timestamps, and hands every prediction, with its
+/// example, in sequence order, to the sink that `sink()` creates there. Returns what the
+/// sink's `finish` returns.
+///
+/// ```
+/// use flowboost_operators::boosters::{Algorithm, BoosterConfig, build};
+/// use flowboost_operators::data::{Attribute, Example, Features, Label, Schema, Task};
+/// use flowboost_operators::dataflow::{DataflowOptions, run_dataflow};
+/// use flowboost_operators::engine::{Prediction, PredictionSink};
+/// use flowboost_operators::learners::WeakKind;
+/// use std::sync::Arc;
+///
+/// struct Count(u64);
+/// impl PredictionSink for Count {
+///     type Output = u64;
+///     fn accept(&mut self, _p: Prediction, _ex: Arc<Example>) -> Result<(), String> {
+///         self.0 += 1;
+///         Ok(())
+///     }
+///     fn finish(self) -> u64 {
+///         self.0
+///     }
+/// }
+///
+/// let schema = Schema {
+///     attributes: vec![Attribute::numeric("x")],
+///     labels: vec!["no".into(), "yes".into()],
+///     task: Task::Binary,
+/// };
+/// let config = BoosterConfig::new(Algorithm::AdaBoostOl, WeakKind::Vfdt, 7);
+/// let options = DataflowOptions { workers: 2, ..DataflowOptions::default() };
+/// let examples = |n: u64| {
+///     (0..n).map(|i| {
+///         let label = Some(Label::Class((i % 2) as u32));
+///         Ok(Example { id: i, features: Features::Dense(vec![(i % 2) as f64]), label })
+///     })
+/// };
+/// let count = run_dataflow(
+///     &options,
+///     move || build(&schema, &config),
+///     move || Ok(examples(100)),
+///     || Count(0),
+/// )
+/// .unwrap();
+/// assert_eq!(count, 100);
+/// ```
 pub fn run_dataflow<S, B, Src, I, KF, K>(
     options: &DataflowOptions,
     build: B,
@@ -87,8 +139,8 @@ pub fn run_dataflow<S, B, Src, I, KF, K>(
     sink: KF,
 ) -> Result<K::Output, String>
 where
-    S: Stage + 'static,
-    B: Fn() -> Result<Built<S>, String> + Send + Sync + 'static,
+    S: Stage + Serialize + 'static,
+    B: Fn() -> Result<Chain<S>, String> + Send + Sync + 'static,
     Src: Fn() -> Result<I, String> + Send + Sync + 'static,
     I: Iterator<Item = Result<Example, String>>,
     KF: Fn() -> K + Send + Sync + 'static,
@@ -112,8 +164,8 @@ pub fn run_dataflow_with_feedback<S, B, Src, I, KF, K, FF>(
     feedback: FF,
 ) -> Result<K::Output, String>
 where
-    S: Stage + 'static,
-    B: Fn() -> Result<Built<S>, String> + Send + Sync + 'static,
+    S: Stage + Serialize + 'static,
+    B: Fn() -> Result<Chain<S>, String> + Send + Sync + 'static,
     Src: Fn() -> Result<I, String> + Send + Sync + 'static,
     I: Iterator<Item = Result<Example, String>>,
     KF: Fn() -> K + Send + Sync + 'static,
@@ -126,18 +178,30 @@ where
     }
     let batch = options.batch.max(1);
     let lag = options.max_batches_in_flight.max(1);
+    let snapshots = options.snapshots;
     let config = timely::Config::process(options.workers);
+    let board = SnapshotBoard::default();
     let guards = timely::execute(config, move |worker| -> Option<Result<K::Output, String>> {
         let index = worker.index();
         let peers = worker.peers();
-        let (stages, terminal, score_dim) = match build() {
+        let chain = match build() {
             Ok(b) => b,
             Err(e) => return Some(Err(e)),
         };
+        let n = chain.stages.len();
+        let score_dim = chain.score_dim;
+        let start = chain.position;
         let outputs: Rc<RefCell<Vec<Emitted>>> = Rc::default();
         let (mut input, probe) = worker.dataflow::<u64, _, _>(|scope| {
             let (input, stream) = scope.new_input::<Vec<InFlight>>();
-            let predictions = pipeline(stream, index, peers, stages, terminal);
+            let predictions = pipeline(
+                stream,
+                index,
+                peers,
+                chain.stages,
+                chain.terminal,
+                board.clone(),
+            );
             let (probe, predictions) = predictions.probe();
             let outputs = outputs.clone();
             predictions.sink(Pipeline, "Predictions", move |(input, _frontier)| {
@@ -160,13 +224,38 @@ where
             }
             Ok(())
         };
+        let mut feeder = Feeder {
+            position: start,
+            time: 0,
+            in_batch: 0,
+            batch,
+        };
+        // A snapshot: a marker after the last record sent, then (the timestamp closed) the
+        // dataflow stepped until the marker has passed the terminal and every prediction
+        // before it is in the sink; the parts are on the board then.
+        let snapshot = |worker: &mut timely::worker::Worker,
+                        feeder: &mut Feeder,
+                        input: &mut InputSide,
+                        sink: &mut K,
+                        feedback: &mut Option<FeedbackLoop>|
+         -> Result<(), String> {
+            input.send(InFlight::marker(feeder.position.seq));
+            feeder.in_batch += 1;
+            feeder.close(input);
+            while probe.less_than(input.time()) {
+                worker.step();
+            }
+            drain(sink, feedback)?;
+            let (stages, terminal) = board.take(n)?;
+            sink.snapshot(ChainSnapshot {
+                stages,
+                terminal,
+                score_dim,
+                position: feeder.position,
+                feedback: feedback.clone(),
+            })
+        };
         let result = (|| -> Result<(), String> {
-            let mut feeder = Feeder {
-                seq: 0,
-                time: 0,
-                in_batch: 0,
-                batch,
-            };
             let mut examples = source()?;
             let mut exhausted = false;
             loop {
@@ -193,6 +282,10 @@ where
                 if exhausted {
                     break;
                 }
+                // A snapshot is due once the previous event's feedback has been sent.
+                if feeder.position.events > start.events && snapshots.due(feeder.position.events) {
+                    snapshot(worker, &mut feeder, &mut input, &mut sink, &mut feedback)?;
+                }
                 let Some(ex) = examples.next() else {
                     exhausted = true;
                     continue;
@@ -208,6 +301,9 @@ where
                     }
                     drain(&mut sink, &mut feedback)?;
                 }
+            }
+            if snapshots.at_end {
+                snapshot(worker, &mut feeder, &mut input, &mut sink, &mut feedback)?;
             }
             Ok(())
         })();

@@ -1,6 +1,6 @@
 use super::ordered_stash::OrderedStash;
 use crate::data::Example;
-use crate::engine::{InFlight, Prediction, Terminal};
+use crate::engine::{InFlight, Prediction, SnapshotBoard, Terminal};
 use std::sync::Arc;
 use timely::dataflow::Stream;
 use timely::dataflow::channels::pact::Exchange;
@@ -10,11 +10,41 @@ use timely::dataflow::operators::generic::Operator;
 pub trait TerminalExt<'scope> {
     /// Routes every record to worker `worker`, where `terminal` (give it `Some` there only)
     /// chooses the expert, emits the prediction and updates Hedge, per completed timestamp
-    /// in sequence order. The output pairs each prediction with its example.
+    /// in sequence order. The output pairs each prediction with its example. A snapshot
+    /// marker makes the terminal deposit a copy of itself on `board`.
+    ///
+    /// ```
+    /// use flowboost_operators::data::{Example, Features, Label, Task};
+    /// use flowboost_operators::dataflow::TerminalExt;
+    /// use flowboost_operators::engine::{ExpertSelection, InFlight, ScoreKind, SnapshotBoard, Terminal};
+    /// use std::sync::Arc;
+    /// use timely::dataflow::operators::{Capture, ToStream, capture::Extract, Map};
+    ///
+    /// let terminal = Terminal::new(Task::Binary, ScoreKind::Margin, 1, 1, ExpertSelection::Last, 1);
+    /// let records: Vec<InFlight> = [0.5, -0.5]
+    ///     .iter()
+    ///     .enumerate()
+    ///     .map(|(i, &s)| {
+    ///         let ex = Example { id: i as u64, features: Features::Dense(vec![]), label: None };
+    ///         let mut rec = InFlight::new(i as u64, Arc::new(ex), 1);
+    ///         rec.scores[0] = s;
+    ///         rec
+    ///     })
+    ///     .collect();
+    /// let out = timely::example(move |scope| {
+    ///     records
+    ///         .to_stream(scope)
+    ///         .terminal(0, Some(terminal), SnapshotBoard::default())
+    ///         .map(|(p, _)| (p.id, p.class))
+    ///         .capture()
+    /// });
+    /// assert_eq!(out.extract()[0].1, vec![(0, 1), (1, 0)]);
+    /// ```
     fn terminal(
         self,
         worker: usize,
         terminal: Option<Terminal>,
+        board: SnapshotBoard,
     ) -> Stream<'scope, u64, Vec<(Prediction, Arc<Example>)>>;
 }
 
@@ -23,6 +53,7 @@ impl<'scope> TerminalExt<'scope> for Stream<'scope, u64, Vec<InFlight>> {
         self,
         worker: usize,
         mut terminal: Option<Terminal>,
+        board: SnapshotBoard,
     ) -> Stream<'scope, u64, Vec<(Prediction, Arc<Example>)>> {
         let pact = Exchange::new(move |_: &InFlight| worker as u64);
         self.unary_frontier(pact, "Terminal", move |_capability, _info| {
@@ -35,6 +66,10 @@ impl<'scope> TerminalExt<'scope> for Stream<'scope, u64, Vec<InFlight>> {
                     };
                     let mut session = output.session(&capability);
                     for rec in records {
+                        if rec.snapshot {
+                            board.put_terminal(terminal.clone());
+                            continue;
+                        }
                         let mut prediction = Prediction::default();
                         if terminal.finish(&rec, &mut prediction) {
                             session.give((prediction, rec.example));

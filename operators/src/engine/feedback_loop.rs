@@ -3,11 +3,12 @@ use super::pending::{FeedbackCounters, PendingEvents};
 use super::{InFlight, Prediction};
 use crate::data::Example;
 use crate::topk::{TopKConfig, observe};
+use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 use std::sync::Arc;
 
 /// How an evaluation turns an event's true label into the feedback a user would give.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub enum Oracle {
     /// The whole label, delayed.
     Labels,
@@ -20,7 +21,7 @@ pub enum Oracle {
 }
 
 /// The delay and the bounds of the pending-event cache.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FeedbackOptions {
     /// Feedback for an event arrives after the prediction pass of the event `delay`
     /// events later (0: right after its own prediction).
@@ -53,15 +54,28 @@ impl Default for FeedbackOptions {
 /// an event, wait until [`ready`](Self::ready) (the dataflow engine steps its workers) and
 /// send the record of [`pop_learn`](Self::pop_learn). At the end of the stream, the same
 /// with `flush`.
-#[derive(Debug)]
+///
+/// The loop is part of a model's state (its pending events, what is due when); a
+/// [`FeedbackInbox`] is not: it belongs to the source that posts into it.
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct FeedbackLoop {
     options: FeedbackOptions,
     oracle: Oracle,
     labels: usize,
     pending: PendingEvents,
-    due: VecDeque<(u64, u64)>,
+    due: VecDeque<DueFeedback>,
     events: u64,
+    #[serde(skip)]
     inbox: Option<FeedbackInbox>,
+}
+
+/// An event whose feedback is scheduled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+struct DueFeedback {
+    /// Due once this many events have been admitted.
+    at: u64,
+    /// The event.
+    id: u64,
 }
 
 impl FeedbackLoop {
@@ -84,6 +98,21 @@ impl FeedbackLoop {
         self
     }
 
+    /// The options the loop was built with.
+    pub fn options(&self) -> FeedbackOptions {
+        self.options
+    }
+
+    /// The oracle.
+    pub fn oracle(&self) -> Oracle {
+        self.oracle
+    }
+
+    /// The number of events waiting for their feedback.
+    pub fn pending(&self) -> usize {
+        self.pending.len()
+    }
+
     /// The join's counters.
     pub fn counters(&self) -> FeedbackCounters {
         self.pending.counters()
@@ -94,8 +123,10 @@ impl FeedbackLoop {
     pub fn admit(&mut self, example: Arc<Example>, score_dim: usize) -> InFlight {
         self.pending.admit(example.clone());
         if example.label.is_some() {
-            self.due
-                .push_back((self.events + self.options.delay, example.id));
+            self.due.push_back(DueFeedback {
+                at: self.events + self.options.delay,
+                id: example.id,
+            });
         }
         self.events += 1;
         InFlight::predict_only(0, example, score_dim)
@@ -109,7 +140,7 @@ impl FeedbackLoop {
     /// The event whose feedback is due now (all of them with `flush`).
     pub fn next_due(&self, flush: bool) -> Option<u64> {
         match self.due.front() {
-            Some(&(at, id)) if flush || at < self.events => Some(id),
+            Some(d) if flush || d.at < self.events => Some(d.id),
             _ => None,
         }
     }
@@ -123,7 +154,7 @@ impl FeedbackLoop {
     /// Joins the first due event with its feedback: its learning pass (the runner sets
     /// `seq`), or `None` when the event was dropped (counted).
     pub fn pop_learn(&mut self, score_dim: usize) -> Option<InFlight> {
-        let (_, id) = self.due.pop_front()?;
+        let id = self.due.pop_front()?.id;
         // Taken first, so the inbox forgets it even when the event was dropped.
         let logged = match self.oracle {
             Oracle::Logged => self.inbox.as_ref().and_then(|i| i.take(id)),

@@ -12,6 +12,7 @@
 //! [`PendingEvents`] cache; when its feedback arrives, a learning pass of the same event
 //! runs through the chain at that position of the record sequence.
 
+mod chain;
 mod feedback_inbox;
 mod feedback_loop;
 mod hedge;
@@ -21,9 +22,11 @@ mod prediction;
 mod record;
 mod sequential;
 mod sink;
+mod snapshot;
 mod stage;
 mod terminal;
 
+pub use chain::Chain;
 pub use feedback_inbox::FeedbackInbox;
 pub use feedback_loop::{FeedbackLoop, FeedbackOptions, Oracle};
 pub use hedge::Hedge;
@@ -33,5 +36,6 @@ pub use prediction::Prediction;
 pub use record::InFlight;
 pub use sequential::SequentialRunner;
 pub use sink::PredictionSink;
+pub use snapshot::{ChainSnapshot, Position, SnapshotBoard, SnapshotPolicy, decode, encode};
 pub use stage::Stage;
 pub use terminal::{ExpertSelection, ScoreKind, Terminal};

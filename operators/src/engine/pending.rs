@@ -1,11 +1,11 @@
 use super::Prediction;
 use crate::data::Example;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 
 /// What the delayed-feedback join counts.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FeedbackCounters {
     /// Events admitted (predicted and waiting for feedback).
     pub admitted: u64,
@@ -26,7 +26,7 @@ pub struct FeedbackCounters {
 }
 
 /// A pending event: the example and, once emitted, its prediction.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PendingEvent {
     /// The example (features, and its label in evaluations).
     pub example: Arc<Example>,
@@ -54,18 +54,57 @@ pub enum Miss {
 /// every stage's vote, so nothing per stage is kept (memory is `capacity` examples and
 /// predictions, not `capacity x N` score vectors). The prediction is kept for top-k
 /// feedback, whose estimator needs the booster's own top-k and the shown labels.
-#[derive(Debug)]
+///
+/// Serialized with its maps in key order, so equal caches give equal bytes.
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct PendingEvents {
     capacity: usize,
     ttl: u64,
     clock: u64,
+    #[serde(with = "sorted::map")]
     events: HashMap<u64, PendingEvent>,
     order: VecDeque<(u64, u64)>,
+    #[serde(with = "sorted::set")]
     dropped: HashSet<u64>,
     dropped_order: VecDeque<u64>,
+    #[serde(with = "sorted::set")]
     joined: HashSet<u64>,
     joined_order: VecDeque<u64>,
     counters: FeedbackCounters,
+}
+
+/// Hash maps and sets written in key order (read back into hash maps and sets).
+mod sorted {
+    pub mod map {
+        use serde::{Deserialize, Deserializer, Serialize, Serializer};
+        use std::collections::{BTreeMap, HashMap};
+
+        pub fn serialize<V: Serialize, S: Serializer>(
+            map: &HashMap<u64, V>,
+            s: S,
+        ) -> Result<S::Ok, S::Error> {
+            map.iter().collect::<BTreeMap<_, _>>().serialize(s)
+        }
+
+        pub fn deserialize<'de, V: Deserialize<'de>, D: Deserializer<'de>>(
+            d: D,
+        ) -> Result<HashMap<u64, V>, D::Error> {
+            Ok(BTreeMap::<u64, V>::deserialize(d)?.into_iter().collect())
+        }
+    }
+
+    pub mod set {
+        use serde::{Deserialize, Deserializer, Serialize, Serializer};
+        use std::collections::{BTreeSet, HashSet};
+
+        pub fn serialize<S: Serializer>(set: &HashSet<u64>, s: S) -> Result<S::Ok, S::Error> {
+            set.iter().collect::<BTreeSet<_>>().serialize(s)
+        }
+
+        pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<HashSet<u64>, D::Error> {
+            Ok(BTreeSet::<u64>::deserialize(d)?.into_iter().collect())
+        }
+    }
 }
 
 impl PendingEvents {

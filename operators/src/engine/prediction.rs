@@ -16,10 +16,8 @@ pub struct Prediction {
     /// The chosen expert, 1-based (expert `i` combines the first `i` weak learners).
     pub expert: u32,
     /// Top-k boosters: the booster's own top-k labels (its ranking's first `k`).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub top: Vec<u32>,
     /// Top-k boosters: the labels shown, in display order (the top-k of the randomized
     /// ranking); their relevance is the feedback.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub shown: Vec<u32>,
 }

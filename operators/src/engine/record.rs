@@ -33,6 +33,10 @@ pub struct InFlight {
     /// Whether the stages must not see the example's label (a prediction pass whose
     /// feedback comes later, or a learning pass from top-k feedback only).
     pub hide_label: bool,
+    /// A snapshot marker rather than a record: the stages and the terminal leave it alone
+    /// and deposit their state when it reaches them (it follows the record with the same
+    /// `seq`, so the state is that after this record).
+    pub snapshot: bool,
 }
 
 impl InFlight {
@@ -47,7 +51,29 @@ impl InFlight {
             pairs: None,
             emit: true,
             hide_label: false,
+            snapshot: false,
         }
+    }
+
+    /// A snapshot marker that follows record `seq` (see [`InFlight::snapshot`]).
+    pub fn marker(seq: u64) -> Self {
+        let example = Arc::new(Example {
+            id: u64::MAX,
+            features: crate::data::Features::Dense(Vec::new()),
+            label: None,
+        });
+        InFlight {
+            emit: false,
+            hide_label: true,
+            snapshot: true,
+            ..InFlight::new(seq, example, 0)
+        }
+    }
+
+    /// Whether the stages may learn from this record (a label they see, or top-k
+    /// feedback).
+    pub fn learns(&self) -> bool {
+        !self.snapshot && (self.pairs.is_some() || self.label().is_some())
     }
 
     /// A prediction pass that learns nothing: the label, if the example has one, is hidden

@@ -1,0 +1,230 @@
+use super::{ModelError, SavedModel};
+use flowboost_operators::boosters::{AnyStage, BoosterConfig, build};
+use flowboost_operators::data::{Example, Label, Schema};
+use flowboost_operators::engine::{
+    FeedbackOptions, InFlight, Miss, PendingEvents, Position, Prediction, SequentialRunner,
+};
+use flowboost_operators::topk::observe;
+use std::io::{Read, Write};
+use std::path::Path;
+use std::sync::Arc;
+
+/// Feedback for an event predicted earlier with [`Model::predict_pending`].
+#[derive(Clone, Debug, PartialEq)]
+pub enum Feedback {
+    /// Its label.
+    Label(Label),
+    /// The labels clicked among those shown (top-k boosters).
+    Clicks(Vec<u32>),
+}
+
+/// One model, one example at a time, River-style: [`predict_one`](Model::predict_one),
+/// [`learn_one`](Model::learn_one), delayed feedback by event id, and
+/// [`save`](Model::save) / [`load`](Model::load) in the model file format (a model saved
+/// here can be served by `flowboost predict`, and a model trained by `flowboost eval
+/// --save-model` loaded here).
+///
+/// ```
+/// use flowboost::model::Model;
+/// use flowboost::operators::boosters::{Algorithm, BoosterConfig};
+/// use flowboost::operators::data::{Attribute, Example, Features, Label, Schema, Task};
+/// use flowboost::operators::learners::WeakKind;
+///
+/// let schema = Schema {
+///     attributes: vec![Attribute::numeric("x")],
+///     labels: vec!["low".into(), "high".into()],
+///     task: Task::Binary,
+/// };
+/// let config = BoosterConfig::new(Algorithm::AdaBoostOl, WeakKind::Vfdt, 1);
+/// let mut model = Model::new(config, schema).unwrap();
+/// for i in 0..2000u64 {
+///     let x = (i % 100) as f64;
+///     let label = Label::Class(u32::from(x >= 50.0));
+///     model.learn_one(&Example { id: i, features: Features::Dense(vec![x]), label: Some(label) }).unwrap();
+/// }
+/// let query = Example { id: 9999, features: Features::Dense(vec![90.0]), label: None };
+/// assert_eq!(model.predict_one(&query).class, 1);
+///
+/// // Saved and loaded, it predicts the same.
+/// let mut bytes = Vec::new();
+/// model.save(&mut bytes).unwrap();
+/// let mut loaded = Model::load(&bytes[..]).unwrap();
+/// assert_eq!(loaded.predict_one(&query), model.predict_one(&query));
+/// ```
+#[derive(Clone, Debug)]
+pub struct Model {
+    config: BoosterConfig,
+    schema: Schema,
+    runner: SequentialRunner<AnyStage>,
+    pending: PendingEvents,
+}
+
+impl Model {
+    /// A fresh model of `config` for streams of `schema`.
+    pub fn new(config: BoosterConfig, schema: Schema) -> Result<Self, ModelError> {
+        let chain = build(&schema, &config).map_err(ModelError::Invalid)?;
+        let options = FeedbackOptions::default();
+        Ok(Model {
+            config,
+            schema,
+            runner: chain.into_sequential(),
+            pending: PendingEvents::new(options.capacity, options.ttl),
+        })
+    }
+
+    /// Bounds the events waiting for feedback: at most `capacity`, each for at most `ttl`
+    /// later predictions (the defaults: 100,000 and no limit to speak of).
+    pub fn with_pending_bounds(mut self, capacity: usize, ttl: u64) -> Self {
+        self.pending = PendingEvents::new(capacity, ttl);
+        self
+    }
+
+    /// Predicts `example` without learning (its label, if any, is not looked at). Choosing
+    /// Hedge's expert (and the top-k boosters' exploration) draws from the model's random
+    /// generator, so a prediction advances it.
+    pub fn predict_one(&mut self, example: &Example) -> Prediction {
+        let dim = self.runner.score_dim();
+        let rec = InFlight::predict_only(0, Arc::new(example.clone()), dim);
+        let mut out = Prediction::default();
+        self.runner.process_record(rec, &mut out);
+        out
+    }
+
+    /// Predicts `example`, then learns from its label (test-then-train in one pass: the
+    /// prediction is the one made before learning).
+    pub fn predict_learn_one(&mut self, example: &Example) -> Prediction {
+        let mut out = Prediction::default();
+        self.runner.process(Arc::new(example.clone()), &mut out);
+        out
+    }
+
+    /// Learns from a labeled example (nothing is predicted).
+    pub fn learn_one(&mut self, example: &Example) -> Result<(), ModelError> {
+        if example.label.is_none() {
+            return Err(ModelError::Invalid(format!(
+                "example {} has no label to learn from",
+                example.id
+            )));
+        }
+        let dim = self.runner.score_dim();
+        let rec = InFlight::learn(0, Arc::new(example.clone()), None, dim);
+        self.runner.process_record(rec, &mut Prediction::default());
+        Ok(())
+    }
+
+    /// Predicts `example` and keeps it until its [`Feedback`] comes
+    /// ([`learn_feedback`](Model::learn_feedback) with its id).
+    pub fn predict_pending(&mut self, example: Example) -> Prediction {
+        let dim = self.runner.score_dim();
+        let example = Arc::new(example);
+        self.pending.admit(example.clone());
+        let rec = InFlight::predict_only(0, example, dim);
+        let mut out = Prediction::default();
+        self.runner.process_record(rec, &mut out);
+        self.pending.predicted(&out);
+        out
+    }
+
+    /// Learns from the feedback of event `id` (predicted with
+    /// [`predict_pending`](Model::predict_pending)); a miss says why nothing was learned
+    /// (no such event, dropped, or joined already).
+    pub fn learn_feedback(&mut self, id: u64, feedback: Feedback) -> Result<(), Miss> {
+        let event = self.pending.join(id)?;
+        let dim = self.runner.score_dim();
+        let rec = match feedback {
+            Feedback::Label(label) => {
+                let mut example = (*event.example).clone();
+                example.label = Some(label);
+                InFlight::learn(0, Arc::new(example), None, dim)
+            }
+            Feedback::Clicks(clicked) => {
+                let shown = event.prediction.unwrap_or_default();
+                let pairs = observe(
+                    &self.config.topk,
+                    self.schema.num_labels(),
+                    &shown.top,
+                    &shown.shown,
+                    |l| clicked.contains(&l),
+                );
+                InFlight::learn(0, event.example, Some(Arc::new(pairs)), dim)
+            }
+        };
+        self.runner.process_record(rec, &mut Prediction::default());
+        Ok(())
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &BoosterConfig {
+        &self.config
+    }
+
+    /// The schema.
+    pub fn schema(&self) -> &Schema {
+        &self.schema
+    }
+
+    /// Predictions made and records learned so far.
+    pub fn position(&self) -> Position {
+        self.runner.position()
+    }
+
+    /// The number of events waiting for feedback.
+    pub fn pending(&self) -> usize {
+        self.pending.len()
+    }
+
+    /// The model as a model file holds it.
+    pub fn to_saved(&self) -> Result<SavedModel, ModelError> {
+        let snapshot = self.runner.snapshot(None).map_err(ModelError::Invalid)?;
+        Ok(SavedModel::from_snapshot(
+            &self.config,
+            &self.schema,
+            snapshot,
+            None,
+            Some(self.pending.clone()),
+        ))
+    }
+
+    /// Writes the model in the model file format.
+    pub fn save(&self, mut out: impl Write) -> Result<(), ModelError> {
+        let bytes = self.to_saved()?.to_bytes()?;
+        out.write_all(&bytes)
+            .map_err(|e| ModelError::write(Path::new("(writer)"), e))
+    }
+
+    /// Writes the model to a file, atomically.
+    pub fn save_file(&self, path: &Path) -> Result<(), ModelError> {
+        self.to_saved()?.write(path)
+    }
+
+    /// Reads a model written by [`save`](Model::save) or by `flowboost eval --save-model`.
+    pub fn load(mut input: impl Read) -> Result<Self, ModelError> {
+        let mut bytes = Vec::new();
+        input
+            .read_to_end(&mut bytes)
+            .map_err(|e| ModelError::read(Path::new("(reader)"), e))?;
+        Self::from_saved(SavedModel::from_bytes(&bytes, "(reader)")?, "(reader)")
+    }
+
+    /// Reads a model file.
+    pub fn load_file(path: &Path) -> Result<Self, ModelError> {
+        let name = path.display().to_string();
+        Self::from_saved(SavedModel::read(path)?, &name)
+    }
+
+    /// The model a file holds (`name` names the file in errors).
+    pub fn from_saved(saved: SavedModel, name: &str) -> Result<Self, ModelError> {
+        let chain = saved.chain(name)?;
+        let options = FeedbackOptions::default();
+        let pending = saved
+            .body
+            .pending
+            .unwrap_or_else(|| PendingEvents::new(options.capacity, options.ttl));
+        Ok(Model {
+            config: saved.header.config,
+            schema: saved.header.schema,
+            runner: chain.into_sequential(),
+            pending,
+        })
+    }
+}
