@@ -1,4 +1,5 @@
 use super::args::{DataArgs, EngineArgs, ModelArgs};
+use super::model_io::{ModelIoArgs, seed};
 use crate::eval::{EvalReport, EvalSpec, GridPoint, Protocol, Series, evaluate, write_svg};
 use clap::Args;
 use flowboost_operators::engine::FeedbackOptions;
@@ -19,6 +20,10 @@ pub struct EvalArgs {
     #[command(flatten)]
     #[allow(missing_docs)]
     pub engine: EngineArgs,
+
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub model_io: ModelIoArgs,
 
     /// The protocol: prequential (test-then-train on every example), holdout (train on
     /// --data, then score --test while still learning), last20 (score the final 20% of one
@@ -96,14 +101,21 @@ fn parse_protocol(s: &str) -> Result<Protocol, String> {
 
 /// Runs `flowboost eval`.
 pub fn run(args: EvalArgs) -> Result<(), String> {
-    let data = Arc::new(args.data.open(args.model.seed)?);
+    let start = args.model_io.load()?;
+    let data = Arc::new(args.data.open(seed(&args.model, start.as_deref()))?);
     let protocol = args.protocol.unwrap_or(if args.data.test.is_some() {
         Protocol::Holdout
     } else {
         Protocol::Prequential
     });
-    let base = args.model.booster(data.schema().task);
-    args.model.check_applicable(base.algorithm)?;
+    let (base, plan) = args.model_io.plan(start, &args.model, data.schema())?;
+    let one_run = args.gamma_grid.len() <= 1 && args.model.k.len() <= 1 && args.curve_runs <= 1;
+    if !one_run && (plan.start.is_some() || plan.save.is_some()) {
+        return Err(
+            "--save-model and --load-model take one run (not --gamma-grid, several --k or --curve-runs)"
+                .into(),
+        );
+    }
     let engine = args.engine.engine()?;
     if args.loops == 0 {
         return Err("--loops must be at least 1".into());
@@ -134,11 +146,9 @@ pub fn run(args: EvalArgs) -> Result<(), String> {
         curve: args.curve.is_some(),
         frozen_test: args.frozen_test,
         scale: args.scale == "min-max",
+        model: plan,
     };
-    let ks: Vec<Option<usize>> = if base.algorithm.is_topk() {
-        if args.model.k.is_empty() {
-            return Err("--k needs at least one value".into());
-        }
+    let ks: Vec<Option<usize>> = if base.algorithm.is_topk() && args.model.k.len() > 1 {
         args.model.k.iter().map(|&k| Some(k)).collect()
     } else {
         vec![None]

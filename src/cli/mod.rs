@@ -2,10 +2,16 @@
 
 pub mod args;
 mod eval_cmd;
+mod inspect_cmd;
+pub mod model_io;
+mod predict_cmd;
+mod prediction_line;
 mod replay_cmd;
 mod run_cmd;
 
 pub use eval_cmd::EvalArgs;
+pub use inspect_cmd::InspectArgs;
+pub use predict_cmd::PredictArgs;
 pub use replay_cmd::ReplayArgs;
 pub use run_cmd::RunArgs;
 
@@ -34,6 +40,12 @@ pub enum Command {
     /// the items from the user features with the logged feedback, and the click-through of
     /// its top k is estimated by inverse propensity weighting against the logged policy's.
     ReplayClicks(ReplayArgs),
+    /// Predict with a saved model (nothing is learned): a dataset file or a built-in
+    /// generator in, JSON lines out.
+    Predict(Box<PredictArgs>),
+    /// Describe a model file: algorithm and options, schema, examples learned, every
+    /// stage's weight and size, memory and file size.
+    Inspect(InspectArgs),
     /// Kafka tools: produce a generator's stream as JSON events, read a topic (with
     /// latency from the events' timestamps), create a topic.
     Kafka(crate::kafka::tools::KafkaToolArgs),
@@ -46,5 +58,7 @@ pub fn run(cli: Cli) -> Result<(), String> {
         Command::Run(args) => run_cmd::run(*args),
         Command::Kafka(args) => crate::kafka::tools::run(args),
         Command::ReplayClicks(args) => replay_cmd::run(args),
+        Command::Predict(args) => predict_cmd::run(*args),
+        Command::Inspect(args) => inspect_cmd::run(args),
     }
 }

@@ -1,13 +1,15 @@
 use super::args::{DataArgs, EngineArgs, ModelArgs};
+use super::model_io::{ModelIoArgs, seed};
+use super::prediction_line::PredictionLine;
 use crate::eval::{Engine, Scorer};
 use crate::kafka::{JobOptions, JobSummary, run_job};
+use crate::model::{ModelWriter, Progress as SavedProgress};
 use clap::Args;
 use flowboost_connectors::kafka::{RecordFormat, StartFrom};
 use flowboost_operators::boosters::build;
 use flowboost_operators::data::{Attribute, Example, Schema, Task};
 use flowboost_operators::dataflow::run_dataflow;
-use flowboost_operators::engine::{Prediction, PredictionSink};
-use serde::Serialize;
+use flowboost_operators::engine::{ChainSnapshot, Prediction, PredictionSink};
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;
@@ -43,6 +45,10 @@ pub struct RunArgs {
     /// Print progressive metrics to stderr every this many examples (0: only the summary).
     #[arg(long, default_value_t = 10_000, value_name = "N")]
     pub report_every: u64,
+
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub model_io: ModelIoArgs,
 
     #[command(flatten)]
     #[allow(missing_docs)]
@@ -268,7 +274,7 @@ fn run_kafka(args: RunArgs) -> Result<(), String> {
     }
     let schema = match args.space.schema()? {
         Some(s) => s,
-        None => args.data.open(args.model.seed)?.schema().clone(),
+        None => args.data.open(args.model.seed())?.schema().clone(),
     };
     let config = args.model.booster(schema.task);
     let summary = run_job(options, schema, config)?;
@@ -294,16 +300,6 @@ fn summary_line(s: &JobSummary) -> String {
     )
 }
 
-#[derive(Serialize)]
-struct OutputLine<'a> {
-    id: u64,
-    prediction: u32,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    labels: Option<&'a [u32]>,
-    scores: &'a [f64],
-    expert: u32,
-}
-
 /// Writes predictions as JSON lines and keeps progressive (test-then-train) metrics.
 struct RunSink {
     task: Task,
@@ -312,23 +308,26 @@ struct RunSink {
     seen: u64,
     report_every: u64,
     start: Instant,
+    model: Option<ModelWriter>,
 }
 
 impl PredictionSink for RunSink {
     type Output = Result<(Scorer, u64), String>;
 
-    fn accept(&mut self, p: Prediction, ex: Arc<Example>) -> Result<(), String> {
-        let line = OutputLine {
-            id: p.id,
-            prediction: p.class,
-            labels: (self.task == Task::Multilabel).then_some(&p.labels[..]),
-            scores: &p.scores,
-            expert: p.expert,
+    fn snapshot(&mut self, snapshot: ChainSnapshot) -> Result<(), String> {
+        let Some(writer) = &self.model else {
+            return Ok(());
         };
-        serde_json::to_writer(&mut self.out, &line).map_err(|e| e.to_string())?;
-        self.out
-            .write_all(b"\n")
-            .map_err(|e| format!("cannot write the predictions: {e}"))?;
+        let progress = SavedProgress {
+            seen: self.seen,
+            scorer: self.scorer.clone(),
+        };
+        writer.write(snapshot, Some(progress), None)?;
+        Ok(())
+    }
+
+    fn accept(&mut self, p: Prediction, ex: Arc<Example>) -> Result<(), String> {
+        PredictionLine::new(&p, self.task).write(&mut self.out)?;
         self.scorer.update(&p, ex.label.as_ref());
         self.seen += 1;
         if self.report_every > 0 && self.seen.is_multiple_of(self.report_every) {
@@ -362,20 +361,35 @@ pub fn run(args: RunArgs) -> Result<(), String> {
     if args.kafka.sink.is_some() || args.kafka.feedback.is_some() || args.kafka.brokers.is_some() {
         return Err("--brokers, --sink and --feedback need --source kafka:TOPIC".into());
     }
-    let data = Arc::new(args.data.open(args.model.seed)?);
+    let start_model = args.model_io.load()?;
+    let data = Arc::new(args.data.open(seed(&args.model, start_model.as_deref()))?);
     let schema = data.schema().clone();
-    let config = args.model.booster(schema.task);
-    args.model.check_applicable(config.algorithm)?;
+    let (config, plan) = args.model_io.plan(start_model, &args.model, &schema)?;
     build(&schema, &config)?;
+    if let Some(saved) = &plan.start {
+        saved.chain("the model file")?;
+        if plan.resume && saved.body.feedback.is_some() {
+            return Err("--resume: the model was saved with delayed feedback pending; resume it with `flowboost eval`".into());
+        }
+    }
+    let resumed = plan
+        .start
+        .as_ref()
+        .filter(|_| plan.resume)
+        .map(|s| (s.body.position.events, s.body.progress.clone()));
+    let skip = resumed.as_ref().map_or(0, |r| r.0);
+    let resumed_progress = resumed.and_then(|r| r.1);
     let engine = EngineArgs {
         engine: "dataflow".into(),
         workers: args.workers,
         batch: args.batch,
     }
     .engine()?;
-    let Engine::Dataflow(options) = engine else {
+    let Engine::Dataflow(mut options) = engine else {
         unreachable!("run always uses the dataflow engine")
     };
+    options.snapshots = plan.snapshots;
+    let model_writer = plan.save.clone();
     let out: Box<dyn Write + Send> = match &args.output {
         Some(p) => Box::new(BufWriter::new(File::create(p).map_err(|e| {
             format!("{}: cannot create the output file: {e}", p.display())
@@ -393,23 +407,33 @@ pub fn run(args: RunArgs) -> Result<(), String> {
             Some(o) => o,
             None => Box::new(std::io::sink()),
         },
-        scorer: Scorer::new(task, k),
-        seen: 0,
+        scorer: resumed_progress
+            .as_ref()
+            .map_or_else(|| Scorer::new(task, k), |p| p.scorer.clone()),
+        seen: resumed_progress.as_ref().map_or(0, |p| p.seen),
         report_every,
         start,
+        model: model_writer.clone(),
     };
     let source_data = data.clone();
     let build_schema = schema.clone();
     let build_config = config.clone();
+    let start_model = plan.start.clone();
     let (scorer, seen) = run_dataflow(
         &options,
-        move || build(&build_schema, &build_config),
+        move || match &start_model {
+            Some(saved) => Ok(saved.chain("the model file")?),
+            None => build(&build_schema, &build_config),
+        },
         move || {
             let mut streams = Vec::new();
             for part in 0..source_data.parts() {
                 streams.push(source_data.stream(part)?);
             }
-            Ok(streams.into_iter().flatten())
+            Ok(streams
+                .into_iter()
+                .flatten()
+                .skip(usize::try_from(skip).unwrap_or(usize::MAX)))
         },
         make_sink,
     )??;

@@ -1,10 +1,13 @@
 use super::{Curve, EvalReport, MinMaxScaling, Scorer};
+use crate::cli::model_io::ModelPlan;
+use crate::model::{ModelWriter, Progress as SavedProgress};
 use crate::source::{Dataset, ExampleStream};
 use flowboost_operators::boosters::{BoosterConfig, build};
 use flowboost_operators::data::{Example, Label, Task};
 use flowboost_operators::dataflow::{DataflowOptions, run_dataflow_with_feedback};
 use flowboost_operators::engine::{
-    FeedbackCounters, FeedbackLoop, FeedbackOptions, Oracle, Prediction, PredictionSink,
+    ChainSnapshot, FeedbackCounters, FeedbackLoop, FeedbackOptions, Oracle, Prediction,
+    PredictionSink,
 };
 use flowboost_operators::metrics::rank_loss;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -84,6 +87,8 @@ pub struct EvalSpec {
     /// Scale the features with min-max statistics of the training part (see
     /// [`MinMaxScaling`](super::MinMaxScaling)).
     pub scale: bool,
+    /// The model to start from and where to save it.
+    pub model: ModelPlan,
 }
 
 /// What a feedback run needs to know.
@@ -151,6 +156,8 @@ struct EvalSink {
     truth: Option<Arc<Vec<Option<Label>>>>,
     /// When the first scored prediction came out.
     eval_started: Option<Instant>,
+    /// Where snapshots of the model go.
+    model: Option<ModelWriter>,
 }
 
 /// What an evaluation run returns: the scores, the examples seen, the feedback counters
@@ -168,6 +175,18 @@ impl PredictionSink for EvalSink {
 
     fn feedback_counters(&mut self, counters: FeedbackCounters) {
         self.counters = Some(counters);
+    }
+
+    fn snapshot(&mut self, snapshot: ChainSnapshot) -> Result<(), String> {
+        let Some(writer) = &self.model else {
+            return Ok(());
+        };
+        let progress = SavedProgress {
+            seen: self.seen,
+            scorer: self.scorer.clone(),
+        };
+        writer.write(snapshot, Some(progress), None)?;
+        Ok(())
     }
 
     fn accept(&mut self, out: Prediction, ex: Arc<Example>) -> Result<(), String> {
@@ -304,6 +323,34 @@ pub fn evaluate(
     };
     // Fail early (and identically for both engines) on a configuration that cannot work.
     build(&schema, config)?;
+    // The chain to start from: a fresh one, or the start model's (checked against a fresh
+    // build); a resumed run continues its stream, its metrics and its pending feedback.
+    let plan = &spec.model;
+    let start_name = || "the model file".to_string();
+    let start_chain = match &plan.start {
+        Some(saved) => Some(saved.chain(&start_name())?),
+        None => None,
+    };
+    let (skip, resumed_progress, resumed_loop) = match (&plan.start, plan.resume) {
+        (Some(saved), true) => {
+            let loop_ = saved.body.feedback.clone();
+            let wanted = feedback.map(|f| (f.options, f.oracle));
+            let had = loop_.as_ref().map(|l| (l.options(), l.oracle()));
+            if wanted != had {
+                return Err(format!(
+                    "--resume: the model was saved {} and this run {}; resume with the same feedback options",
+                    describe_feedback(had),
+                    describe_feedback(wanted)
+                ));
+            }
+            (
+                saved.body.position.events,
+                saved.body.progress.clone(),
+                loop_,
+            )
+        }
+        _ => (0, None, None),
+    };
     let parts = data.parts();
     let start = Instant::now();
     // The scored examples are those from `eval_from` on (in stream order).
@@ -360,12 +407,16 @@ pub fn evaluate(
     let shuffle = spec.shuffle;
     let want_curve = spec.curve;
     let sink_parts = std::sync::Mutex::new(Some(writer));
+    let model_writer = plan.save.clone();
     let make_sink = move || EvalSink {
         task,
-        scorer: Scorer::new(task, k),
+        scorer: resumed_progress
+            .as_ref()
+            .map_or_else(|| Scorer::new(task, k), |p| p.scorer.clone()),
+        seen: resumed_progress.as_ref().map_or(0, |p| p.seen),
+        model: model_writer.clone(),
         writer: sink_parts.lock().ok().and_then(|mut w| w.take()).flatten(),
         eval_from,
-        seen: 0,
         progress: Progress::new(progress),
         start,
         curve: want_curve.then(Curve::default),
@@ -374,7 +425,10 @@ pub fn evaluate(
         eval_started: None,
     };
     let labels = schema.num_labels();
-    let make_loop = move || feedback.map(|f| FeedbackLoop::new(f.options, f.oracle, labels));
+    let make_loop = move || match &resumed_loop {
+        Some(l) => Some(l.clone()),
+        None => feedback.map(|f| FeedbackLoop::new(f.options, f.oracle, labels)),
+    };
     let frozen_examples = frozen.map(|(examples, _)| examples);
     let source_of = move |data: &Dataset| -> Result<ExampleStream, String> {
         let scaled = |s: ExampleStream| -> ExampleStream {
@@ -386,21 +440,25 @@ pub fn evaluate(
                 None => s,
             }
         };
-        match &frozen_examples {
-            None => Ok(scaled(all_parts(data, shuffle, loops)?)),
+        let all: ExampleStream = match &frozen_examples {
+            None => scaled(all_parts(data, shuffle, loops)?),
             Some(test) => {
                 let train = scaled(all_parts_until(data, shuffle, loops, 1)?);
                 let test = test.clone();
                 let n = test.len();
-                Ok(Box::new(
-                    train.chain((0..n).map(move |i| Ok(test[i].clone()))),
-                ))
+                Box::new(train.chain((0..n).map(move |i| Ok(test[i].clone()))))
             }
-        }
+        };
+        // A resumed run skips the events its model has taken (reading errors included).
+        Ok(skip_events(all, skip))
     };
     let (scorer, seen, counters, curve, eval_started) = match engine {
         Engine::Sequential => {
-            let mut runner = build(&schema, config)?.into_sequential();
+            let chain = match start_chain {
+                Some(c) => c,
+                None => build(&schema, config)?,
+            };
+            let mut runner = chain.into_sequential().with_snapshots(plan.snapshots);
             let source = source_of(&data)?;
             match make_loop() {
                 Some(mut fl) => runner.run_with_feedback(source, make_sink(), &mut fl)??,
@@ -411,9 +469,19 @@ pub fn evaluate(
             let build_schema = schema.clone();
             let build_config = config.clone();
             let source_data = data.clone();
+            let start_model = plan.start.clone();
+            let options = DataflowOptions {
+                snapshots: plan.snapshots,
+                ..options.clone()
+            };
             run_dataflow_with_feedback(
-                options,
-                move || build(&build_schema, &build_config),
+                &options,
+                // Every worker decodes the start model (stages are not shared across
+                // threads).
+                move || match &start_model {
+                    Some(saved) => Ok(saved.chain(&start_name())?),
+                    None => build(&build_schema, &build_config),
+                },
                 move || source_of(&source_data),
                 make_sink,
                 make_loop,
@@ -482,6 +550,31 @@ pub fn evaluate(
     };
     report.set_metrics(&scorer);
     Ok((report, curve))
+}
+
+/// The stream after its first `n` events.
+fn skip_events(stream: ExampleStream, n: u64) -> ExampleStream {
+    if n == 0 {
+        return stream;
+    }
+    Box::new(stream.skip(usize::try_from(n).unwrap_or(usize::MAX)))
+}
+
+fn describe_feedback(f: Option<(FeedbackOptions, Oracle)>) -> String {
+    match f {
+        None => "without delayed feedback".to_string(),
+        Some((o, oracle)) => format!(
+            "with {} feedback delayed {} events (pending capacity {}, ttl {})",
+            match oracle {
+                Oracle::Labels => "label",
+                Oracle::TopK(_) => "top-k",
+                Oracle::Logged => "logged",
+            },
+            o.delay,
+            o.capacity,
+            o.ttl
+        ),
+    }
 }
 
 fn booster_learners(config: &BoosterConfig) -> usize {

@@ -18,6 +18,7 @@ mod file;
 mod header;
 mod inspect;
 mod saved;
+mod writer;
 
 pub use api::{Feedback, Model};
 pub use body::{ModelBody, Progress, StageBytes};
@@ -26,3 +27,4 @@ pub use file::{read_all, read_bytes, read_header};
 pub use header::{Compression, FORMAT_VERSION, MAGIC, ModelHeader};
 pub use inspect::{Inspection, inspect, set_heap_probe};
 pub use saved::{SavedModel, schema_difference};
+pub use writer::ModelWriter;

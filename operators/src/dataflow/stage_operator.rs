@@ -31,23 +31,26 @@ pub trait StageBlockExt<'scope> {
     /// use flowboost_operators::engine::{InFlight, SnapshotBoard};
     /// use flowboost_operators::learners::WeakKind;
     /// use std::sync::Arc;
-    /// use timely::dataflow::operators::{Capture, ToStream, capture::Extract, Map};
+    /// use timely::dataflow::operators::vec::Map;
+    /// use timely::dataflow::operators::{Capture, ToStream, capture::Extract};
     ///
     /// let schema = Schema {
     ///     attributes: vec![Attribute::numeric("x")],
     ///     labels: vec!["no".into(), "yes".into()],
     ///     task: Task::Binary,
     /// };
-    /// let booster = build(&schema, &BoosterConfig::new(Algorithm::AdaBoostOl, WeakKind::Vfdt, 1)).unwrap();
-    /// let records: Vec<InFlight> = (0..4)
-    ///     .map(|i| {
-    ///         let x = Features::Dense(vec![i as f64]);
-    ///         let ex = Example { id: i, features: x, label: Some(Label::Class((i % 2) as u32)) };
-    ///         InFlight::new(i, Arc::new(ex), booster.score_dim)
-    ///     })
-    ///     .collect();
-    /// let block = StageBlock { first: 0, stages: booster.stages, board: SnapshotBoard::default() };
+    /// let config = BoosterConfig::new(Algorithm::AdaBoostOl, WeakKind::Vfdt, 1);
     /// let out = timely::example(move |scope| {
+    ///     // Every worker builds the same stages from the seed.
+    ///     let booster = build(&schema, &config).unwrap();
+    ///     let records: Vec<InFlight> = (0..4)
+    ///         .map(|i| {
+    ///             let x = Features::Dense(vec![i as f64]);
+    ///             let ex = Example { id: i, features: x, label: Some(Label::Class((i % 2) as u32)) };
+    ///             InFlight::new(i, Arc::new(ex), booster.score_dim)
+    ///         })
+    ///         .collect();
+    ///     let block = StageBlock { first: 0, stages: booster.stages, board: SnapshotBoard::default() };
     ///     records
     ///         .to_stream(scope)
     ///         .stage_block(0, block)

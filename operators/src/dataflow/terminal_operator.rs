@@ -18,7 +18,8 @@ pub trait TerminalExt<'scope> {
     /// use flowboost_operators::dataflow::TerminalExt;
     /// use flowboost_operators::engine::{ExpertSelection, InFlight, ScoreKind, SnapshotBoard, Terminal};
     /// use std::sync::Arc;
-    /// use timely::dataflow::operators::{Capture, ToStream, capture::Extract, Map};
+    /// use timely::dataflow::operators::vec::Map;
+    /// use timely::dataflow::operators::{Capture, ToStream, capture::Extract};
     ///
     /// let terminal = Terminal::new(Task::Binary, ScoreKind::Margin, 1, 1, ExpertSelection::Last, 1);
     /// let records: Vec<InFlight> = [0.5, -0.5]
