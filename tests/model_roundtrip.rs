@@ -27,8 +27,21 @@ const EVERY: u64 = 97;
 struct Recorder {
     config: BoosterConfig,
     schema: Schema,
+    out: Recorded,
+}
+
+/// What a run recorded.
+#[derive(Default)]
+struct Recorded {
     predictions: Vec<Vec<u64>>,
-    snapshots: Vec<(u64, Vec<u8>)>,
+    snapshots: Vec<Snapshot>,
+}
+
+/// A snapshot: after how many events, and the model file's bytes.
+#[derive(PartialEq)]
+struct Snapshot {
+    events: u64,
+    bytes: Vec<u8>,
 }
 
 fn bits(p: &Prediction) -> Vec<u64> {
@@ -42,10 +55,10 @@ fn bits(p: &Prediction) -> Vec<u64> {
 }
 
 impl PredictionSink for Recorder {
-    type Output = (Vec<Vec<u64>>, Vec<(u64, Vec<u8>)>);
+    type Output = Recorded;
 
     fn accept(&mut self, p: Prediction, _ex: Arc<Example>) -> Result<(), String> {
-        self.predictions.push(bits(&p));
+        self.out.predictions.push(bits(&p));
         Ok(())
     }
 
@@ -53,12 +66,12 @@ impl PredictionSink for Recorder {
         let events = snapshot.position.events;
         let bytes = SavedModel::from_snapshot(&self.config, &self.schema, snapshot, None, None)
             .to_bytes()?;
-        self.snapshots.push((events, bytes));
+        self.out.snapshots.push(Snapshot { events, bytes });
         Ok(())
     }
 
     fn finish(self) -> Self::Output {
-        (self.predictions, self.snapshots)
+        self.out
     }
 }
 
@@ -96,8 +109,7 @@ impl Case {
         Recorder {
             config: self.config.clone(),
             schema: self.schema.clone(),
-            predictions: Vec::new(),
-            snapshots: Vec::new(),
+            out: Recorded::default(),
         }
     }
 
@@ -108,7 +120,7 @@ impl Case {
 
     /// Runs from `start` (a model file's bytes, or a fresh model) on the stream after the
     /// start's events.
-    fn run(&self, engine: Engine, start: Option<&[u8]>) -> (Vec<Vec<u64>>, Vec<(u64, Vec<u8>)>) {
+    fn run(&self, engine: Engine, start: Option<&[u8]>) -> Recorded {
         let saved = start.map(|b| Arc::new(SavedModel::from_bytes(b, "snapshot").unwrap()));
         let skip = saved.as_ref().map_or(0, |s| s.body.position.events);
         let feedback = match &saved {
@@ -237,17 +249,24 @@ fn every_algorithm_resumes_exactly_from_any_snapshot_on_either_engine() {
     let cases = cases();
     assert!(cases.len() >= REGISTRY.len() * 2, "{} cases", cases.len());
     for case in &cases {
-        let (full, snaps) = case.run(Engine::Sequential, None);
+        let Recorded {
+            predictions: full,
+            snapshots: snaps,
+        } = case.run(Engine::Sequential, None);
         assert_eq!(full.len() as u64, EVENTS, "{}", case.name);
-        let at: Vec<u64> = snaps.iter().map(|(e, _)| *e).collect();
+        let at: Vec<u64> = snaps.iter().map(|s| s.events).collect();
         assert_eq!(at, vec![97, 194, 291, 388, EVENTS], "{}", case.name);
-        let final_bytes = &snaps.last().unwrap().1;
+        let final_bytes = &snaps.last().unwrap().bytes;
         // The dataflow engine takes the same snapshots, byte for byte.
         for workers in [1, 2] {
-            let (p, s) = case.run(Engine::Dataflow(workers), None);
-            same(&p, &full, &format!("{}: dataflow({workers})", case.name));
+            let r = case.run(Engine::Dataflow(workers), None);
+            same(
+                &r.predictions,
+                &full,
+                &format!("{}: dataflow({workers})", case.name),
+            );
             assert!(
-                s == snaps,
+                r.snapshots == snaps,
                 "{}: dataflow({workers}) snapshots differ from the sequential runner's",
                 case.name
             );
@@ -259,7 +278,7 @@ fn every_algorithm_resumes_exactly_from_any_snapshot_on_either_engine() {
             (1, Engine::Dataflow(2)),
             (3, Engine::Dataflow(1)),
         ] {
-            let (events, bytes) = &snaps[cut];
+            let Snapshot { events, bytes } = &snaps[cut];
             let saved = SavedModel::from_bytes(bytes, "snapshot").unwrap();
             if case.feedback.is_some() {
                 assert!(
@@ -268,16 +287,21 @@ fn every_algorithm_resumes_exactly_from_any_snapshot_on_either_engine() {
                     case.name
                 );
             }
-            let (rest, rest_snaps) = case.run(engine, Some(bytes));
-            assert_eq!(rest.len() as u64, EVENTS - events, "{}", case.name);
-            let emitted_before = full.len() - rest.len();
+            let rest = case.run(engine, Some(bytes));
+            assert_eq!(
+                rest.predictions.len() as u64,
+                EVENTS - events,
+                "{}",
+                case.name
+            );
+            let emitted_before = full.len() - rest.predictions.len();
             same(
-                &rest,
+                &rest.predictions,
                 &full[emitted_before..],
                 &format!("{}: resumed at {events} on {engine:?}", case.name),
             );
             assert!(
-                &rest_snaps.last().unwrap().1 == final_bytes,
+                &rest.snapshots.last().unwrap().bytes == final_bytes,
                 "{}: the final model after resuming at {events} on {engine:?} differs",
                 case.name
             );

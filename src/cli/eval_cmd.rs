@@ -109,6 +109,17 @@ pub fn run(args: EvalArgs) -> Result<(), String> {
         Protocol::Prequential
     });
     let (base, plan) = args.model_io.plan(start, &args.model, data.schema())?;
+    if !args.gamma_grid.is_empty()
+        && !base
+            .algorithm
+            .spec()
+            .reads(flowboost_operators::boosters::ModelOption::Gamma)
+    {
+        return Err(format!(
+            "--gamma-grid applies to the optimal boosters (those that read --gamma), not {}",
+            base.algorithm
+        ));
+    }
     let one_run = args.gamma_grid.len() <= 1 && args.model.k.len() <= 1 && args.curve_runs <= 1;
     if !one_run && (plan.start.is_some() || plan.save.is_some()) {
         return Err(

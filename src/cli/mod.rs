@@ -39,7 +39,7 @@ pub enum Command {
     /// Replay a log of clicks (Open Bandit Dataset): a top-k booster learns a ranking of
     /// the items from the user features with the logged feedback, and the click-through of
     /// its top k is estimated by inverse propensity weighting against the logged policy's.
-    ReplayClicks(ReplayArgs),
+    ReplayClicks(Box<ReplayArgs>),
     /// Predict with a saved model (nothing is learned): a dataset file or a built-in
     /// generator in, JSON lines out.
     Predict(Box<PredictArgs>),
@@ -57,7 +57,7 @@ pub fn run(cli: Cli) -> Result<(), String> {
         Command::Eval(args) => eval_cmd::run(*args),
         Command::Run(args) => run_cmd::run(*args),
         Command::Kafka(args) => crate::kafka::tools::run(args),
-        Command::ReplayClicks(args) => replay_cmd::run(args),
+        Command::ReplayClicks(args) => replay_cmd::run(*args),
         Command::Predict(args) => predict_cmd::run(*args),
         Command::Inspect(args) => inspect_cmd::run(args),
     }

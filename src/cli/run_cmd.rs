@@ -272,11 +272,33 @@ fn run_kafka(args: RunArgs) -> Result<(), String> {
             .ok_or_else(|| format!("--kafka-set {kv}: expected KEY=VALUE"))?;
         options.settings.push((key.to_string(), value.to_string()));
     }
+    let io = &args.model_io;
+    if io.save_every.is_some() || io.resume {
+        return Err(
+            "the Kafka job saves its model when it stops (--save-model) and resumes from the group's offsets; --save-every and --resume are for files and generators"
+                .into(),
+        );
+    }
+    let start = io.load()?;
     let schema = match args.space.schema()? {
         Some(s) => s,
-        None => args.data.open(args.model.seed())?.schema().clone(),
+        None => args
+            .data
+            .open(seed(&args.model, start.as_deref()))?
+            .schema()
+            .clone(),
     };
-    let config = args.model.booster(schema.task);
+    let (config, plan) = io.plan(start, &args.model, &schema)?;
+    options.start_model = plan.start;
+    options.save_model = plan.save;
+    // SIGTERM and SIGINT stop the job gracefully: stop reading, finish what is in flight,
+    // deliver, commit, save, exit 0.
+    // A second signal while stopping exits at once (code 1).
+    for signal in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT] {
+        signal_hook::flag::register_conditional_shutdown(signal, 1, options.stop.clone())
+            .and_then(|_| signal_hook::flag::register(signal, options.stop.clone()))
+            .map_err(|e| format!("cannot handle signal {signal}: {e}"))?;
+    }
     let summary = run_job(options, schema, config)?;
     eprintln!("flowboost: kafka: done: {}", summary_line(&summary));
     println!(

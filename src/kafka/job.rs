@@ -5,6 +5,7 @@
 use super::merge::{EVENTS, FEEDBACK, Merger, Raw, RawRecord, StreamId};
 use super::metrics::{self, JobMetrics, MetricsSnapshot};
 use crate::eval::Scorer;
+use crate::model::{ModelWriter, Progress as SavedProgress, SavedModel};
 use flowboost_connectors::kafka::{
     DeadLetter, DeadLetterWriter, FeedbackKind, FeedbackRecord, KafkaConfig, KafkaSink,
     OffsetCommitter, PartitionedSource, PredictionEncoder, PredictionOutput, RecordDecoder,
@@ -13,7 +14,9 @@ use flowboost_connectors::kafka::{
 use flowboost_operators::boosters::{BoosterConfig, build};
 use flowboost_operators::data::{Example, Schema, Task};
 use flowboost_operators::dataflow::pipeline;
-use flowboost_operators::engine::{InFlight, Miss, PendingEvents, Prediction};
+use flowboost_operators::engine::{
+    ChainSnapshot, InFlight, Miss, PendingEvents, Position, Prediction, SnapshotBoard,
+};
 use flowboost_operators::topk::observe;
 use serde::Serialize;
 use std::cell::RefCell;
@@ -67,6 +70,14 @@ pub struct JobOptions {
     pub merge_block: i64,
     /// librdkafka properties for every client.
     pub settings: Vec<(String, String)>,
+    /// Start from this model (a warm start; its pending events, if any, wait for their
+    /// feedback again).
+    pub start_model: Option<Arc<SavedModel>>,
+    /// Save the model here when the job stops gracefully (idle, SIGTERM or SIGINT).
+    pub save_model: Option<ModelWriter>,
+    /// Set by SIGTERM or SIGINT (or by the caller): stop reading, finish what is in
+    /// flight, deliver, commit, save, exit.
+    pub stop: Arc<AtomicBool>,
 }
 
 impl JobOptions {
@@ -91,6 +102,9 @@ impl JobOptions {
             pending_ttl: 1_000_000,
             merge_block: 64,
             settings: Vec::new(),
+            start_model: None,
+            save_model: None,
+            stop: Arc::new(AtomicBool::new(false)),
         }
     }
 
@@ -298,12 +312,17 @@ pub fn run_job(
     let started = Instant::now();
     let workers = options.workers;
     let shared_w = shared.clone();
+    let board = SnapshotBoard::default();
     let guards = timely::execute(
         timely::Config::process(options.workers),
         move |worker| -> Option<Result<WorkerEnd, String>> {
             let index = worker.index();
             let peers = worker.peers();
-            let b = match build(&schema, &config) {
+            let built = match &options.start_model {
+                Some(saved) => saved.chain("the model file").map_err(|e| e.to_string()),
+                None => build(&schema, &config),
+            };
+            let b = match built {
                 Ok(b) => b,
                 Err(e) => {
                     shared_w.fail(e.clone());
@@ -311,6 +330,8 @@ pub fn run_job(
                 }
             };
             let score_dim = b.score_dim;
+            let stages = b.stages.len();
+            let start_position = b.position;
             let gathered: Rc<RefCell<Vec<Raw>>> = Rc::default();
             let outputs: Outputs = Rc::default();
             let (mut raw_in, raw_probe, mut model_in, probe) =
@@ -326,14 +347,8 @@ pub fn run_job(
                         },
                     );
                     let (model_in, stream) = scope.new_input::<Vec<InFlight>>();
-                    let predictions = pipeline(
-                        stream,
-                        index,
-                        peers,
-                        b.stages,
-                        b.terminal,
-                        flowboost_operators::engine::SnapshotBoard::default(),
-                    );
+                    let predictions =
+                        pipeline(stream, index, peers, b.stages, b.terminal, board.clone());
                     let (probe, predictions) = predictions.probe();
                     let o = outputs.clone();
                     predictions.sink(Pipeline, "Predictions", move |(input, _)| {
@@ -351,7 +366,8 @@ pub fn run_job(
             if index != 0 {
                 drop(model_in);
                 let mut tick = 0u64;
-                while !shared_w.stop.load(Ordering::SeqCst) {
+                while !shared_w.stop.load(Ordering::SeqCst) && !options.stop.load(Ordering::SeqCst)
+                {
                     let Some(s) = sources.as_mut() else { break };
                     if let Err(e) = s.poll(&mut raw_in, Duration::ZERO, &shared_w.metrics) {
                         shared_w.fail(e);
@@ -375,7 +391,15 @@ pub fn run_job(
                 score_dim,
                 &partitions,
             ) {
-                Ok(j) => j,
+                Ok(mut j) => {
+                    j.position = start_position;
+                    if let (Some(p), Some(saved)) = (j.pending.as_mut(), &options.start_model)
+                        && let Some(kept) = &saved.body.pending
+                    {
+                        *p = kept.clone();
+                    }
+                    j
+                }
                 Err(e) => {
                     shared_w.fail(e.clone());
                     drop(raw_in);
@@ -425,6 +449,12 @@ pub fn run_job(
                     {
                         break;
                     }
+                    if options.stop.load(Ordering::SeqCst) {
+                        eprintln!(
+                            "flowboost: kafka: stopping (signal): finishing what is in flight"
+                        );
+                        break;
+                    }
                 }
                 Ok(())
             })();
@@ -444,7 +474,19 @@ pub fn run_job(
                 let rest = job.merger.release_all();
                 job.feed(rest, &mut model_in, worker, &probe, &outputs)?;
                 job.expire_parked(true)?;
-                job.commit(&mut model_in, worker, &probe, &outputs)
+                job.commit(&mut model_in, worker, &probe, &outputs)?;
+                match &options.save_model {
+                    Some(writer) => job.save(
+                        writer,
+                        stages,
+                        &board,
+                        &mut model_in,
+                        worker,
+                        &probe,
+                        &outputs,
+                    ),
+                    None => Ok(()),
+                }
             });
             if let Err(e) = &result {
                 shared_w.fail(e.clone());
@@ -520,6 +562,8 @@ struct Sequencer {
     pending_ttl: u64,
     logged: u64,
     busy: Option<(Instant, Instant)>,
+    /// Events and learned records, counted on from the start model's.
+    position: Position,
 }
 
 impl Sequencer {
@@ -585,13 +629,60 @@ impl Sequencer {
             pending_ttl: options.pending_ttl,
             logged: 0,
             busy: None,
+            position: Position::default(),
         })
+    }
+
+    /// Saves the model: a snapshot marker after everything fed, the dataflow stepped until
+    /// it has passed the terminal, then the parts, the metrics and the pending events
+    /// written to the model file.
+    #[allow(clippy::too_many_arguments)]
+    fn save(
+        &mut self,
+        writer: &ModelWriter,
+        stages: usize,
+        board: &SnapshotBoard,
+        input: &mut ModelInput,
+        worker: &mut timely::worker::Worker,
+        probe: &timely::dataflow::ProbeHandle<u64>,
+        outputs: &Outputs,
+    ) -> Result<(), String> {
+        input.send(InFlight::marker(self.seq));
+        self.in_batch += 1;
+        self.close(input);
+        while probe.less_than(input.time()) {
+            worker.step();
+        }
+        self.drain(outputs)?;
+        let (parts, terminal) = board.take(stages)?;
+        let snapshot = ChainSnapshot {
+            stages: parts,
+            terminal,
+            score_dim: self.score_dim,
+            position: self.position,
+            feedback: None,
+        };
+        let progress = SavedProgress {
+            seen: self.metrics.predictions_sent.load(Ordering::Relaxed),
+            scorer: self.scorer.clone(),
+        };
+        writer.write(snapshot, Some(progress), self.pending.clone())?;
+        eprintln!(
+            "flowboost: kafka: saved the model ({} events, {} learned) to {}",
+            self.position.events,
+            self.position.learned,
+            writer.path.display()
+        );
+        Ok(())
     }
 
     /// Sends one record into the model with the next sequence number.
     fn send(&mut self, mut rec: InFlight, input: &mut ModelInput) {
         rec.seq = self.seq;
         self.seq += 1;
+        self.position.seq = self.position.seq.max(self.seq);
+        self.position.events += u64::from(rec.emit);
+        self.position.learned += u64::from(rec.learns());
         input.send(rec);
         self.in_batch += 1;
         if self.in_batch >= self.batch {

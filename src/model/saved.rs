@@ -193,7 +193,7 @@ pub fn schema_difference(model: &Schema, stream: &Schema) -> Option<String> {
     }
     if model.attributes.len() != stream.attributes.len() {
         return Some(format!(
-            "the model has {} features, the stream {}",
+            "the model has {} features, the stream has {}",
             model.attributes.len(),
             stream.attributes.len()
         ));
