@@ -163,7 +163,7 @@ impl Case {
                 let fb = std::sync::Mutex::new(Some(feedback));
                 run_dataflow_with_feedback(
                     &options,
-                    move || Ok(chain(&saved, &s, &c)),
+                    move || Ok::<_, String>(chain(&saved, &s, &c)),
                     move || {
                         Ok(Generator::new(generator.clone())?
                             .skip(skip as usize)

@@ -444,8 +444,8 @@ pub fn run(args: RunArgs) -> Result<(), String> {
     let (scorer, seen) = run_dataflow(
         &options,
         move || match &start_model {
-            Some(saved) => Ok(saved.chain("the model file")?),
-            None => build(&build_schema, &build_config),
+            Some(saved) => saved.chain("the model file").map_err(String::from),
+            None => build(&build_schema, &build_config).map_err(String::from),
         },
         move || {
             let mut streams = Vec::new();

@@ -479,8 +479,8 @@ pub fn evaluate(
                 // Every worker decodes the start model (stages are not shared across
                 // threads).
                 move || match &start_model {
-                    Some(saved) => Ok(saved.chain(&start_name())?),
-                    None => build(&build_schema, &build_config),
+                    Some(saved) => saved.chain(&start_name()).map_err(String::from),
+                    None => build(&build_schema, &build_config).map_err(String::from),
                 },
                 move || source_of(&source_data),
                 make_sink,

@@ -320,7 +320,7 @@ pub fn run_job(
             let peers = worker.peers();
             let built = match &options.start_model {
                 Some(saved) => saved.chain("the model file").map_err(|e| e.to_string()),
-                None => build(&schema, &config),
+                None => build(&schema, &config).map_err(String::from),
             };
             let b = match built {
                 Ok(b) => b,

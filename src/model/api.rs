@@ -62,7 +62,7 @@ pub struct Model {
 impl Model {
     /// A fresh model of `config` for streams of `schema`.
     pub fn new(config: BoosterConfig, schema: Schema) -> Result<Self, ModelError> {
-        let chain = build(&schema, &config).map_err(ModelError::Invalid)?;
+        let chain = build(&schema, &config)?;
         let options = FeedbackOptions::default();
         Ok(Model {
             config,

@@ -69,7 +69,10 @@ pub enum ModelError {
         /// The mismatch, named.
         detail: String,
     },
-    /// The model cannot be built or used (an invalid configuration).
+    /// The model cannot be built (an invalid configuration).
+    #[error(transparent)]
+    Build(#[from] flowboost_operators::boosters::BuildError),
+    /// The model cannot be used so.
     #[error("{0}")]
     Invalid(String),
 }

@@ -26,6 +26,8 @@ pub struct Inspection {
     /// The bytes the loaded model takes in memory (its stages, terminal and pending
     /// events), when the binary can measure it.
     pub memory_bytes: Option<usize>,
+    /// Seconds to read, check and decode the file into a model ready to run.
+    pub load_seconds: f64,
     /// The format version.
     pub format: u32,
     /// The flowboost version that wrote it.
@@ -64,10 +66,12 @@ pub fn inspect(path: &Path) -> Result<Inspection, ModelError> {
     let file_bytes = std::fs::metadata(path)
         .map_err(|e| ModelError::read(path, e))?
         .len();
+    let started = std::time::Instant::now();
     let saved = SavedModel::read(path)?;
     let probe = HEAP_PROBE.get();
     let before = probe.map(|p| p());
     let chain = saved.chain(&name)?;
+    let load_seconds = started.elapsed().as_secs_f64();
     let memory_bytes = match (probe, before) {
         (Some(p), Some(b)) => Some(p().saturating_sub(b) + pending_bytes(&saved)),
         _ => None,
@@ -95,6 +99,7 @@ pub fn inspect(path: &Path) -> Result<Inspection, ModelError> {
         file: name,
         file_bytes,
         memory_bytes,
+        load_seconds,
         format: h.format,
         flowboost: h.flowboost.clone(),
         compression: h.compression,
@@ -142,7 +147,7 @@ impl Inspection {
         let mut s = String::new();
         let mb = |b: f64| b / (1 << 20) as f64;
         s.push_str(&format!(
-            "{}: flowboost model, format {} (written by flowboost {}), {:.2} MB on disk{}\n",
+            "{}: flowboost model, format {} (written by flowboost {}), {:.2} MB on disk{}, loaded in {:.3} s\n",
             self.file,
             self.format,
             self.flowboost,
@@ -150,7 +155,8 @@ impl Inspection {
             match self.memory_bytes {
                 Some(m) => format!(", {:.2} MB in memory", mb(m as f64)),
                 None => String::new(),
-            }
+            },
+            self.load_seconds
         ));
         s.push_str(&format!("algorithm: {} ({})\n", self.algorithm, self.about));
         let opts: Vec<String> = self

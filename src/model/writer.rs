@@ -3,6 +3,7 @@ use flowboost_operators::boosters::BoosterConfig;
 use flowboost_operators::data::Schema;
 use flowboost_operators::engine::{ChainSnapshot, PendingEvents};
 use std::path::PathBuf;
+use std::time::Instant;
 
 /// Where a run saves its model: the file (rewritten atomically at every snapshot, so it
 /// always holds the last complete one), and what the header needs.
@@ -20,15 +21,26 @@ pub struct ModelWriter {
 
 impl ModelWriter {
     /// Writes a snapshot of the run, with its progressive metrics and a service's pending
-    /// events.
+    /// events, and says so on stderr (the file's size and the seconds the write took).
     pub fn write(
         &self,
         snapshot: ChainSnapshot,
         progress: Option<Progress>,
         pending: Option<PendingEvents>,
     ) -> Result<(), ModelError> {
+        let start = Instant::now();
+        let events = snapshot.position.events;
         SavedModel::from_snapshot(&self.config, &self.schema, snapshot, progress, pending)
             .compressed(self.compress)
-            .write(&self.path)
+            .write(&self.path)?;
+        let seconds = start.elapsed().as_secs_f64();
+        let bytes = std::fs::metadata(&self.path).map_or(0, |m| m.len());
+        eprintln!(
+            "flowboost: saved the model after {events} events to {} ({:.2} MB in {seconds:.3} s, {:.0} MB/s)",
+            self.path.display(),
+            bytes as f64 / 1e6,
+            bytes as f64 / 1e6 / seconds.max(1e-9)
+        );
+        Ok(())
     }
 }

@@ -319,8 +319,47 @@ pub fn build_weak(schema: &Schema, config: &BoosterConfig, i: usize) -> WeakMode
     }
 }
 
+/// Why a booster cannot be built.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum BuildError {
+    /// The algorithm does not handle the stream's task.
+    #[error("{algorithm} does not handle {task} streams (it handles: {handles})")]
+    Task {
+        /// The algorithm.
+        algorithm: Algorithm,
+        /// The stream's task.
+        task: &'static str,
+        /// The tasks it handles.
+        handles: String,
+    },
+    /// Fewer than two labels.
+    #[error("a stream needs at least 2 labels")]
+    TooFewLabels,
+    /// No weak learner.
+    #[error("the number of learners must be at least 1")]
+    NoLearners,
+    /// The edge is outside `[0, 1)`.
+    #[error("gamma must lie in [0, 1), got {0}")]
+    Gamma(f64),
+    /// The top-k setting does not fit the labels.
+    #[error("{0}")]
+    TopK(String),
+    /// A thresholding learner's hyper-parameters are invalid.
+    #[error("{0}")]
+    Thresholding(String),
+    /// The label-set rule cannot be used here.
+    #[error("{0}")]
+    LabelSet(String),
+}
+
+impl From<BuildError> for String {
+    fn from(e: BuildError) -> String {
+        e.to_string()
+    }
+}
+
 /// Builds the stages and terminal of `config.algorithm` for streams of `schema`.
-pub fn build(schema: &Schema, config: &BoosterConfig) -> Result<Booster, String> {
+pub fn build(schema: &Schema, config: &BoosterConfig) -> Result<Booster, BuildError> {
     let alg = config.algorithm;
     if !alg.supports(schema.task) {
         let handles: Vec<&str> = [Task::Binary, Task::Multiclass, Task::Multilabel]
@@ -328,20 +367,22 @@ pub fn build(schema: &Schema, config: &BoosterConfig) -> Result<Booster, String>
             .filter(|&t| alg.supports(t))
             .map(Task::name)
             .collect();
-        return Err(format!(
-            "{alg} does not handle {} streams (it handles: {})",
-            schema.task.name(),
-            handles.join(", ")
-        ));
+        return Err(BuildError::Task {
+            algorithm: alg,
+            task: schema.task.name(),
+            handles: handles.join(", "),
+        });
     }
     if schema.num_labels() < 2 {
-        return Err("a stream needs at least 2 labels".into());
+        return Err(BuildError::TooFewLabels);
     }
     let k = schema.num_labels();
     if let Some(tc) = config.threshold_config() {
         // One online multi-label classifier: one stage, its own threshold.
-        let learner = ThresholdLearner::new(&tc, schema.dim(), k, config.seed)?;
-        let rule = LabelSetRule::new(LabelSetKind::Positive, 0, &config.score_threshold)?;
+        let learner = ThresholdLearner::new(&tc, schema.dim(), k, config.seed)
+            .map_err(BuildError::Thresholding)?;
+        let rule = LabelSetRule::new(LabelSetKind::Positive, 0, &config.score_threshold)
+            .map_err(BuildError::LabelSet)?;
         let terminal = Terminal::new(
             schema.task,
             ScoreKind::Votes,
@@ -360,10 +401,10 @@ pub fn build(schema: &Schema, config: &BoosterConfig) -> Result<Booster, String>
     }
     let n = alg.stages(config.learners);
     if n == 0 {
-        return Err("the number of learners must be at least 1".into());
+        return Err(BuildError::NoLearners);
     }
     if !(0.0..1.0).contains(&config.gamma) {
-        return Err(format!("gamma must lie in [0, 1), got {}", config.gamma));
+        return Err(BuildError::Gamma(config.gamma));
     }
     let weak = |i: usize| WeakSlot::new(build_weak(schema, config, i));
     let seed = config.seed;
@@ -379,7 +420,7 @@ pub fn build(schema: &Schema, config: &BoosterConfig) -> Result<Booster, String>
         ScoreKind::Votes => k,
     };
     if alg.is_topk() {
-        config.topk.validate(k)?;
+        config.topk.validate(k).map_err(BuildError::TopK)?;
     }
     let trail = selection == ExpertSelection::Hedge;
     let stages = (0..n)
@@ -485,23 +526,22 @@ pub fn build(schema: &Schema, config: &BoosterConfig) -> Result<Booster, String>
     }
     if let Some(kind) = config.label_set {
         if schema.task != Task::Multilabel {
-            return Err(format!(
+            return Err(BuildError::LabelSet(format!(
                 "the label-set rule ({}) applies to multi-label streams only",
                 kind.name()
-            ));
+            )));
         }
         if kind == LabelSetKind::Learned && alg.is_topk() {
-            return Err(
+            return Err(BuildError::LabelSet(
                 "the learned threshold needs every relevant label; top-k boosters see only \
                  the shown ones (use --label-set top-m)"
                     .into(),
-            );
+            ));
         }
-        terminal = terminal.with_label_set(LabelSetRule::new(
-            kind,
-            schema.dim(),
-            &config.score_threshold,
-        )?);
+        terminal = terminal.with_label_set(
+            LabelSetRule::new(kind, schema.dim(), &config.score_threshold)
+                .map_err(BuildError::LabelSet)?,
+        );
     }
     Ok(Booster {
         stages,

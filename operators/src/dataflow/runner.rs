@@ -132,7 +132,7 @@ type Emitted = (Prediction, Arc<Example>);
 /// .unwrap();
 /// assert_eq!(count, 100);
 /// ```
-pub fn run_dataflow<S, B, Src, I, KF, K>(
+pub fn run_dataflow<S, B, E, Src, I, KF, K>(
     options: &DataflowOptions,
     build: B,
     source: Src,
@@ -140,7 +140,8 @@ pub fn run_dataflow<S, B, Src, I, KF, K>(
 ) -> Result<K::Output, String>
 where
     S: Stage + Serialize + 'static,
-    B: Fn() -> Result<Chain<S>, String> + Send + Sync + 'static,
+    B: Fn() -> Result<Chain<S>, E> + Send + Sync + 'static,
+    E: std::fmt::Display,
     Src: Fn() -> Result<I, String> + Send + Sync + 'static,
     I: Iterator<Item = Result<Example, String>>,
     KF: Fn() -> K + Send + Sync + 'static,
@@ -156,7 +157,7 @@ where
 /// position of the record sequence as in [`SequentialRunner::run_with_feedback`](crate::engine::SequentialRunner::run_with_feedback)
 /// (crate::engine::SequentialRunner): when a due event's prediction has not come out
 /// yet, worker 0 closes the current timestamp and steps the dataflow until it has.
-pub fn run_dataflow_with_feedback<S, B, Src, I, KF, K, FF>(
+pub fn run_dataflow_with_feedback<S, B, E, Src, I, KF, K, FF>(
     options: &DataflowOptions,
     build: B,
     source: Src,
@@ -165,7 +166,8 @@ pub fn run_dataflow_with_feedback<S, B, Src, I, KF, K, FF>(
 ) -> Result<K::Output, String>
 where
     S: Stage + Serialize + 'static,
-    B: Fn() -> Result<Chain<S>, String> + Send + Sync + 'static,
+    B: Fn() -> Result<Chain<S>, E> + Send + Sync + 'static,
+    E: std::fmt::Display,
     Src: Fn() -> Result<I, String> + Send + Sync + 'static,
     I: Iterator<Item = Result<Example, String>>,
     KF: Fn() -> K + Send + Sync + 'static,
@@ -186,7 +188,7 @@ where
         let peers = worker.peers();
         let chain = match build() {
             Ok(b) => b,
-            Err(e) => return Some(Err(e)),
+            Err(e) => return Some(Err(e.to_string())),
         };
         let n = chain.stages.len();
         let score_dim = chain.score_dim;
