@@ -145,7 +145,7 @@ impl Inspection {
     /// The human-readable report.
     pub fn to_text(&self) -> String {
         let mut s = String::new();
-        let mb = |b: f64| b / (1 << 20) as f64;
+        let mb = |b: f64| b / 1e6;
         s.push_str(&format!(
             "{}: flowboost model, format {} (written by flowboost {}), {:.2} MB on disk{}, loaded in {:.3} s\n",
             self.file,
