@@ -36,6 +36,8 @@ pub use prediction::Prediction;
 pub use record::InFlight;
 pub use sequential::SequentialRunner;
 pub use sink::PredictionSink;
-pub use snapshot::{ChainSnapshot, Position, SnapshotBoard, SnapshotPolicy, decode, encode};
+pub use snapshot::{
+    ChainSnapshot, JoinBoard, Position, SnapshotBoard, SnapshotPolicy, decode, encode,
+};
 pub use stage::Stage;
 pub use terminal::{ExpertSelection, ScoreKind, Terminal};

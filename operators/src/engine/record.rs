@@ -70,6 +70,13 @@ impl InFlight {
         }
     }
 
+    /// The order of records within a timestamp: learning passes (of pairs that formed
+    /// earlier) first, then the new records, each by sequence number; a snapshot marker
+    /// after the record it follows.
+    pub fn order(&self) -> (bool, bool, u64) {
+        (self.snapshot, !self.snapshot && self.emit, self.seq)
+    }
+
     /// Whether the stages may learn from this record (a label they see, or top-k
     /// feedback).
     pub fn learns(&self) -> bool {

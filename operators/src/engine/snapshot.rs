@@ -1,4 +1,5 @@
 use super::{FeedbackLoop, Terminal};
+use crate::join::{JoinCounts, JoinState};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -74,7 +75,15 @@ struct BoardParts {
     stages: BTreeMap<usize, Vec<u8>>,
     terminal: Option<Terminal>,
     error: Option<String>,
+    /// The feedback join's parts, by (epoch, worker).
+    join: BTreeMap<(u64, usize), JoinState>,
+    /// The join's final counts, by worker.
+    join_final: BTreeMap<usize, JoinCounts>,
 }
+
+/// Where the feedback join's keepers put their parts of a snapshot (the same board as the
+/// stages'; see [`SnapshotBoard`]).
+pub type JoinBoard = SnapshotBoard;
 
 impl SnapshotBoard {
     fn lock(&self) -> std::sync::MutexGuard<'_, BoardParts> {
@@ -97,6 +106,43 @@ impl SnapshotBoard {
     /// The terminal.
     pub fn put_terminal(&self, terminal: Terminal) {
         self.lock().terminal = Some(terminal);
+    }
+
+    /// Worker `worker`'s part of the join's state after `epoch`.
+    pub fn put_join(&self, epoch: u64, worker: usize, state: JoinState) {
+        self.lock().join.insert((epoch, worker), state);
+    }
+
+    /// The join's state after `epoch`, merged from the parts of `workers` workers, once
+    /// all of them are in (`None` before).
+    pub fn take_join(&self, epoch: u64, workers: usize) -> Option<JoinState> {
+        let mut parts = self.lock();
+        let have = parts.join.range((epoch, 0)..(epoch, workers)).count();
+        if have < workers {
+            return None;
+        }
+        let taken: Vec<JoinState> = (0..workers)
+            .filter_map(|w| parts.join.remove(&(epoch, w)))
+            .collect();
+        Some(JoinState::merge(epoch, taken))
+    }
+
+    /// Worker `worker`'s final join counts (at the end of the stream).
+    pub fn put_join_final(&self, worker: usize, counts: JoinCounts) {
+        self.lock().join_final.insert(worker, counts);
+    }
+
+    /// The join's final counts, summed over the workers that put theirs.
+    pub fn join_final(&self) -> Option<JoinCounts> {
+        let parts = self.lock();
+        if parts.join_final.is_empty() {
+            return None;
+        }
+        let mut total = JoinCounts::default();
+        for c in parts.join_final.values() {
+            total.add(c);
+        }
+        Some(total)
     }
 
     /// Takes the parts deposited since the last call: the `n` stages in order and the
