@@ -1,15 +1,16 @@
 use super::args::{DataArgs, EngineArgs, ModelArgs};
 use super::model_io::{ModelIoArgs, seed};
 use super::prediction_line::PredictionLine;
-use crate::eval::{Engine, Scorer};
+use crate::eval::{Engine, Scorer, epoch_rule};
 use crate::kafka::{JobOptions, JobSummary, run_job};
 use crate::model::{ModelWriter, Progress as SavedProgress};
 use clap::Args;
 use flowboost_connectors::kafka::{RecordFormat, StartFrom};
 use flowboost_operators::boosters::build;
 use flowboost_operators::data::{Attribute, Example, Schema, Task};
-use flowboost_operators::dataflow::run_dataflow;
-use flowboost_operators::engine::{ChainSnapshot, Prediction, PredictionSink};
+use flowboost_operators::engine::{
+    ChainSnapshot, ItemStream, Prediction, PredictionSink, Sequencer,
+};
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;
@@ -390,27 +391,25 @@ pub fn run(args: RunArgs) -> Result<(), String> {
     build(&schema, &config)?;
     if let Some(saved) = &plan.start {
         saved.chain("the model file")?;
-        if plan.resume && saved.body.feedback.is_some() {
+        if plan.resume && saved.body.feedback_run.is_some() {
             return Err("--resume: the model was saved with delayed feedback pending; resume it with `flowboost eval`".into());
         }
     }
-    let resumed = plan
-        .start
-        .as_ref()
-        .filter(|_| plan.resume)
-        .map(|s| (s.body.position.events, s.body.progress.clone()));
-    let skip = resumed.as_ref().map_or(0, |r| r.0);
-    let resumed_progress = resumed.and_then(|r| r.1);
+    let resumed = plan.start.as_ref().filter(|_| plan.resume);
+    let resumed_source = resumed.and_then(|s| s.body.source.clone()).unwrap_or_default();
+    let skip = resumed_source.events;
+    let resumed_progress = resumed.and_then(|s| s.body.progress.clone());
     let engine = EngineArgs {
         engine: "dataflow".into(),
         workers: args.workers,
         batch: args.batch,
     }
     .engine()?;
-    let Engine::Dataflow(mut options) = engine else {
+    let Engine::Dataflow(options) = engine else {
         unreachable!("run always uses the dataflow engine")
     };
-    options.snapshots = plan.snapshots;
+    let snapshots = plan.snapshots;
+    let rule = epoch_rule(args.batch, false);
     let model_writer = plan.save.clone();
     let out: Box<dyn Write + Send> = match &args.output {
         Some(p) => Box::new(BufWriter::new(File::create(p).map_err(|e| {
@@ -441,8 +440,7 @@ pub fn run(args: RunArgs) -> Result<(), String> {
     let build_schema = schema.clone();
     let build_config = config.clone();
     let start_model = plan.start.clone();
-    let (scorer, seen) = run_dataflow(
-        &options,
+    let (scorer, seen) = Engine::Dataflow(options.clone()).run(
         move || match &start_model {
             Some(saved) => saved.chain("the model file").map_err(String::from),
             None => build(&build_schema, &build_config).map_err(String::from),
@@ -452,12 +450,15 @@ pub fn run(args: RunArgs) -> Result<(), String> {
             for part in 0..source_data.parts() {
                 streams.push(source_data.stream(part)?);
             }
-            Ok(streams
+            let examples = streams
                 .into_iter()
                 .flatten()
-                .skip(usize::try_from(skip).unwrap_or(usize::MAX)))
+                .skip(usize::try_from(skip).unwrap_or(usize::MAX));
+            let sequencer = Sequencer::new(rule, resumed_source.clone());
+            Ok(ItemStream::new(examples, None, sequencer, snapshots))
         },
         make_sink,
+        None,
     )??;
     let secs = start.elapsed().as_secs_f64();
     let (name, value) = scorer.headline();

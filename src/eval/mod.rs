@@ -16,6 +16,7 @@
 //! [`replay_clicks`].
 
 mod curve;
+mod engine;
 mod impression_features;
 mod logged_clicks;
 mod protocol;
@@ -26,7 +27,8 @@ mod scorer;
 pub use curve::{Curve, Series, write_svg};
 pub use impression_features::ImpressionFeatures;
 pub use logged_clicks::{Estimate, ReplayReport, ReplaySpec, replay_clicks};
-pub use protocol::{Engine, EvalSpec, Feedback, Protocol, evaluate};
+pub use engine::{Engine, FeedbackOptions, epoch_rule};
+pub use protocol::{EvalSpec, Feedback, Protocol, evaluate};
 pub use report::{EvalReport, GridPoint};
 pub use scaling::MinMaxScaling;
 pub use scorer::Scorer;

@@ -1,5 +1,5 @@
 use super::ordered_stash::OrderedStash;
-use crate::engine::{InFlight, SnapshotBoard, Stage, encode};
+use crate::engine::{InFlight, Position, SnapshotBoard, Stage, encode};
 use serde::Serialize;
 use timely::dataflow::Stream;
 use timely::dataflow::channels::pact::Exchange;
@@ -13,6 +13,8 @@ pub struct StageBlock<S> {
     pub stages: Vec<S>,
     /// Where the block deposits its stages when a snapshot marker reaches it.
     pub board: SnapshotBoard,
+    /// The first block counts the chain's position (and deposits it with its stages).
+    pub position: Option<Position>,
 }
 
 /// Adds [`stage_block`](StageBlockExt::stage_block) to streams of records in flight.
@@ -50,7 +52,12 @@ pub trait StageBlockExt<'scope> {
     ///             InFlight::new(i, Arc::new(ex), booster.score_dim)
     ///         })
     ///         .collect();
-    ///     let block = StageBlock { first: 0, stages: booster.stages, board: SnapshotBoard::default() };
+    ///     let block = StageBlock {
+    ///         first: 0,
+    ///         stages: booster.stages,
+    ///         board: SnapshotBoard::default(),
+    ///         position: None,
+    ///     };
     ///     records
     ///         .to_stream(scope)
     ///         .stage_block(0, block)
@@ -78,6 +85,7 @@ impl<'scope> StageBlockExt<'scope> for Stream<'scope, u64, Vec<InFlight>> {
             first,
             mut stages,
             board,
+            mut position,
         } = block;
         self.unary_frontier(pact, &name, move |_capability, _info| {
             let mut stash = OrderedStash::default();
@@ -89,7 +97,13 @@ impl<'scope> StageBlockExt<'scope> for Stream<'scope, u64, Vec<InFlight>> {
                             for (i, stage) in stages.iter().enumerate() {
                                 board.put_stage(first + i, encode(stage));
                             }
+                            if let Some(p) = position {
+                                board.put_position(p);
+                            }
                             continue;
+                        }
+                        if let Some(p) = position.as_mut() {
+                            p.count(rec);
                         }
                         for stage in stages.iter_mut() {
                             stage.process(rec);

@@ -1,7 +1,5 @@
 use super::ordered_stash::OrderedStash;
-use crate::data::Example;
-use crate::engine::{InFlight, Prediction, SnapshotBoard, Terminal};
-use std::sync::Arc;
+use crate::engine::{Emitted, InFlight, Prediction, SnapshotBoard, Terminal};
 use timely::dataflow::Stream;
 use timely::dataflow::channels::pact::Exchange;
 use timely::dataflow::operators::generic::Operator;
@@ -10,11 +8,12 @@ use timely::dataflow::operators::generic::Operator;
 pub trait TerminalExt<'scope> {
     /// Routes every record to worker `worker`, where `terminal` (give it `Some` there only)
     /// chooses the expert, emits the prediction and updates Hedge, per completed timestamp
-    /// in sequence order. The output pairs each prediction with its example. A snapshot
-    /// marker makes the terminal deposit a copy of itself on `board`.
+    /// in order. The output pairs each prediction with its event (and whether the event
+    /// waits for its feedback). A snapshot marker makes the terminal deposit a copy of
+    /// itself on `board`.
     ///
     /// ```
-    /// use flowboost_operators::data::{Example, Features, Label, Task};
+    /// use flowboost_operators::data::{Example, Features, Task};
     /// use flowboost_operators::dataflow::TerminalExt;
     /// use flowboost_operators::engine::{ExpertSelection, InFlight, ScoreKind, SnapshotBoard, Terminal};
     /// use std::sync::Arc;
@@ -36,7 +35,7 @@ pub trait TerminalExt<'scope> {
     ///     records
     ///         .to_stream(scope)
     ///         .terminal(0, Some(terminal), SnapshotBoard::default())
-    ///         .map(|(p, _)| (p.id, p.class))
+    ///         .map(|e| (e.prediction.id, e.prediction.class))
     ///         .capture()
     /// });
     /// assert_eq!(out.extract()[0].1, vec![(0, 1), (1, 0)]);
@@ -46,7 +45,7 @@ pub trait TerminalExt<'scope> {
         worker: usize,
         terminal: Option<Terminal>,
         board: SnapshotBoard,
-    ) -> Stream<'scope, u64, Vec<(Prediction, Arc<Example>)>>;
+    ) -> Stream<'scope, u64, Vec<Emitted>>;
 }
 
 impl<'scope> TerminalExt<'scope> for Stream<'scope, u64, Vec<InFlight>> {
@@ -55,7 +54,7 @@ impl<'scope> TerminalExt<'scope> for Stream<'scope, u64, Vec<InFlight>> {
         worker: usize,
         mut terminal: Option<Terminal>,
         board: SnapshotBoard,
-    ) -> Stream<'scope, u64, Vec<(Prediction, Arc<Example>)>> {
+    ) -> Stream<'scope, u64, Vec<Emitted>> {
         let pact = Exchange::new(move |_: &InFlight| worker as u64);
         self.unary_frontier(pact, "Terminal", move |_capability, _info| {
             let mut stash = OrderedStash::default();
@@ -73,7 +72,11 @@ impl<'scope> TerminalExt<'scope> for Stream<'scope, u64, Vec<InFlight>> {
                         }
                         let mut prediction = Prediction::default();
                         if terminal.finish(&rec, &mut prediction) {
-                            session.give((prediction, rec.example));
+                            session.give(Emitted {
+                                prediction,
+                                waits: rec.hide_label && rec.pairs.is_none(),
+                                example: rec.example,
+                            });
                         }
                     }
                 }

@@ -21,3 +21,15 @@ pub struct Prediction {
     /// ranking); their relevance is the feedback.
     pub shown: Vec<u32>,
 }
+
+/// What the terminal emits for one event: its prediction, the event, and whether the
+/// event waits for its feedback (predicted with its label unknown or held back).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Emitted {
+    /// The prediction.
+    pub prediction: Prediction,
+    /// The event.
+    pub example: std::sync::Arc<crate::data::Example>,
+    /// Whether the event waits for its feedback.
+    pub waits: bool,
+}

@@ -1,4 +1,4 @@
-use super::{FeedbackLoop, Terminal};
+use super::{SourceState, Terminal};
 use crate::join::{JoinCounts, JoinState};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -25,6 +25,16 @@ pub struct SnapshotPolicy {
     pub at_end: bool,
 }
 
+impl Position {
+    /// Counts one record processed by the chain (as the sequential runner and the first
+    /// stage block do).
+    pub fn count(&mut self, rec: &super::InFlight) {
+        self.seq = self.seq.max(rec.seq + 1);
+        self.events += u64::from(rec.emit);
+        self.learned += u64::from(rec.learns());
+    }
+}
+
 impl SnapshotPolicy {
     /// Whether a snapshot is due once `events` events have been taken.
     pub fn due(&self, events: u64) -> bool {
@@ -33,9 +43,9 @@ impl SnapshotPolicy {
     }
 }
 
-/// The whole state of a chain at one point of its stream: every stage (each serialized
-/// where it lives, in the compact format of model files), the terminal, the delayed
-/// feedback's pending events and the position.
+/// The whole state of a run at the end of an epoch: every stage (each serialized where it
+/// lives, in the compact format of model files), the terminal, the feedback join's state,
+/// the source's state (positions, an oracle's feedback still owed) and the position.
 ///
 /// Runners hand it to [`PredictionSink::snapshot`](super::PredictionSink::snapshot) after
 /// every prediction up to that point has been accepted, so a sink can add its own state
@@ -50,8 +60,10 @@ pub struct ChainSnapshot {
     pub score_dim: usize,
     /// Where the stream stands.
     pub position: Position,
-    /// The delayed-feedback join, if the run has one.
-    pub feedback: Option<FeedbackLoop>,
+    /// The feedback join's state, if the run has one.
+    pub join: Option<JoinState>,
+    /// The source's state at the snapshot.
+    pub source: Option<SourceState>,
 }
 
 /// Serializes a value in the format of model files (postcard: compact, bit-exact floats).
@@ -74,6 +86,7 @@ pub struct SnapshotBoard(Arc<Mutex<BoardParts>>);
 struct BoardParts {
     stages: BTreeMap<usize, Vec<u8>>,
     terminal: Option<Terminal>,
+    position: Option<Position>,
     error: Option<String>,
     /// The feedback join's parts, by (epoch, worker).
     join: BTreeMap<(u64, usize), JoinState>,
@@ -101,6 +114,11 @@ impl SnapshotBoard {
                 parts.error.get_or_insert(e);
             }
         }
+    }
+
+    /// The chain's position (from its first block).
+    pub fn put_position(&self, position: Position) {
+        self.lock().position = Some(position);
     }
 
     /// The terminal.
@@ -145,9 +163,9 @@ impl SnapshotBoard {
         Some(total)
     }
 
-    /// Takes the parts deposited since the last call: the `n` stages in order and the
-    /// terminal, or an error naming what is missing.
-    pub fn take(&self, n: usize) -> Result<(Vec<Vec<u8>>, Terminal), String> {
+    /// Takes the parts deposited since the last call: the `n` stages in order, the
+    /// terminal and the position, or an error naming what is missing.
+    pub fn take(&self, n: usize) -> Result<(Vec<Vec<u8>>, Terminal, Position), String> {
         let mut parts = self.lock();
         if let Some(e) = parts.error.take() {
             return Err(e);
@@ -161,6 +179,10 @@ impl SnapshotBoard {
             ));
         }
         let terminal = terminal.ok_or("a snapshot is incomplete: no terminal")?;
-        Ok((stages.into_values().collect(), terminal))
+        let position = parts
+            .position
+            .take()
+            .ok_or("a snapshot is incomplete: no position")?;
+        Ok((stages.into_values().collect(), terminal, position))
     }
 }

@@ -47,6 +47,11 @@ impl JoinReference {
         &self.config
     }
 
+    /// The next epoch with a scheduled change (an expiry, a marker, a pair leaving).
+    pub fn next_scheduled(&self) -> Option<u64> {
+        self.scheduled.keys().next().copied()
+    }
+
     /// The counts so far.
     pub fn counts(&self) -> JoinCounts {
         self.counts
