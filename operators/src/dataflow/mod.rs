@@ -15,10 +15,12 @@
 pub(crate) mod ordered_stash;
 mod pipeline;
 mod runner;
+mod sink_parts;
 mod stage_operator;
 mod terminal_operator;
 
-pub use pipeline::{PipelineStreams, block_range, pipeline};
+pub use pipeline::{JoinOutputs, PipelineStreams, block_range, pipeline};
 pub use runner::{DataflowOptions, run_dataflow};
+pub use sink_parts::{CountsTracker, SnapshotAssembler, empty};
 pub use stage_operator::{StageBlock, StageBlockExt};
 pub use terminal_operator::TerminalExt;

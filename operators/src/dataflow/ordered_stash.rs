@@ -39,16 +39,6 @@ impl<D> TimeStash<D> {
         });
     }
 
-    /// Holds `data` at a capability's time (for data an operator makes for a later time).
-    pub fn hold(&mut self, capability: Capability<u64>, data: Vec<D>) {
-        let time = *capability.time();
-        self.pending
-            .entry(time)
-            .or_insert_with(|| (capability, Vec::new()))
-            .1
-            .extend(data);
-    }
-
     /// The earliest timestamp the frontier has passed, with its data, if any.
     pub fn next_complete(
         &mut self,
@@ -61,10 +51,6 @@ impl<D> TimeStash<D> {
         Some(entry.remove())
     }
 
-    /// Whether nothing is held.
-    pub fn is_empty(&self) -> bool {
-        self.pending.is_empty()
-    }
 }
 
 /// Records held by an operator until their timestamp is complete, then released in

@@ -1,6 +1,6 @@
 use super::{StageBlock, StageBlockExt, TerminalExt};
-use crate::engine::{Chain, Emitted, FeedbackSetup, InFlight, Input, Item, SnapshotBoard, Stage};
-use crate::join::{FeedbackItem, FeedbackJoinExt, WaitingEvent, learning_pass};
+use crate::engine::{Chain, ChainOutput, FeedbackSetup, InFlight, Input, Item, Stage};
+use crate::join::{FeedbackItem, FeedbackJoinExt, JoinPart, WaitingEvent, learning_pass};
 use serde::Serialize;
 use std::ops::Range;
 use timely::dataflow::Stream;
@@ -16,11 +16,21 @@ pub fn block_range(n: usize, workers: usize, b: usize) -> Range<usize> {
 
 /// What a pipeline hands back.
 pub struct PipelineStreams<'scope> {
-    /// Every prediction with its event, at its epoch, on worker 0.
-    pub emitted: Stream<'scope, u64, Vec<Emitted>>,
-    /// The feedback join's live counts (see
-    /// [`JoinStreams::counts`](crate::join::JoinStreams)), with feedback.
-    pub join_counts: Option<Stream<'scope, u64, Vec<((u8, isize), u64, isize)>>>,
+    /// Every prediction with its event, and the chain's state at every snapshot marker, at
+    /// their epochs, on worker 0.
+    pub outputs: Stream<'scope, u64, Vec<ChainOutput>>,
+    /// With feedback: the join's live counts (see
+    /// [`JoinStreams::counts`](crate::join::JoinStreams)) and its parts of the snapshots,
+    /// on worker 0.
+    pub join: Option<JoinOutputs<'scope>>,
+}
+
+/// What the feedback join hands the sink.
+pub struct JoinOutputs<'scope> {
+    /// The live counts, a differential aggregate, on worker 0.
+    pub counts: Stream<'scope, u64, Vec<((u8, isize), u64, isize)>>,
+    /// Every worker's part of the join's state at each snapshot epoch, on worker 0.
+    pub parts: Stream<'scope, u64, Vec<JoinPart>>,
 }
 
 /// Builds the model's dataflow on a stream of stamped items (at their epochs): the events
@@ -28,9 +38,9 @@ pub struct PipelineStreams<'scope> {
 /// then the terminal on worker 0; with `feedback`, the events that wait for their feedback
 /// and the feedback records meet in the feedback join (on differential-dataflow, sharded by
 /// event id), whose learning passes come back, `lag` epochs later, through a loop into
-/// the first block, first in their epoch. Snapshot markers make every block and the
-/// terminal deposit their state on `board`, and the join its state after the marker's
-/// epoch. Every worker calls this with the same arguments (`worker` is its own index,
+/// the first block, first in their epoch. A snapshot marker gathers every block's and the
+/// terminal's state on its way, and the join's keepers send their parts of its state after
+/// the marker's epoch. Every worker calls this with the same arguments (`worker` is its own index,
 /// `peers` the number of workers); each keeps only its own block and, on worker 0, the
 /// terminal.
 #[allow(clippy::too_many_arguments)]
@@ -40,7 +50,6 @@ pub fn pipeline<'scope, S: Stage + Serialize + 'static>(
     peers: usize,
     chain: Chain<S>,
     feedback: Option<FeedbackSetup>,
-    board: SnapshotBoard,
 ) -> PipelineStreams<'scope> {
     let scope = items.scope();
     let Chain {
@@ -87,30 +96,32 @@ pub fn pipeline<'scope, S: Stage + Serialize + 'static>(
         let block = StageBlock {
             first,
             stages,
-            board: board.clone(),
             position: (b == 0 && worker == 0).then_some(position),
         };
         stream = stream.stage_block(b, block);
     }
-    let emitted = stream.terminal(0, (worker == 0).then_some(terminal), board.clone());
+    let outputs = stream.terminal(0, (worker == 0).then_some(terminal));
     let (Some(setup), Some((handle, _))) = (feedback, loop_in) else {
         return PipelineStreams {
-            emitted,
-            join_counts: None,
+            outputs,
+            join: None,
         };
     };
     // The join: the events that wait, the feedback records, the snapshot epochs.
-    let waiting = emitted.clone().unary(Pipeline, "Waiting", |_, _| {
+    let waiting = outputs.clone().unary(Pipeline, "Waiting", |_, _| {
         move |input, output| {
-            input.for_each(|time, data: &mut Vec<Emitted>| {
+            input.for_each(|time, data: &mut Vec<ChainOutput>| {
                 let t = *time.time();
                 output
                     .session(&time)
-                    .give_iterator(data.iter().filter(|e| e.waits).map(|e| WaitingEvent {
-                        seq: e.prediction.seq,
-                        epoch: t,
-                        example: e.example.clone(),
-                        prediction: e.prediction.clone(),
+                    .give_iterator(data.iter().filter_map(|o| match o {
+                        ChainOutput::Prediction(e) if e.waits => Some(WaitingEvent {
+                            seq: e.prediction.seq,
+                            epoch: t,
+                            example: e.example.clone(),
+                            prediction: e.prediction.clone(),
+                        }),
+                        _ => None,
                     }));
             })
         }
@@ -151,7 +162,6 @@ pub fn pipeline<'scope, S: Stage + Serialize + 'static>(
         setup.labels,
         score_dim,
         setup.restored.clone(),
-        board,
     );
     // The learning passes of a restored join's pairs still in flight enter too (on
     // worker 0, at the epochs their pairs formed).
@@ -160,9 +170,23 @@ pub fn pipeline<'scope, S: Stage + Serialize + 'static>(
         .learning
         .concat(restored_learning)
         .connect_loop(handle);
+    let counts = joined.counts.unary(
+        timely::dataflow::channels::pact::Exchange::new(|_: &((u8, isize), u64, isize)| 0u64),
+        "JoinCounts",
+        |_, _| {
+            move |input, output| {
+                input.for_each(|time, data: &mut Vec<((u8, isize), u64, isize)>| {
+                    output.session(&time).give_container(data);
+                })
+            }
+        },
+    );
     PipelineStreams {
-        emitted,
-        join_counts: Some(joined.counts),
+        outputs,
+        join: Some(JoinOutputs {
+            counts,
+            parts: joined.parts,
+        }),
     }
 }
 

@@ -1,11 +1,14 @@
 use super::pipeline;
+use super::JoinOutputs;
+use super::sink_parts::{CountsTracker, SnapshotAssembler, empty};
 use crate::engine::{
-    Chain, ChainSnapshot, Emitted, FeedbackSetup, Input, Item, PredictionSink, SnapshotBoard,
-    SourceState, Stage,
+    Chain, ChainOutput, FeedbackSetup, Input, Item, PredictionSink, SourceState, Stage,
 };
+use crate::join::JoinCounts;
+use timely::dataflow::operators::generic::builder_rc::OperatorBuilder;
 use serde::Serialize;
 use std::cell::RefCell;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::rc::Rc;
 use std::time::Duration;
 use timely::dataflow::channels::pact::Pipeline;
@@ -36,10 +39,12 @@ impl Default for DataflowOptions {
     }
 }
 
-/// What the source and the sink of worker 0 share: the first error, and the sink.
+/// What the source and the sink of worker 0 share: the first error, the sink, the join's
+/// final counts.
 struct Shared<K> {
     error: Option<String>,
     sink: Option<K>,
+    join_counts: Option<JoinCounts>,
 }
 
 /// A stamped stream as a timely source on worker 0: items at their epochs, a bounded
@@ -103,19 +108,25 @@ where
 }
 
 /// Worker 0's sink: the predictions of every completed epoch, in order, handed to the
-/// `PredictionSink`; at a snapshot epoch, once the stages', the terminal's and the join's
-/// parts are on the board, the snapshot too.
+/// `PredictionSink`; at a snapshot epoch, the snapshot too (the chain's state from the
+/// terminal, the join's parts, the source's state), and the join's live counts at the end.
 #[allow(clippy::too_many_arguments)]
 fn prediction_sink<'scope, K: PredictionSink + 'static>(
-    emitted: Stream<'scope, u64, Vec<Emitted>>,
+    outputs: Stream<'scope, u64, Vec<ChainOutput>>,
     items: Stream<'scope, u64, Vec<Item>>,
+    join: Option<JoinOutputs<'scope>>,
     shared: Rc<RefCell<Shared<K>>>,
-    board: SnapshotBoard,
     stages: usize,
     score_dim: usize,
-    join_workers: Option<usize>,
+    restored_counts: JoinCounts,
 ) {
-    let requests = items.unary(Pipeline, "SnapshotStates", |_, _| {
+    let scope = outputs.scope();
+    let has_join = join.is_some();
+    let (counts, parts) = match join {
+        Some(j) => (j.counts, j.parts),
+        None => (empty(scope), empty(scope)),
+    };
+    let states = items.unary(Pipeline, "SnapshotStates", |_, _| {
         move |input, output| {
             input.for_each(|time, data: &mut Vec<Item>| {
                 output
@@ -127,87 +138,76 @@ fn prediction_sink<'scope, K: PredictionSink + 'static>(
             })
         }
     });
-    let scope = emitted.scope();
-    emitted.binary_frontier(
-        requests,
-        Pipeline,
-        Pipeline,
-        "Sink",
-        move |_capability, info| {
-            let activator = scope.activator_for(info.address);
-            let mut predictions: BTreeMap<u64, Vec<Emitted>> = BTreeMap::new();
-            let mut snapshots: BTreeMap<u64, SourceState> = BTreeMap::new();
-            move |(input, frontier), (requests, request_frontier), _output: &mut timely::dataflow::operators::generic::OutputBuilderSession<'_, u64, timely::container::CapacityContainerBuilder<Vec<()>>>| {
-                input.for_each(|time, data| {
-                    predictions.entry(*time.time()).or_default().append(data);
-                });
-                requests.for_each(|time, data: &mut Vec<SourceState>| {
-                    for s in data.drain(..) {
-                        snapshots.insert(*time.time(), s);
-                    }
-                });
-                let mut shared = shared.borrow_mut();
-                loop {
-                    let next = match (predictions.keys().next(), snapshots.keys().next()) {
-                        (Some(&a), Some(&b)) => a.min(b),
-                        (Some(&a), None) => a,
-                        (None, Some(&b)) => b,
-                        (None, None) => break,
+    let mut builder = OperatorBuilder::new("Sink".to_string(), scope);
+    let mut outputs_in = builder.new_input(outputs, Pipeline);
+    let mut states_in = builder.new_input(states, Pipeline);
+    let mut counts_in = builder.new_input(counts, Pipeline);
+    let mut parts_in = builder.new_input(parts, Pipeline);
+    builder.build(move |_capabilities| {
+        let mut predictions: BTreeMap<u64, Vec<ChainOutput>> = BTreeMap::new();
+        let mut assembler = SnapshotAssembler::default();
+        let mut epochs: BTreeSet<u64> = BTreeSet::new();
+        let mut tracker = CountsTracker::new(restored_counts);
+        move |frontiers| {
+            outputs_in.for_each(|time, data: &mut Vec<ChainOutput>| {
+                epochs.insert(*time.time());
+                predictions.entry(*time.time()).or_default().append(data);
+            });
+            states_in.for_each(|time, data: &mut Vec<SourceState>| {
+                epochs.insert(*time.time());
+                for s in data.drain(..) {
+                    assembler.source(*time.time(), s);
+                }
+            });
+            counts_in.for_each(|_time, data: &mut Vec<((u8, isize), u64, isize)>| {
+                for ((field, total), _, diff) in data.drain(..) {
+                    tracker.update(field, total, diff);
+                }
+            });
+            parts_in.for_each(|time, data: &mut Vec<crate::join::JoinPart>| {
+                for p in data.drain(..) {
+                    assembler.join(*time.time(), p);
+                }
+            });
+            let mut shared = shared.borrow_mut();
+            while let Some(&t) = epochs.first() {
+                if frontiers.iter().any(|f| f.less_equal(&t)) {
+                    break;
+                }
+                epochs.remove(&t);
+                if shared.error.is_some() {
+                    continue;
+                }
+                for o in predictions.remove(&t).unwrap_or_default() {
+                    let result = match o {
+                        ChainOutput::Prediction(e) => match shared.sink.as_mut() {
+                            Some(sink) => sink.accept(e.prediction, e.example),
+                            None => Ok(()),
+                        },
+                        ChainOutput::Snapshot(parts) => {
+                            assembler.chain(t, parts);
+                            Ok(())
+                        }
                     };
-                    if frontier.less_equal(&next) || request_frontier.less_equal(&next) {
-                        break;
+                    if let Err(e) = result {
+                        shared.error.get_or_insert(e);
                     }
-                    if shared.error.is_some() {
-                        predictions.clear();
-                        snapshots.clear();
-                        break;
-                    }
-                    if let Some(batch) = predictions.remove(&next) {
-                        let Some(sink) = shared.sink.as_mut() else {
-                            break;
-                        };
-                        for e in batch {
-                            if let Err(err) = sink.accept(e.prediction, e.example) {
-                                shared.error.get_or_insert(err);
-                                break;
-                            }
-                        }
-                    }
-                    if snapshots.contains_key(&next) {
-                        let join = match join_workers {
-                            Some(w) => match board.take_join(next, w) {
-                                Some(j) => Some(j),
-                                None => {
-                                    // The join's keepers are not there yet.
-                                    activator.activate_after(Duration::from_millis(1));
-                                    break;
-                                }
-                            },
-                            None => None,
-                        };
-                        let source = snapshots.remove(&next);
-                        let result = board.take(stages).and_then(|(stages, terminal, position)| {
-                            let snapshot = ChainSnapshot {
-                                stages,
-                                terminal,
-                                score_dim,
-                                position,
-                                join,
-                                source,
-                            };
-                            match shared.sink.as_mut() {
-                                Some(sink) => sink.snapshot(snapshot),
-                                None => Ok(()),
-                            }
-                        });
-                        if let Err(err) = result {
-                            shared.error.get_or_insert(err);
-                        }
+                }
+                if let Some(snapshot) = assembler.take(t, stages, score_dim, has_join) {
+                    let result = snapshot.and_then(|s| match shared.sink.as_mut() {
+                        Some(sink) => sink.snapshot(s),
+                        None => Ok(()),
+                    });
+                    if let Err(e) = result {
+                        shared.error.get_or_insert(e);
                     }
                 }
             }
-        },
-    );
+            if frontiers.iter().all(|f| f.is_empty()) && has_join {
+                shared.join_counts = Some(tracker.counts());
+            }
+        }
+    });
 }
 
 /// Runs a model on a stamped stream on `options.workers` timely worker threads.
@@ -286,9 +286,7 @@ where
         return Err("the number of workers must be at least 1".into());
     }
     let config = timely::Config::process(options.workers);
-    let board = SnapshotBoard::default();
     let options = options.clone();
-    let final_board = board.clone();
     let guards = timely::execute(config, move |worker| -> Option<Result<K::Output, String>> {
         let index = worker.index();
         let peers = worker.peers();
@@ -309,21 +307,26 @@ where
         let shared = Rc::new(RefCell::new(Shared {
             error: None,
             sink: (index == 0).then(&sink),
+            join_counts: None,
         }));
         let probe = ProbeHandle::new();
-        let join_workers = feedback.as_ref().map(|_| peers);
+        let restored_counts = feedback
+            .as_ref()
+            .and_then(|f| f.restored.as_ref())
+            .map(|s| s.counts)
+            .unwrap_or_default();
         worker.dataflow::<u64, _, _>(|scope| {
             let items = item_source(scope, source_items, probe.clone(), &options, shared.clone());
-            let streams = pipeline(items.clone(), index, peers, chain, feedback.clone(), board.clone());
-            let emitted = streams.emitted.probe_with(&probe);
+            let streams = pipeline(items.clone(), index, peers, chain, feedback.clone());
+            let outputs = streams.outputs.probe_with(&probe);
             prediction_sink(
-                emitted,
+                outputs,
                 items,
+                streams.join,
                 shared.clone(),
-                board.clone(),
                 n,
                 score_dim,
-                join_workers,
+                restored_counts,
             );
         });
         while worker.step_or_park(None) {}
@@ -335,9 +338,7 @@ where
             return Some(Err(e));
         }
         let mut sink = shared.sink.take()?;
-        if feedback.is_some()
-            && let Some(counts) = final_board.join_final()
-        {
+        if let Some(counts) = shared.join_counts.take() {
             sink.join_counts(counts);
         }
         Some(Ok(sink.finish()))

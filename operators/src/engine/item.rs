@@ -139,6 +139,11 @@ impl Sequencer {
         self.state.epoch
     }
 
+    /// Inputs in the current epoch.
+    pub fn in_epoch(&self) -> usize {
+        self.state.in_epoch
+    }
+
     /// Events stamped so far.
     pub fn events(&self) -> u64 {
         self.state.events

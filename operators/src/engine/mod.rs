@@ -36,12 +36,12 @@ pub use item::{
 };
 pub use label_set::{LabelSetKind, LabelSetRule};
 pub use pending::{FeedbackCounters, Miss, PendingEvent, PendingEvents};
-pub use prediction::{Emitted, Prediction};
-pub use record::InFlight;
+pub use prediction::{ChainOutput, Emitted, Prediction};
+pub use record::{ChainParts, InFlight};
 pub use sequential::{FeedbackSetup, SequentialRunner};
 pub use sink::PredictionSink;
 pub use snapshot::{
-    ChainSnapshot, JoinBoard, Position, SnapshotBoard, SnapshotPolicy, decode, encode,
+    ChainSnapshot, Position, SnapshotPolicy, decode, encode,
 };
 pub use stage::Stage;
 pub use terminal::{ExpertSelection, ScoreKind, Terminal};

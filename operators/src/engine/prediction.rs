@@ -33,3 +33,12 @@ pub struct Emitted {
     /// Whether the event waits for its feedback.
     pub waits: bool,
 }
+
+/// What leaves the terminal: a prediction, or a snapshot marker with the chain's state.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub enum ChainOutput {
+    /// A prediction.
+    Prediction(Emitted),
+    /// The chain's state at a snapshot marker.
+    Snapshot(Box<super::ChainParts>),
+}

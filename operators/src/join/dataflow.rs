@@ -4,7 +4,8 @@ use super::logic::{
     learning_pass, pair_updates, timers,
 };
 use super::state::{FormedPair, JoinState};
-use crate::engine::{InFlight, JoinBoard};
+use crate::dataflow::ordered_stash::TimeStash;
+use crate::engine::InFlight;
 use crate::rng::splitmix64;
 use crate::topk::TopKConfig;
 use differential_dataflow::AsCollection;
@@ -26,6 +27,17 @@ pub struct JoinStreams<'scope> {
     /// The join's live counts, a differential aggregate: changes `((index into
     /// [`COUNT_NAMES`](super::COUNT_NAMES), total), epoch, diff)`.
     pub counts: Stream<'scope, u64, Vec<((u8, isize), u64, isize)>>,
+    /// Every worker's part of the join's state after each requested epoch, on worker 0.
+    pub parts: Stream<'scope, u64, Vec<JoinPart>>,
+}
+
+/// One worker's part of the join's state after an epoch.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct JoinPart {
+    /// The worker.
+    pub worker: usize,
+    /// Its part.
+    pub state: JoinState,
 }
 
 /// Adds [`feedback_join`](FeedbackJoinExt::feedback_join) to streams of events waiting for
@@ -38,9 +50,9 @@ pub trait FeedbackJoinExt<'scope> {
     /// when a fact enters; a pair's members leave one epoch after it formed, through a loop
     /// of the join's own. Returns the learning passes of the pairs and the live counts
     /// (`count_total`). A keeper on every worker follows the outcomes of its share of the
-    /// ids, so that the join's state after an epoch named on `requests` (a broadcast
-    /// stream) is put on `board`, and its counts when the stream ends. `restored` is the
-    /// state a run resumes from (every worker is given it and keeps its own ids).
+    /// ids, so that its part of the join's state after an epoch named on `requests` goes
+    /// to worker 0 ([`JoinStreams::parts`]). `restored` is the state a run resumes from
+    /// (every worker is given it and keeps its own ids).
     #[allow(clippy::too_many_arguments)]
     fn feedback_join(
         self,
@@ -51,7 +63,6 @@ pub trait FeedbackJoinExt<'scope> {
         labels: usize,
         score_dim: usize,
         restored: Option<Arc<JoinState>>,
-        board: JoinBoard,
     ) -> JoinStreams<'scope>;
 }
 
@@ -123,7 +134,6 @@ impl<'scope> FeedbackJoinExt<'scope> for Stream<'scope, u64, Vec<WaitingEvent>> 
         labels: usize,
         score_dim: usize,
         restored: Option<Arc<JoinState>>,
-        board: JoinBoard,
     ) -> JoinStreams<'scope> {
         let scope = self.scope();
         let index = scope.index();
@@ -333,21 +343,15 @@ impl<'scope> FeedbackJoinExt<'scope> for Stream<'scope, u64, Vec<WaitingEvent>> 
             }
             _ => (JoinCounts::default(), BTreeMap::new()),
         };
-        keeper_inputs.sink(Pipeline, "JoinKeeper", {
-            let mut stash: BTreeMap<u64, Vec<KeeperInput>> = BTreeMap::new();
+        let parts = keeper_inputs.unary_frontier(Pipeline, "JoinKeeper", move |_, _| {
+            let mut stash: TimeStash<KeeperInput> = TimeStash::default();
             let mut outcomes: BTreeMap<u64, BTreeMap<Outcome, i64>> = BTreeMap::new();
-            let mut done = false;
-            move |(input, frontier)| {
-                input.for_each(|time, data| {
-                    stash.entry(*time.time()).or_default().append(data);
-                });
-                while let Some(entry) = stash.first_entry() {
-                    let t = *entry.key();
-                    if frontier.less_equal(&t) {
-                        break;
-                    }
+            move |(input, frontier), output| {
+                stash.absorb(input, output.output_index());
+                while let Some((capability, items)) = stash.next_complete(frontier) {
+                    let t = *capability.time();
                     let mut requested = false;
-                    for x in entry.remove() {
+                    for x in items {
                         match x {
                             KeeperInput::Outcome(id, o, diff) => {
                                 counts.count(&o, t, diff);
@@ -373,18 +377,29 @@ impl<'scope> FeedbackJoinExt<'scope> for Stream<'scope, u64, Vec<WaitingEvent>> 
                         old.remove();
                     }
                     if requested {
-                        board.put_join(t, index, keeper_state(t, &outcomes, &pairs, counts));
+                        output.session(&capability).give(JoinPart {
+                            worker: index,
+                            state: keeper_state(t, &outcomes, &pairs, counts),
+                        });
                     }
-                }
-                if frontier.is_empty() && stash.is_empty() && !done {
-                    done = true;
-                    board.put_join_final(index, counts);
                 }
             }
         });
+        let parts = parts.unary(
+            Exchange::new(|_: &JoinPart| 0u64),
+            "JoinParts",
+            |_, _| {
+                move |input, output| {
+                    input.for_each(|time, data: &mut Vec<JoinPart>| {
+                        output.session(&time).give_container(data);
+                    })
+                }
+            },
+        );
         JoinStreams {
             learning,
             counts: count_changes,
+            parts,
         }
     }
 }
