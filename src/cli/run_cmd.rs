@@ -2,6 +2,7 @@ use super::args::{DataArgs, EngineArgs, ModelArgs};
 use super::model_io::{ModelIoArgs, seed};
 use super::prediction_line::PredictionLine;
 use crate::eval::{Engine, Scorer, epoch_rule};
+use crate::kafka::cluster::Cluster;
 use crate::kafka::{JobOptions, JobSummary, run_job};
 use crate::model::{ModelWriter, Progress as SavedProgress};
 use clap::Args;
@@ -112,12 +113,43 @@ pub struct KafkaArgs {
     /// offset).
     #[arg(long, default_value_t = 64, value_name = "B")]
     pub merge_block: i64,
-    /// At most this many unlabeled events wait for their feedback.
-    #[arg(long, default_value_t = 100_000, value_name = "N")]
-    pub pending_capacity: usize,
-    /// An unlabeled event waits for its feedback at most this many later events.
+    /// An unlabeled event waits for its feedback (and feedback for its event) at most
+    /// about this many later events: the feedback join's time-to-live, counted in epochs of
+    /// --batch events, rounded up. It also bounds the join's memory: at most this many
+    /// events and feedback records wait.
     #[arg(long, default_value_t = 1_000_000, value_name = "N")]
     pub pending_ttl: u64,
+    /// A learning pass enters the model this many epochs after its feedback met its event
+    /// (at least 1; more lets the stage blocks of several workers work on later epochs
+    /// meanwhile).
+    #[arg(long, default_value_t = 4, value_name = "EPOCHS")]
+    pub feedback_lag: u64,
+    /// On a live stream, a record waits at most this long for the other partitions in the
+    /// merge (then the order depends on arrival times; a replay never waits this long).
+    #[arg(long, default_value_t = 1000, value_name = "MS")]
+    pub max_merge_wait_ms: u64,
+    /// How many epochs the merge may run ahead of the model's output (backpressure: the
+    /// sources stop reading beyond it).
+    #[arg(long, default_value_t = 8, value_name = "EPOCHS")]
+    pub max_epochs_in_flight: u64,
+    /// The number of processes of the cluster (each with --workers threads); needs
+    /// --hostfile and --process.
+    #[arg(long, default_value_t = 1, value_name = "P")]
+    pub processes: usize,
+    /// This process's index, 0..P.
+    #[arg(long, default_value_t = 0, value_name = "I")]
+    pub process: usize,
+    /// The processes' addresses, one host:port per line (process 0 first).
+    #[arg(long, value_name = "FILE")]
+    pub hostfile: Option<PathBuf>,
+    /// Start a local cluster of P processes on this machine (ports from 127.0.0.1:2101 up
+    /// by default, see --local-base-port): this process is process 0 and starts the
+    /// others with the same options; if one fails, the others are stopped.
+    #[arg(long, value_name = "P")]
+    pub local_cluster: Option<usize>,
+    /// The first port of --local-cluster.
+    #[arg(long, default_value_t = 2101, value_name = "PORT")]
+    pub local_base_port: u16,
     /// A librdkafka property for every client, KEY=VALUE (repeatable).
     #[arg(long = "kafka-set", value_name = "KEY=VALUE")]
     pub kafka_set: Vec<String>,
@@ -217,6 +249,9 @@ fn topic(option: &str, value: &str) -> Result<String, String> {
 
 /// Runs `flowboost run --source kafka:TOPIC ...`.
 fn run_kafka(args: RunArgs) -> Result<(), String> {
+    if let Some(p) = args.kafka.local_cluster {
+        return super::local_cluster::run(p, args.kafka.local_base_port);
+    }
     let k = &args.kafka;
     let source = topic("source", k.source.as_deref().unwrap_or_default())?;
     let brokers = k
@@ -265,8 +300,11 @@ fn run_kafka(args: RunArgs) -> Result<(), String> {
     options.report_interval = (k.report_interval > 0.0 && k.report_interval.is_finite())
         .then(|| Duration::from_secs_f64(k.report_interval));
     options.merge_block = k.merge_block.max(1);
-    options.pending_capacity = k.pending_capacity.max(1);
     options.pending_ttl = k.pending_ttl.max(1);
+    options.feedback_lag = k.feedback_lag.max(1);
+    options.max_merge_wait = Duration::from_millis(k.max_merge_wait_ms);
+    options.max_epochs_in_flight = k.max_epochs_in_flight.max(1);
+    options.cluster = Cluster::new(k.processes, k.process, k.hostfile.as_deref())?;
     for kv in &k.kafka_set {
         let (key, value) = kv
             .split_once('=')

@@ -7,7 +7,7 @@ use flowboost_operators::boosters::{BoosterConfig, build};
 use flowboost_operators::data::{Example, Label, Task};
 use flowboost_operators::engine::{
     ChainSnapshot, FeedbackSetup, ItemStream, Oracle, OracleKind, Prediction, PredictionSink,
-    Sequencer, SnapshotPolicy, SourceState,
+    Sequencer,
 };
 use flowboost_operators::join::{JoinConfig, JoinCounts};
 use flowboost_operators::metrics::rank_loss;

@@ -159,7 +159,7 @@ impl Sequencer {
 }
 
 /// How an evaluation turns an event's true label into the feedback a user would give.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum OracleKind {
     /// The whole label, delayed.
     Labels,
