@@ -5,7 +5,7 @@
 //! either, in reading, checking or predicting.
 
 use flowboost::connectors::generators::{Generator, GeneratorConfig};
-use flowboost::model::{Feedback, Model, SavedModel};
+use flowboost::model::{Feedback, FeedbackOutcome, Model, SavedModel};
 use flowboost::operators::boosters::{Algorithm, BoosterConfig, TreeParams};
 use flowboost::operators::data::{Example, Label};
 use flowboost::operators::learners::WeakKind;
@@ -30,9 +30,10 @@ fn trained_model_bytes() -> (Vec<u8>, Vec<Example>) {
             if i % 10 == 0
                 && let Some(Label::Class(y)) = label
             {
-                model
-                    .learn_feedback(ex.id, Feedback::Label(Label::Class(y)))
-                    .unwrap();
+                assert_eq!(
+                    model.learn_feedback(ex.id, Feedback::Label(Label::Class(y))),
+                    FeedbackOutcome::Joined
+                );
             }
         } else {
             model.learn_one(ex).unwrap();

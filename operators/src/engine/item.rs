@@ -299,6 +299,20 @@ impl<E: Iterator<Item = Result<Example, String>>> ItemStream<E> {
         }
     }
 
+    /// The examples as events, `epoch_size` per epoch, no oracle, no snapshots.
+    pub fn plain(examples: E, epoch_size: usize) -> Self {
+        let rule = EpochRule {
+            size: epoch_size.max(1),
+            feedback_closes: false,
+        };
+        ItemStream::new(
+            examples,
+            None,
+            Sequencer::new(rule, SourceState::default()),
+            super::SnapshotPolicy::default(),
+        )
+    }
+
     fn oracle_state(&self) -> Option<OracleState> {
         self.oracle.as_ref().map(|o| o.state().clone())
     }

@@ -245,3 +245,98 @@ impl JoinReference {
             .collect()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::data::{Example, Features, Label};
+    use crate::engine::Prediction;
+    use crate::join::FeedbackKind;
+    use std::sync::Arc;
+
+    fn waiting(id: u64, seq: u64, epoch: u64) -> WaitingEvent {
+        WaitingEvent {
+            seq,
+            epoch,
+            example: Arc::new(Example {
+                id,
+                features: Features::Dense(vec![]),
+                label: None,
+            }),
+            prediction: Prediction::default(),
+        }
+    }
+
+    fn fb(id: u64, seq: u64, epoch: u64) -> FeedbackItem {
+        FeedbackItem {
+            seq,
+            epoch,
+            id,
+            kind: FeedbackKind::Label(Label::Class(1)),
+        }
+    }
+
+    #[test]
+    fn feedback_before_after_never_and_twice() {
+        let mut j = JoinReference::new(JoinConfig {
+            ttl: Some(3),
+            lag: 1,
+        });
+        // Epoch 0: event 1 waits; feedback for 2 comes before its event.
+        assert!(j.epoch(0, vec![waiting(1, 0, 0)], vec![fb(2, 1, 0)]).is_empty());
+        let c = j.counts();
+        assert_eq!((c.admitted, c.feedback, c.waiting, c.held), (1, 1, 1, 1));
+        // Epoch 1: feedback for 1 (after its event), and event 2 (after its feedback).
+        let pairs = j.epoch(1, vec![waiting(2, 3, 1)], vec![fb(1, 2, 1)]);
+        assert_eq!(pairs.iter().map(Pairing::seq).collect::<Vec<_>>(), vec![2, 3]);
+        // Epoch 2: the pairs leave; a second feedback for 1 is a repeat.
+        assert!(j.epoch(2, vec![], vec![fb(1, 4, 2)]).is_empty());
+        let c = j.counts();
+        assert_eq!((c.joined, c.repeated, c.waiting), (2, 1, 0));
+        // Event 3 never gets feedback: it expires at epoch 3 + 3; late feedback after that.
+        j.epoch(3, vec![waiting(3, 5, 3)], vec![]);
+        for t in 4..6 {
+            j.epoch(t, vec![], vec![]);
+        }
+        assert_eq!(j.counts().waiting, 1);
+        j.epoch(6, vec![], vec![]);
+        assert_eq!(j.counts().waiting, 0);
+        assert!(j.epoch(7, vec![], vec![fb(3, 6, 7)]).is_empty());
+        let c = j.counts();
+        assert_eq!((c.late, c.expired()), (1, 1));
+        // Every count adds up: admitted = joined + waiting + expired.
+        assert_eq!(c.admitted, c.joined + c.waiting + c.expired());
+    }
+
+    #[test]
+    fn a_restored_join_continues_exactly() {
+        let config = JoinConfig {
+            ttl: Some(4),
+            lag: 2,
+        };
+        let run = |j: &mut JoinReference, from: u64, to: u64| -> Vec<(u64, u64)> {
+            let mut out = Vec::new();
+            for t in from..to {
+                let events = if t % 2 == 0 { vec![waiting(t, 2 * t, t)] } else { vec![] };
+                let feedback = if t >= 1 { vec![fb(t - 1, 2 * t + 1, t)] } else { vec![] };
+                out.extend(j.epoch(t, events, feedback).iter().map(|p| (t, p.seq())));
+            }
+            out
+        };
+        let mut full = JoinReference::new(config);
+        let all = run(&mut full, 0, 12);
+        let mut first = JoinReference::new(config);
+        let mut cut = run(&mut first, 0, 5);
+        let state = first.state(4);
+        let bytes = postcard::to_allocvec(&state).unwrap();
+        let state: JoinState = postcard::from_bytes(&bytes).unwrap();
+        let mut second = JoinReference::restore(config, &state);
+        cut.extend(run(&mut second, 5, 12));
+        assert_eq!(cut, all);
+        assert_eq!(second.counts(), full.counts());
+        assert_eq!(
+            postcard::to_allocvec(&second.state(11)).unwrap(),
+            postcard::to_allocvec(&full.state(11)).unwrap()
+        );
+    }
+}
