@@ -176,7 +176,11 @@ fn topk_boosters_agree_across_engines_with_and_without_delay() {
         for randomization in [Randomization::Uniform, Randomization::SingleSwap] {
             let config = topk_config(algorithm, randomization);
             for delay in [0, 5, 40] {
-                let c = check(config.clone(), stream(true, 300), fb(OracleKind::TopK, delay));
+                let c = check(
+                    config.clone(),
+                    stream(true, 300),
+                    fb(OracleKind::TopK, delay),
+                );
                 assert_eq!((c.admitted, c.joined), (300, 300), "{c:?}");
             }
         }

@@ -7,12 +7,12 @@
 //! snapshots taken by every engine must be byte-identical to the sequential runner's.
 
 use flowboost::connectors::generators::{Generator, GeneratorConfig};
+use flowboost::model::FeedbackRun;
 use flowboost::model::SavedModel;
 use flowboost::operators::boosters::{
     AlgorithmSpec, Booster, BoosterConfig, ModelOption, REGISTRY, TreeParams, build,
 };
 use flowboost::operators::data::{Example, Schema, Task};
-use flowboost::model::FeedbackRun;
 use flowboost::operators::dataflow::{DataflowOptions, run_dataflow};
 use flowboost::operators::engine::{
     ChainSnapshot, EpochRule, FeedbackSetup, ItemStream, Oracle, OracleKind, Prediction,
@@ -125,13 +125,9 @@ impl Case {
         let source = saved
             .and_then(|s| s.body.source.clone())
             .unwrap_or_default();
-        let oracle = self.feedback.map(|f| {
-            Oracle::new(
-                f.oracle,
-                f.delay,
-                source.oracle.clone().unwrap_or_default(),
-            )
-        });
+        let oracle = self
+            .feedback
+            .map(|f| Oracle::new(f.oracle, f.delay, source.oracle.clone().unwrap_or_default()));
         let rule = EpochRule {
             size: 11,
             feedback_closes: self.feedback.is_some(),
@@ -151,10 +147,7 @@ impl Case {
 
     fn setup(&self, saved: Option<&SavedModel>) -> Option<FeedbackSetup> {
         self.feedback.map(|f| FeedbackSetup {
-            join: JoinConfig {
-                ttl: f.ttl,
-                lag: 1,
-            },
+            join: JoinConfig { ttl: f.ttl, lag: 1 },
             topk: self.config.topk,
             labels: self.schema.num_labels(),
             restored: saved.and_then(|s| s.body.join.clone()).map(Arc::new),
@@ -165,12 +158,13 @@ impl Case {
     /// start's events.
     fn run(&self, engine: Engine, start: Option<&[u8]>) -> Recorded {
         let saved = start.map(|b| Arc::new(SavedModel::from_bytes(b, "snapshot").unwrap()));
-        let chain = |saved: &Option<Arc<SavedModel>>, schema: &Schema, config: &BoosterConfig| -> Booster {
-            match saved {
-                Some(s) => s.chain("snapshot").unwrap(),
-                None => build(schema, config).unwrap(),
-            }
-        };
+        let chain =
+            |saved: &Option<Arc<SavedModel>>, schema: &Schema, config: &BoosterConfig| -> Booster {
+                match saved {
+                    Some(s) => s.chain("snapshot").unwrap(),
+                    None => build(schema, config).unwrap(),
+                }
+            };
         let setup = self.setup(saved.as_deref());
         match engine {
             Engine::Sequential => chain(&saved, &self.schema, &self.config)
@@ -281,6 +275,7 @@ fn every_algorithm_resumes_exactly_from_any_snapshot_on_either_engine() {
     let cases = cases();
     assert!(cases.len() >= REGISTRY.len() * 2, "{} cases", cases.len());
     for case in &cases {
+        eprintln!("case {}", case.name);
         let Recorded {
             predictions: full,
             snapshots: snaps,
@@ -291,6 +286,7 @@ fn every_algorithm_resumes_exactly_from_any_snapshot_on_either_engine() {
         let final_bytes = &snaps.last().unwrap().bytes;
         // The dataflow engine takes the same snapshots, byte for byte.
         for workers in [1, 2] {
+            eprintln!("  dataflow {workers}");
             let r = case.run(Engine::Dataflow(workers), None);
             same(
                 &r.predictions,
@@ -332,6 +328,25 @@ fn every_algorithm_resumes_exactly_from_any_snapshot_on_either_engine() {
                 &full[emitted_before..],
                 &format!("{}: resumed at {events} on {engine:?}", case.name),
             );
+            if &rest.snapshots.last().unwrap().bytes != final_bytes {
+                let a = SavedModel::from_bytes(&rest.snapshots.last().unwrap().bytes, "a").unwrap();
+                let b = SavedModel::from_bytes(final_bytes, "b").unwrap();
+                eprintln!("header eq {}", a.header == b.header);
+                eprintln!("pos {:?} {:?}", a.body.position, b.body.position);
+                eprintln!("stages eq {}", a.body.stages == b.body.stages);
+                eprintln!(
+                    "join {:?}\n vs {:?}",
+                    a.body
+                        .join
+                        .as_ref()
+                        .map(|j| (j.epoch, j.counts, j.facts.len(), j.pairs.len())),
+                    b.body
+                        .join
+                        .as_ref()
+                        .map(|j| (j.epoch, j.counts, j.facts.len(), j.pairs.len()))
+                );
+                eprintln!("source {:?}\n vs {:?}", a.body.source, b.body.source);
+            }
             assert!(
                 &rest.snapshots.last().unwrap().bytes == final_bytes,
                 "{}: the final model after resuming at {events} on {engine:?} differs",

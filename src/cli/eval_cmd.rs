@@ -1,8 +1,8 @@
 use super::args::{DataArgs, EngineArgs, ModelArgs};
 use super::model_io::{ModelIoArgs, seed};
+use crate::eval::FeedbackOptions;
 use crate::eval::{EvalReport, EvalSpec, GridPoint, Protocol, Series, evaluate, write_svg};
 use clap::Args;
-use crate::eval::FeedbackOptions;
 use std::path::PathBuf;
 use std::sync::Arc;
 

@@ -19,7 +19,8 @@ pub fn run(processes: usize, base_port: u16) -> Result<(), String> {
     let dir = std::env::temp_dir().join(format!("flowboost-cluster-{}", std::process::id()));
     std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let hostfile = dir.join("hosts");
-    let mut f = std::fs::File::create(&hostfile).map_err(|e| format!("{}: {e}", hostfile.display()))?;
+    let mut f =
+        std::fs::File::create(&hostfile).map_err(|e| format!("{}: {e}", hostfile.display()))?;
     for i in 0..processes {
         writeln!(f, "127.0.0.1:{}", base_port as usize + i).map_err(|e| e.to_string())?;
     }
@@ -59,7 +60,9 @@ pub fn run(processes: usize, base_port: u16) -> Result<(), String> {
         for (i, child) in all.iter_mut() {
             match child.try_wait() {
                 Ok(Some(status)) if !status.success() && failure.is_none() => {
-                    failure = Some(format!("process {i} of the local cluster failed ({status})"));
+                    failure = Some(format!(
+                        "process {i} of the local cluster failed ({status})"
+                    ));
                 }
                 Ok(Some(_)) => {}
                 Ok(None) => running += 1,

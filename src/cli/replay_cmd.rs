@@ -1,9 +1,9 @@
 use super::args::{EngineArgs, ModelArgs};
+use crate::eval::FeedbackOptions;
 use crate::eval::{ReplaySpec, replay_clicks};
 use clap::Args;
 use flowboost_operators::boosters::Algorithm;
 use flowboost_operators::data::Task;
-use crate::eval::FeedbackOptions;
 use std::path::PathBuf;
 
 /// Options of `flowboost replay-clicks`.

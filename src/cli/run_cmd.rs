@@ -434,7 +434,9 @@ pub fn run(args: RunArgs) -> Result<(), String> {
         }
     }
     let resumed = plan.start.as_ref().filter(|_| plan.resume);
-    let resumed_source = resumed.and_then(|s| s.body.source.clone()).unwrap_or_default();
+    let resumed_source = resumed
+        .and_then(|s| s.body.source.clone())
+        .unwrap_or_default();
     let skip = resumed_source.events;
     let resumed_progress = resumed.and_then(|s| s.body.progress.clone());
     let engine = EngineArgs {

@@ -21,8 +21,8 @@
 //!   `mean c_i 1{pi_i[j_i] = a_i} / p_i`; and the position-independent variant
 //!   `mean c_i 1{a_i in pi_i} / (k p_i)`; each with its standard error `sd / sqrt(n)`.
 
-use super::{Engine, FeedbackOptions, epoch_rule};
 use super::impression_features::ImpressionFeatures;
+use super::{Engine, FeedbackOptions, epoch_rule};
 use flowboost_connectors::readers::open_bandit::{LoggedSlot, OpenBanditLog};
 use flowboost_operators::boosters::{BoosterConfig, build};
 use flowboost_operators::data::{Example, Label, Schema, Task};

@@ -25,9 +25,9 @@ mod scaling;
 mod scorer;
 
 pub use curve::{Curve, Series, write_svg};
+pub use engine::{Engine, FeedbackOptions, epoch_rule};
 pub use impression_features::ImpressionFeatures;
 pub use logged_clicks::{Estimate, ReplayReport, ReplaySpec, replay_clicks};
-pub use engine::{Engine, FeedbackOptions, epoch_rule};
 pub use protocol::{EvalSpec, Feedback, Protocol, evaluate};
 pub use report::{EvalReport, GridPoint};
 pub use scaling::MinMaxScaling;

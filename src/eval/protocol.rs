@@ -309,8 +309,7 @@ pub fn evaluate(
     if let Some(saved) = &plan.start {
         saved.chain(&start_name())?;
     }
-    let (skip, resumed_progress, resumed_source, resumed_join) = match (&plan.start, plan.resume)
-    {
+    let (skip, resumed_progress, resumed_source, resumed_join) = match (&plan.start, plan.resume) {
         (Some(saved), true) => {
             let had = saved.body.feedback_run;
             let wanted = feedback.map(|f| FeedbackRun {

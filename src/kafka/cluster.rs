@@ -102,11 +102,23 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("flowboost-hosts-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let f = dir.join("hosts");
-        std::fs::write(&f, "# two local processes\n127.0.0.1:2101\n\n127.0.0.1:2102\n").unwrap();
+        std::fs::write(
+            &f,
+            "# two local processes\n127.0.0.1:2101\n\n127.0.0.1:2102\n",
+        )
+        .unwrap();
         let c = Cluster::new(2, 1, Some(&f)).unwrap();
         assert_eq!(c.addresses, vec!["127.0.0.1:2101", "127.0.0.1:2102"]);
-        assert!(Cluster::new(3, 0, Some(&f)).unwrap_err().contains("2 addresses"));
-        assert!(Cluster::new(2, 2, Some(&f)).unwrap_err().contains("less than"));
+        assert!(
+            Cluster::new(3, 0, Some(&f))
+                .unwrap_err()
+                .contains("2 addresses")
+        );
+        assert!(
+            Cluster::new(2, 2, Some(&f))
+                .unwrap_err()
+                .contains("less than")
+        );
         std::fs::write(&f, "localhost\n127.0.0.1:1\n").unwrap();
         assert!(Cluster::new(2, 0, Some(&f)).unwrap_err().contains("line 1"));
         assert!(Cluster::new(2, 0, None).unwrap_err().contains("--hostfile"));

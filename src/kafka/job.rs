@@ -267,7 +267,12 @@ pub fn run_job(
         };
         let feedback = options.feedback.as_ref().map(|_| FeedbackSetup {
             join: JoinConfig {
-                ttl: Some(options.pending_ttl.div_ceil(options.batch.max(1) as u64).max(1)),
+                ttl: Some(
+                    options
+                        .pending_ttl
+                        .div_ceil(options.batch.max(1) as u64)
+                        .max(1),
+                ),
                 lag: options.feedback_lag.max(1),
             },
             topk: config.topk,

@@ -174,7 +174,9 @@ pub fn kafka_sink<'scope>(
                             if let Err(err) =
                                 c.predictions.send(Some(p.id.to_string().as_bytes()), &buf)
                             {
-                                worker.borrow_mut().fail(format!("writing a prediction: {err}"));
+                                worker
+                                    .borrow_mut()
+                                    .fail(format!("writing a prediction: {err}"));
                             }
                             metrics.predictions_sent.fetch_add(1, Ordering::Relaxed);
                             let mut end = end.borrow_mut();
@@ -238,9 +240,7 @@ pub fn kafka_sink<'scope>(
                     }
                 }
             }
-            metrics
-                .scored
-                .store(scorer.count(), Ordering::Relaxed);
+            metrics.scored.store(scorer.count(), Ordering::Relaxed);
             let (_, value) = scorer.headline();
             metrics.set_loss(if scorer.count() == 0 {
                 0.0
@@ -255,12 +255,16 @@ pub fn kafka_sink<'scope>(
             if done && !finished {
                 let timeout = Duration::from_secs(60);
                 if let Err(err) = c.predictions.flush(timeout) {
-                    worker.borrow_mut().fail(format!("delivering predictions: {err}"));
+                    worker
+                        .borrow_mut()
+                        .fail(format!("delivering predictions: {err}"));
                 }
                 if let Some(w) = c.dead_letters.as_mut()
                     && let Err(err) = w.flush(timeout)
                 {
-                    worker.borrow_mut().fail(format!("delivering dead letters: {err}"));
+                    worker
+                        .borrow_mut()
+                        .fail(format!("delivering dead letters: {err}"));
                 }
             }
             metrics
@@ -291,7 +295,9 @@ pub fn kafka_sink<'scope>(
                             }
                             metrics.commits.fetch_add(1, Ordering::Relaxed);
                         }
-                        Err(err) => worker.borrow_mut().fail(format!("committing offsets: {err}")),
+                        Err(err) => worker
+                            .borrow_mut()
+                            .fail(format!("committing offsets: {err}")),
                     }
                 }
                 marks = None;

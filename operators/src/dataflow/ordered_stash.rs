@@ -50,7 +50,6 @@ impl<D> TimeStash<D> {
         }
         Some(entry.remove())
     }
-
 }
 
 /// Records held by an operator until their timestamp is complete, then released in

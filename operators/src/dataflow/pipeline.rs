@@ -78,7 +78,9 @@ pub fn pipeline<'scope, S: Stage + Serialize + 'static>(
             })
         }
     });
-    let loop_in = feedback.as_ref().map(|f| scope.feedback::<Vec<InFlight>>(f.join.lag.max(1)));
+    let loop_in = feedback
+        .as_ref()
+        .map(|f| scope.feedback::<Vec<InFlight>>(f.join.lag.max(1)));
     let mut stream = match &loop_in {
         Some((_, learning)) => records.concat(learning.clone()),
         None => records,
@@ -130,9 +132,8 @@ pub fn pipeline<'scope, S: Stage + Serialize + 'static>(
         move |input, output| {
             input.for_each(|time, data: &mut Vec<Item>| {
                 let t = *time.time();
-                output
-                    .session(&time)
-                    .give_iterator(data.iter().filter_map(|item| match &item.input {
+                output.session(&time).give_iterator(data.iter().filter_map(
+                    |item| match &item.input {
                         Input::Feedback { id, kind } => Some(FeedbackItem {
                             seq: item.seq,
                             epoch: t,
@@ -140,7 +141,8 @@ pub fn pipeline<'scope, S: Stage + Serialize + 'static>(
                             kind: kind.clone(),
                         }),
                         _ => None,
-                    }));
+                    },
+                ));
             })
         }
     });

@@ -1,11 +1,10 @@
-use super::pipeline;
 use super::JoinOutputs;
+use super::pipeline;
 use super::sink_parts::{CountsTracker, SnapshotAssembler, empty};
 use crate::engine::{
     Chain, ChainOutput, FeedbackSetup, Input, Item, PredictionSink, SourceState, Stage,
 };
 use crate::join::JoinCounts;
-use timely::dataflow::operators::generic::builder_rc::OperatorBuilder;
 use serde::Serialize;
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
@@ -14,6 +13,7 @@ use std::time::Duration;
 use timely::dataflow::channels::pact::Pipeline;
 use timely::dataflow::operators::Probe;
 use timely::dataflow::operators::generic::Operator;
+use timely::dataflow::operators::generic::builder_rc::OperatorBuilder;
 use timely::dataflow::operators::generic::operator::source;
 use timely::dataflow::{ProbeHandle, Stream};
 
@@ -90,13 +90,14 @@ where
                         return;
                     }
                 };
+                // Everything before the next item's epoch is complete on the source's side.
+                if *capability.time() < epoch {
+                    capability.downgrade(&epoch);
+                }
                 // Backpressure: no further than `lag` epochs ahead of the terminal.
                 if probe.less_than(&epoch.saturating_sub(lag)) {
                     activator.activate_after(Duration::from_millis(1));
                     return;
-                }
-                if *capability.time() < epoch {
-                    capability.downgrade(&epoch);
                 }
                 if let Some(Ok(item)) = items.next() {
                     output.session(&*capability).give(item);

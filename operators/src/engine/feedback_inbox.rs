@@ -71,7 +71,11 @@ mod tests {
         oracle.event(event(1), &mut out);
         // Event 0's feedback is due after event 1: the posted pairs, taken from the inbox.
         assert_eq!(out.len(), 3);
-        let Input::Feedback { id: 0, kind: FeedbackKind::Pairs(pairs) } = &out[2] else {
+        let Input::Feedback {
+            id: 0,
+            kind: FeedbackKind::Pairs(pairs),
+        } = &out[2]
+        else {
             panic!("{:?}", out[2]);
         };
         assert_eq!(pairs.pairs.len(), 3);

@@ -55,7 +55,10 @@ pub struct ChainParts {
 
 impl ChainParts {
     /// The stages in order and the terminal, once all `n` stages are in.
-    pub fn complete(self, n: usize) -> Result<(Vec<Vec<u8>>, super::Terminal, super::Position), String> {
+    pub fn complete(
+        self,
+        n: usize,
+    ) -> Result<(Vec<Vec<u8>>, super::Terminal, super::Position), String> {
         if let Some(e) = self.error {
             return Err(e);
         }
@@ -65,8 +68,12 @@ impl ChainParts {
                 self.stages.len()
             ));
         }
-        let terminal = self.terminal.ok_or("a snapshot is incomplete: no terminal")?;
-        let position = self.position.ok_or("a snapshot is incomplete: no position")?;
+        let terminal = self
+            .terminal
+            .ok_or("a snapshot is incomplete: no terminal")?;
+        let position = self
+            .position
+            .ok_or("a snapshot is incomplete: no position")?;
         Ok((self.stages.into_values().collect(), terminal, position))
     }
 }

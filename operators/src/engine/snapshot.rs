@@ -73,4 +73,3 @@ pub fn encode<T: Serialize>(value: &T) -> Result<Vec<u8>, String> {
 pub fn decode<'a, T: Deserialize<'a>>(bytes: &'a [u8]) -> Result<T, String> {
     postcard::from_bytes(bytes).map_err(|e| format!("cannot read the state: {e}"))
 }
-

@@ -221,14 +221,14 @@ impl<'scope> FeedbackJoinExt<'scope> for Stream<'scope, u64, Vec<WaitingEvent>> 
                 move |input, output| {
                     input.for_each(|time, data: &mut Vec<FeederOutput>| {
                         let t = *time.time();
-                        output.session(&time).give_iterator(data.drain(..).filter_map(
-                            |x| match x {
+                        output
+                            .session(&time)
+                            .give_iterator(data.drain(..).filter_map(|x| match x {
                                 FeederOutput::Update(u) => {
                                     Some(((u.id, u.fact), t, u.diff as isize))
                                 }
                                 _ => None,
-                            },
-                        ));
+                            }));
                     })
                 }
             })
@@ -252,12 +252,12 @@ impl<'scope> FeedbackJoinExt<'scope> for Stream<'scope, u64, Vec<WaitingEvent>> 
         let pairs = changes.clone().unary(Pipeline, "JoinPairs", |_, _| {
             move |input, output| {
                 input.for_each(|time, data| {
-                    output.session(&time).give_iterator(data.drain(..).filter_map(
-                        |((_, o), _, diff)| match o {
+                    output
+                        .session(&time)
+                        .give_iterator(data.drain(..).filter_map(|((_, o), _, diff)| match o {
                             Outcome::Pair(p) if diff > 0 => Some(*p),
                             _ => None,
-                        },
-                    ));
+                        }));
                 })
             }
         });
@@ -293,13 +293,13 @@ impl<'scope> FeedbackJoinExt<'scope> for Stream<'scope, u64, Vec<WaitingEvent>> 
                 move |input, output| {
                     input.for_each(|time, data: &mut Vec<FeederOutput>| {
                         let t = *time.time();
-                        output.session(&time).give_iterator(data.drain(..).filter_map(
-                            move |x| match x {
+                        output
+                            .session(&time)
+                            .give_iterator(data.drain(..).filter_map(move |x| match x {
                                 FeederOutput::Admitted => Some((0u8, t, 1isize)),
                                 FeederOutput::Received => Some((1u8, t, 1isize)),
                                 FeederOutput::Update(_) => None,
-                            },
-                        ));
+                            }));
                     })
                 }
             }))
@@ -339,7 +339,11 @@ impl<'scope> FeedbackJoinExt<'scope> for Stream<'scope, u64, Vec<WaitingEvent>> 
                 for fp in &state.pairs {
                     pairs.entry(fp.formed).or_default().push(fp.pair.clone());
                 }
-                (state.counts, pairs)
+                // The gauges count again as the restored facts come back in.
+                let mut counts = state.counts;
+                counts.waiting = 0;
+                counts.held = 0;
+                (counts, pairs)
             }
             _ => (JoinCounts::default(), BTreeMap::new()),
         };
@@ -385,17 +389,13 @@ impl<'scope> FeedbackJoinExt<'scope> for Stream<'scope, u64, Vec<WaitingEvent>> 
                 }
             }
         });
-        let parts = parts.unary(
-            Exchange::new(|_: &JoinPart| 0u64),
-            "JoinParts",
-            |_, _| {
-                move |input, output| {
-                    input.for_each(|time, data: &mut Vec<JoinPart>| {
-                        output.session(&time).give_container(data);
-                    })
-                }
-            },
-        );
+        let parts = parts.unary(Exchange::new(|_: &JoinPart| 0u64), "JoinParts", |_, _| {
+            move |input, output| {
+                input.for_each(|time, data: &mut Vec<JoinPart>| {
+                    output.session(&time).give_container(data);
+                })
+            }
+        });
         JoinStreams {
             learning,
             counts: count_changes,

@@ -275,7 +275,14 @@ impl JoinCounts {
 
 /// The names of the join's counts, in field order.
 pub const COUNT_NAMES: [&str; 8] = [
-    "admitted", "feedback", "joined", "duplicate", "repeated", "late", "waiting", "held",
+    "admitted",
+    "feedback",
+    "joined",
+    "duplicate",
+    "repeated",
+    "late",
+    "waiting",
+    "held",
 ];
 
 /// What one change of an id's outcomes at `epoch` counts, as (field of [`COUNT_NAMES`],
@@ -315,7 +322,12 @@ pub fn count_changes(outcome: &Outcome, epoch: u64, diff: i64) -> Vec<(usize, i6
 /// The learning pass of a pair: the event with its label, or with the top-k pairs made
 /// from its shown labels and the clicks, or with pairs made elsewhere. It is ordered in its
 /// epoch by the later of the two positions.
-pub fn learning_pass(pair: &Pairing, topk: &TopKConfig, labels: usize, score_dim: usize) -> InFlight {
+pub fn learning_pass(
+    pair: &Pairing,
+    topk: &TopKConfig,
+    labels: usize,
+    score_dim: usize,
+) -> InFlight {
     let seq = pair.seq();
     let e = &pair.event;
     match &pair.feedback.kind {

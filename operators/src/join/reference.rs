@@ -1,7 +1,6 @@
 use super::fact::{FeedbackItem, JoinFact, Outcome, Pairing, WaitingEvent};
 use super::logic::{
-    FactUpdate, JoinConfig, JoinCounts, admit_event, admit_feedback, classify, pair_updates,
-    timers,
+    FactUpdate, JoinConfig, JoinCounts, admit_event, admit_feedback, classify, pair_updates, timers,
 };
 use super::state::{FormedPair, JoinState};
 use serde::{Deserialize, Serialize};
@@ -229,7 +228,10 @@ impl JoinReference {
                     join.schedule(u, t);
                 }
             }
-            join.pairs.entry(fp.formed).or_default().push(fp.pair.clone());
+            join.pairs
+                .entry(fp.formed)
+                .or_default()
+                .push(fp.pair.clone());
         }
         join
     }
@@ -283,12 +285,18 @@ mod tests {
             lag: 1,
         });
         // Epoch 0: event 1 waits; feedback for 2 comes before its event.
-        assert!(j.epoch(0, vec![waiting(1, 0, 0)], vec![fb(2, 1, 0)]).is_empty());
+        assert!(
+            j.epoch(0, vec![waiting(1, 0, 0)], vec![fb(2, 1, 0)])
+                .is_empty()
+        );
         let c = j.counts();
         assert_eq!((c.admitted, c.feedback, c.waiting, c.held), (1, 1, 1, 1));
         // Epoch 1: feedback for 1 (after its event), and event 2 (after its feedback).
         let pairs = j.epoch(1, vec![waiting(2, 3, 1)], vec![fb(1, 2, 1)]);
-        assert_eq!(pairs.iter().map(Pairing::seq).collect::<Vec<_>>(), vec![2, 3]);
+        assert_eq!(
+            pairs.iter().map(Pairing::seq).collect::<Vec<_>>(),
+            vec![2, 3]
+        );
         // Epoch 2: the pairs leave; a second feedback for 1 is a repeat.
         assert!(j.epoch(2, vec![], vec![fb(1, 4, 2)]).is_empty());
         let c = j.counts();
@@ -317,8 +325,16 @@ mod tests {
         let run = |j: &mut JoinReference, from: u64, to: u64| -> Vec<(u64, u64)> {
             let mut out = Vec::new();
             for t in from..to {
-                let events = if t % 2 == 0 { vec![waiting(t, 2 * t, t)] } else { vec![] };
-                let feedback = if t >= 1 { vec![fb(t - 1, 2 * t + 1, t)] } else { vec![] };
+                let events = if t % 2 == 0 {
+                    vec![waiting(t, 2 * t, t)]
+                } else {
+                    vec![]
+                };
+                let feedback = if t >= 1 {
+                    vec![fb(t - 1, 2 * t + 1, t)]
+                } else {
+                    vec![]
+                };
                 out.extend(j.epoch(t, events, feedback).iter().map(|p| (t, p.seq())));
             }
             out
