@@ -40,6 +40,9 @@ pub fn control<'scope>(
                 )
             };
             if stop {
+                if signal.load(Ordering::SeqCst) && error.is_none() {
+                    eprintln!("flowboost: kafka: stopping (signal): finishing what is in flight");
+                }
                 output.session(cap).give(Control::Stop { error });
                 worker.borrow_mut().stopping = true;
                 capability = None;

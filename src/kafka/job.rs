@@ -366,10 +366,12 @@ pub fn run_job(
     if let Some(e) = error {
         return Err(e);
     }
+    let first = metrics.first_event_at();
     let metrics = metrics.snapshot();
-    let busy_seconds = busy.map_or(0.0, |(a, b): (Instant, Instant)| {
-        b.duration_since(a).as_secs_f64()
-    });
+    let busy_seconds = match (first, busy) {
+        (Some(a), Some((_, b))) => b.saturating_duration_since(a).as_secs_f64(),
+        _ => 0.0,
+    };
     let _ = peers;
     let _ = process;
     Ok(JobSummary {

@@ -69,8 +69,8 @@ pub fn merge<'scope>(
         std::iter::empty(),
     );
     let mut control_in = builder.new_input_connection(control, Pipeline, std::iter::empty());
-    let (items_out, items) = builder.new_output::<Vec<Item>>();
-    let (side_out, side) = builder.new_output::<Vec<SideRecord>>();
+    let (items_out, items) = builder.new_output_connection::<Vec<Item>, _>(std::iter::empty());
+    let (side_out, side) = builder.new_output_connection::<Vec<SideRecord>, _>(std::iter::empty());
     let mut items_out = OutputBuilder::from(items_out);
     let mut side_out = OutputBuilder::from(side_out);
     builder.build(move |mut capabilities| {
@@ -136,6 +136,7 @@ pub fn merge<'scope>(
                 match r.body {
                     RecordBody::Event(example) => {
                         metrics.events_in.fetch_add(1, Ordering::Relaxed);
+                        metrics.first_event();
                         if example.label.is_some() {
                             metrics.learned.fetch_add(1, Ordering::Relaxed);
                         }

@@ -40,6 +40,7 @@ pub struct JobMetrics {
     pub lag_total: AtomicI64,
     loss_name: &'static str,
     join: Mutex<JoinCounts>,
+    first: Mutex<Option<Instant>>,
 }
 
 /// A snapshot of the counters.
@@ -92,8 +93,22 @@ impl JobMetrics {
             lag: Mutex::new(BTreeMap::new()),
             lag_total: AtomicI64::new(0),
             join: Mutex::new(JoinCounts::default()),
+            first: Mutex::new(None),
             loss_name,
         }
+    }
+
+    /// Notes when the first event came (the start of the busy time).
+    pub fn first_event(&self) {
+        let mut f = lock(&self.first);
+        if f.is_none() {
+            *f = Some(Instant::now());
+        }
+    }
+
+    /// When the first event came.
+    pub fn first_event_at(&self) -> Option<Instant> {
+        *lock(&self.first)
     }
 
     /// Sets the feedback join's counts.
@@ -124,16 +139,17 @@ impl JobMetrics {
     /// A snapshot.
     pub fn snapshot(&self) -> MetricsSnapshot {
         let by_reason = lock(&self.dead_letters).clone();
+        let join = *lock(&self.join);
         MetricsSnapshot {
             events_in: self.events_in.load(Ordering::Relaxed),
             feedback_in: self.feedback_in.load(Ordering::Relaxed),
             predictions: self.predictions_out.load(Ordering::Relaxed),
-            learned: self.learned.load(Ordering::Relaxed),
+            learned: self.learned.load(Ordering::Relaxed) + join.joined,
             dead_letters: by_reason.values().sum(),
             dead_letters_by_reason: by_reason,
-            feedback_joined: lock(&self.join).joined,
-            feedback_expired: lock(&self.join).expired(),
-            join: *lock(&self.join),
+            feedback_joined: join.joined,
+            feedback_expired: join.expired(),
+            join,
             progressive_loss: f64::from_bits(self.progressive_loss.load(Ordering::Relaxed)),
             loss: self.loss_name,
             lag: self.lag_total.load(Ordering::Relaxed),

@@ -166,7 +166,7 @@ pub fn kafka_sink<'scope>(
                                     labels: &p.labels,
                                     scores: &p.scores,
                                     expert: p.expert,
-                                    model_version: p.seq,
+                                    model_version: p.version,
                                     shown: &p.shown,
                                 },
                                 &mut buf,

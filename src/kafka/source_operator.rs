@@ -169,7 +169,8 @@ pub fn kafka_source<'scope>(
     let info = builder.operator_info();
     let activator = scope.activator_for(info.address);
     let mut control_in = builder.new_input_connection(control, Pipeline, std::iter::empty());
-    let (output, stream) = builder.new_output::<Vec<SourceMessage>>();
+    let (output, stream) =
+        builder.new_output_connection::<Vec<SourceMessage>, _>(std::iter::empty());
     let mut output = timely::dataflow::operators::generic::OutputBuilder::from(output);
     builder.build(move |mut capabilities| {
         let mut capability = capabilities.pop();

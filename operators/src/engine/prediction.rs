@@ -15,6 +15,8 @@ pub struct Prediction {
     pub scores: Vec<f64>,
     /// The chosen expert, 1-based (expert `i` combines the first `i` weak learners).
     pub expert: u32,
+    /// The model's version when it predicted: the records it had learned from.
+    pub version: u64,
     /// Top-k boosters: the booster's own top-k labels (its ranking's first `k`).
     pub top: Vec<u32>,
     /// Top-k boosters: the labels shown, in display order (the top-k of the randomized

@@ -33,6 +33,9 @@ pub struct InFlight {
     /// Whether the stages must not see the example's label (a prediction pass whose
     /// feedback comes later, or a learning pass from top-k feedback only).
     pub hide_label: bool,
+    /// How many records the model had learned from when this one reached the chain (set
+    /// by the first stage: the prediction's model version).
+    pub version: u64,
     /// A snapshot marker rather than a record: the stages and the terminal do not process
     /// it; each adds its state to it when it reaches them (it comes last in its
     /// timestamp), so it leaves the chain with the whole chain's state at that point.
@@ -90,6 +93,7 @@ impl InFlight {
             pairs: None,
             emit: true,
             hide_label: false,
+            version: 0,
             snapshot: None,
         }
     }

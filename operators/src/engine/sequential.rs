@@ -80,7 +80,7 @@ impl<S: Stage + Serialize> SequentialRunner<S> {
     /// terminal wrote a prediction into `out`.
     pub fn process_record(&mut self, rec: InFlight, out: &mut Prediction) -> bool {
         let mut rec = rec;
-        self.position.count(&rec);
+        self.position.count(&mut rec);
         for stage in &mut self.stages {
             stage.process(&mut rec);
         }

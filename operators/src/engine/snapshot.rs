@@ -25,8 +25,10 @@ pub struct SnapshotPolicy {
 
 impl Position {
     /// Counts one record processed by the chain (as the sequential runner and the first
-    /// stage block do).
-    pub fn count(&mut self, rec: &super::InFlight) {
+    /// stage block do), and stamps it with the model's version (records learned from so
+    /// far).
+    pub fn count(&mut self, rec: &mut super::InFlight) {
+        rec.version = self.learned;
         self.seq = self.seq.max(rec.seq + 1);
         self.events += u64::from(rec.emit);
         self.learned += u64::from(rec.learns());
