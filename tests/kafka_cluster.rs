@@ -22,7 +22,6 @@ use flowboost::operators::engine::{
 };
 use flowboost::operators::join::{FeedbackKind, JoinConfig};
 use flowboost::operators::learners::WeakKind;
-use serde_json::Value;
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};

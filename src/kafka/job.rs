@@ -79,7 +79,7 @@ pub struct JobOptions {
     pub max_epochs_in_flight: u64,
     /// The processes of the cluster (one, by default).
     pub cluster: Cluster,
-    /// The merge block, in offsets per partition (see [`Merger`]).
+    /// The merge block, in offsets per partition (see [`Merger`](super::merge::Merger)).
     pub merge_block: i64,
     /// librdkafka properties for every client.
     pub settings: Vec<(String, String)>,

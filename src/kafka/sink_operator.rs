@@ -53,6 +53,13 @@ pub struct SinkModel {
     pub restored: JoinCounts,
 }
 
+/// Offsets that can be committed once the producers have delivered so many records.
+struct PendingCommit {
+    offsets: Vec<(StreamId, i32, i64)>,
+    predictions: u64,
+    dead_letters: u64,
+}
+
 /// What the sink reports when the job ends.
 #[derive(Debug, Default)]
 pub struct SinkEnd {
@@ -108,8 +115,8 @@ pub fn kafka_sink<'scope>(
         let mut assembler = SnapshotAssembler::default();
         let mut tracker = CountsTracker::new(model.restored);
         // The latest commit marks of epochs whose outputs are all handed to the
-        // producers, with the producers' counts then (committable once delivered).
-        let mut marks: Option<(Vec<(StreamId, i32, i64)>, u64, u64)> = None;
+        // producers (committable once the producers delivered that much).
+        let mut marks: Option<PendingCommit> = None;
         let mut committed: BTreeMap<(StreamId, i32), i64> = BTreeMap::new();
         let mut last_commit = Instant::now();
         let mut buf = Vec::with_capacity(256);
@@ -129,11 +136,13 @@ pub fn kafka_sink<'scope>(
                     assembler.source(*time.time(), s);
                 }
             });
-            counts_in.for_each(|_t, data: &mut Vec<((u8, isize), u64, isize)>| {
-                for ((field, total), _, diff) in data.drain(..) {
-                    tracker.update(field, total, diff);
-                }
-            });
+            counts_in.for_each(
+                |_t, data: &mut Vec<flowboost_operators::join::CountUpdate>| {
+                    for ((field, total), _, diff) in data.drain(..) {
+                        tracker.update(field, total, diff);
+                    }
+                },
+            );
             parts_in.for_each(|time, data: &mut Vec<JoinPart>| {
                 for p in data.drain(..) {
                     assembler.join(*time.time(), p);
@@ -214,10 +223,15 @@ pub fn kafka_sink<'scope>(
                                 c.topics[stream as usize], body.reason
                             ),
                         },
-                        SideRecord::Commit(m) => {
-                            let sent = c.predictions.stats().produced;
-                            let dead = c.dead_letters.as_ref().map_or(0, |w| w.stats().produced);
-                            marks = Some((m, sent, dead));
+                        SideRecord::Commit(offsets) => {
+                            marks = Some(PendingCommit {
+                                offsets,
+                                predictions: c.predictions.stats().produced,
+                                dead_letters: c
+                                    .dead_letters
+                                    .as_ref()
+                                    .map_or(0, |w| w.stats().produced),
+                            });
                         }
                     }
                 }
@@ -278,10 +292,11 @@ pub fn kafka_sink<'scope>(
             if !failed
                 && worker.borrow().error.is_none()
                 && due
-                && let Some((m, sent, dead)) = marks.as_ref()
-                && delivered >= *sent
-                && dead_delivered >= *dead
+                && let Some(pending) = marks.as_ref()
+                && delivered >= pending.predictions
+                && dead_delivered >= pending.dead_letters
             {
+                let m = &pending.offsets;
                 let changed: Vec<(&str, i32, i64)> = m
                     .iter()
                     .filter(|(s, p, o)| committed.get(&(*s, *p)) != Some(o))

@@ -28,7 +28,7 @@ pub struct PipelineStreams<'scope> {
 /// What the feedback join hands the sink.
 pub struct JoinOutputs<'scope> {
     /// The live counts, a differential aggregate, on worker 0.
-    pub counts: Stream<'scope, u64, Vec<((u8, isize), u64, isize)>>,
+    pub counts: Stream<'scope, u64, Vec<crate::join::CountUpdate>>,
     /// Every worker's part of the join's state at each snapshot epoch, on worker 0.
     pub parts: Stream<'scope, u64, Vec<JoinPart>>,
 }
@@ -173,11 +173,11 @@ pub fn pipeline<'scope, S: Stage + Serialize + 'static>(
         .concat(restored_learning)
         .connect_loop(handle);
     let counts = joined.counts.unary(
-        timely::dataflow::channels::pact::Exchange::new(|_: &((u8, isize), u64, isize)| 0u64),
+        timely::dataflow::channels::pact::Exchange::new(|_: &crate::join::CountUpdate| 0u64),
         "JoinCounts",
         |_, _| {
             move |input, output| {
-                input.for_each(|time, data: &mut Vec<((u8, isize), u64, isize)>| {
+                input.for_each(|time, data: &mut Vec<crate::join::CountUpdate>| {
                     output.session(&time).give_container(data);
                 })
             }

@@ -160,7 +160,7 @@ fn prediction_sink<'scope, K: PredictionSink + 'static>(
                     assembler.source(*time.time(), s);
                 }
             });
-            counts_in.for_each(|_time, data: &mut Vec<((u8, isize), u64, isize)>| {
+            counts_in.for_each(|_time, data: &mut Vec<crate::join::CountUpdate>| {
                 for ((field, total), _, diff) in data.drain(..) {
                     tracker.update(field, total, diff);
                 }

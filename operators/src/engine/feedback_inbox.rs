@@ -3,13 +3,12 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 /// Feedback that arrives from outside the evaluation, keyed by event id: a log's clicks
-/// for each impression ([`Oracle::Logged`](super::Oracle::Logged)).
+/// for each impression ([`OracleKind::Logged`](super::OracleKind::Logged)).
 ///
 /// The source posts an event's feedback when it reads the event; the
-/// [`FeedbackLoop`](super::FeedbackLoop) takes it when the event's feedback is due (the
-/// entry is removed then, joined or not, so the inbox holds at most the events in the delay
-/// window). Clones share the same inbox, so a source and a loop built on different closures
-/// can meet.
+/// [`Oracle`](super::Oracle) takes it when the event's feedback is due (the entry is
+/// removed then, so the inbox holds at most the events in the delay window). Clones share
+/// the same inbox, so a source and an oracle built on different closures can meet.
 #[derive(Clone, Debug, Default)]
 pub struct FeedbackInbox(Arc<Mutex<HashMap<u64, Arc<PairFeedback>>>>);
 

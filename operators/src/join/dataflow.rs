@@ -19,6 +19,11 @@ use timely::dataflow::operators::generic::Operator;
 use timely::dataflow::operators::vec::Broadcast;
 use timely::dataflow::operators::{Concat, ConnectLoop, Feedback};
 
+/// A change of the join's live counts, in differential-dataflow's update form: `((count
+/// field, total), epoch, diff)` (the count field indexes
+/// [`COUNT_NAMES`](super::COUNT_NAMES)).
+pub type CountUpdate = ((u8, isize), u64, isize);
+
 /// What the join hands back to the pipeline.
 pub struct JoinStreams<'scope> {
     /// The learning passes, at the epoch their pair formed (the caller delays them by
@@ -26,7 +31,7 @@ pub struct JoinStreams<'scope> {
     pub learning: Stream<'scope, u64, Vec<InFlight>>,
     /// The join's live counts, a differential aggregate: changes `((index into
     /// [`COUNT_NAMES`](super::COUNT_NAMES), total), epoch, diff)`.
-    pub counts: Stream<'scope, u64, Vec<((u8, isize), u64, isize)>>,
+    pub counts: Stream<'scope, u64, Vec<CountUpdate>>,
     /// Every worker's part of the join's state after each requested epoch, on worker 0.
     pub parts: Stream<'scope, u64, Vec<JoinPart>>,
 }

@@ -18,7 +18,7 @@ mod logic;
 mod reference;
 mod state;
 
-pub use dataflow::{FeedbackJoinExt, JoinPart, JoinStreams};
+pub use dataflow::{CountUpdate, FeedbackJoinExt, JoinPart, JoinStreams};
 pub use fact::{FeedbackItem, FeedbackKind, JoinFact, Outcome, Pairing, WaitingEvent};
 pub use logic::{
     COUNT_NAMES, FactUpdate, JoinConfig, JoinCounts, admit_event, admit_feedback, classify,
