@@ -119,7 +119,7 @@ fn a_crashed_eval_resumes_from_its_last_save_exactly() {
 #[test]
 fn a_resumed_eval_is_exact_on_the_dataflow_engine_with_feedback_pending() {
     crash_and_resume(
-        &["--feedback-delay", "40", "--pending-capacity", "30"],
+        &["--feedback-delay", "40", "--pending-ttl", "30"],
         &["--engine", "dataflow", "--workers", "2", "--batch", "16"],
         "model-resume-feedback",
     );

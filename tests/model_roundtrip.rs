@@ -7,16 +7,18 @@
 //! snapshots taken by every engine must be byte-identical to the sequential runner's.
 
 use flowboost::connectors::generators::{Generator, GeneratorConfig};
+use flowboost::model::FeedbackRun;
 use flowboost::model::SavedModel;
 use flowboost::operators::boosters::{
     AlgorithmSpec, Booster, BoosterConfig, ModelOption, REGISTRY, TreeParams, build,
 };
 use flowboost::operators::data::{Example, Schema, Task};
-use flowboost::operators::dataflow::{DataflowOptions, run_dataflow_with_feedback};
+use flowboost::operators::dataflow::{DataflowOptions, run_dataflow};
 use flowboost::operators::engine::{
-    ChainSnapshot, FeedbackLoop, FeedbackOptions, Oracle, Prediction, PredictionSink,
-    SnapshotPolicy,
+    ChainSnapshot, EpochRule, FeedbackSetup, ItemStream, Oracle, OracleKind, Prediction,
+    PredictionSink, Sequencer, SnapshotPolicy,
 };
+use flowboost::operators::join::JoinConfig;
 use flowboost::operators::learners::WeakKind;
 use std::sync::Arc;
 
@@ -63,7 +65,7 @@ impl PredictionSink for Recorder {
     }
 
     fn snapshot(&mut self, snapshot: ChainSnapshot) -> Result<(), String> {
-        let events = snapshot.position.events;
+        let events = snapshot.source.as_ref().map_or(0, |s| s.events);
         let bytes = SavedModel::from_snapshot(&self.config, &self.schema, snapshot, None, None)
             .to_bytes()?;
         self.out.snapshots.push(Snapshot { events, bytes });
@@ -94,7 +96,7 @@ struct Case {
     config: BoosterConfig,
     generator: GeneratorConfig,
     schema: Schema,
-    feedback: Option<(FeedbackOptions, Oracle)>,
+    feedback: Option<FeedbackRun>,
 }
 
 impl Case {
@@ -113,24 +115,49 @@ impl Case {
         }
     }
 
-    fn new_loop(&self) -> Option<FeedbackLoop> {
-        self.feedback
-            .map(|(o, oracle)| FeedbackLoop::new(o, oracle, self.schema.num_labels()))
+    /// The stamped stream from a snapshot's source state (or the start): epochs of 11
+    /// inputs (and one ending after each feedback record), snapshots every 97 events and
+    /// at the end.
+    fn items(
+        &self,
+        saved: Option<&SavedModel>,
+    ) -> ItemStream<impl Iterator<Item = Result<Example, String>> + use<>> {
+        let source = saved
+            .and_then(|s| s.body.source.clone())
+            .unwrap_or_default();
+        let oracle = self
+            .feedback
+            .map(|f| Oracle::new(f.oracle, f.delay, source.oracle.clone().unwrap_or_default()));
+        let rule = EpochRule {
+            size: 11,
+            feedback_closes: self.feedback.is_some(),
+        };
+        let policy = SnapshotPolicy {
+            every: Some(EVERY),
+            at_end: true,
+        };
+        let skip = source.events;
+        ItemStream::new(
+            self.stream(skip),
+            oracle,
+            Sequencer::new(rule, source),
+            policy,
+        )
+    }
+
+    fn setup(&self, saved: Option<&SavedModel>) -> Option<FeedbackSetup> {
+        self.feedback.map(|f| FeedbackSetup {
+            join: JoinConfig { ttl: f.ttl, lag: 1 },
+            topk: self.config.topk,
+            labels: self.schema.num_labels(),
+            restored: saved.and_then(|s| s.body.join.clone()).map(Arc::new),
+        })
     }
 
     /// Runs from `start` (a model file's bytes, or a fresh model) on the stream after the
     /// start's events.
     fn run(&self, engine: Engine, start: Option<&[u8]>) -> Recorded {
         let saved = start.map(|b| Arc::new(SavedModel::from_bytes(b, "snapshot").unwrap()));
-        let skip = saved.as_ref().map_or(0, |s| s.body.position.events);
-        let feedback = match &saved {
-            Some(s) => s.body.feedback.clone(),
-            None => self.new_loop(),
-        };
-        let policy = SnapshotPolicy {
-            every: Some(EVERY),
-            at_end: true,
-        };
         let chain =
             |saved: &Option<Arc<SavedModel>>, schema: &Schema, config: &BoosterConfig| -> Booster {
                 match saved {
@@ -138,42 +165,41 @@ impl Case {
                     None => build(schema, config).unwrap(),
                 }
             };
+        let setup = self.setup(saved.as_deref());
         match engine {
-            Engine::Sequential => {
-                let mut runner = chain(&saved, &self.schema, &self.config)
-                    .into_sequential()
-                    .with_snapshots(policy);
-                match feedback {
-                    Some(mut f) => runner
-                        .run_with_feedback(self.stream(skip), self.recorder(), &mut f)
-                        .unwrap(),
-                    None => runner.run(self.stream(skip), self.recorder()).unwrap(),
-                }
-            }
+            Engine::Sequential => chain(&saved, &self.schema, &self.config)
+                .into_sequential()
+                .run_items(self.items(saved.as_deref()), self.recorder(), setup)
+                .unwrap(),
             Engine::Dataflow(workers) => {
                 let options = DataflowOptions {
                     workers,
-                    batch: 7,
-                    max_batches_in_flight: 3,
-                    snapshots: policy,
+                    max_epochs_in_flight: 3,
+                    source_batch: 5,
                 };
                 let (s, c) = (self.schema.clone(), self.config.clone());
-                let generator = self.generator.clone();
                 let recorder = std::sync::Mutex::new(Some(self.recorder()));
-                let fb = std::sync::Mutex::new(Some(feedback));
-                run_dataflow_with_feedback(
+                let case = self.clone_for_source();
+                let source_saved = saved.clone();
+                run_dataflow(
                     &options,
                     move || Ok::<_, String>(chain(&saved, &s, &c)),
-                    move || {
-                        Ok(Generator::new(generator.clone())?
-                            .skip(skip as usize)
-                            .map(Ok))
-                    },
+                    move || Ok(case.items(source_saved.as_deref())),
                     move || recorder.lock().unwrap().take().unwrap(),
-                    move || fb.lock().unwrap().take().flatten(),
+                    setup,
                 )
                 .unwrap()
             }
+        }
+    }
+
+    fn clone_for_source(&self) -> Case {
+        Case {
+            name: self.name.clone(),
+            config: self.config.clone(),
+            generator: self.generator.clone(),
+            schema: self.schema.clone(),
+            feedback: self.feedback,
         }
     }
 }
@@ -211,15 +237,15 @@ fn cases() -> Vec<Case> {
             config.threshold = config
                 .threshold_config()
                 .unwrap_or(config.threshold.clone());
-            let delayed = FeedbackOptions {
+            let delayed = |oracle| FeedbackRun {
                 delay: 11,
-                capacity: 40,
-                ttl: 1_000,
+                ttl: Some(30),
+                oracle,
             };
-            let feedbacks: Vec<Option<(FeedbackOptions, Oracle)>> = if spec.algorithm.is_topk() {
-                vec![Some((delayed, Oracle::TopK(config.topk)))]
+            let feedbacks: Vec<Option<FeedbackRun>> = if spec.algorithm.is_topk() {
+                vec![Some(delayed(OracleKind::TopK))]
             } else {
-                vec![None, Some((delayed, Oracle::Labels))]
+                vec![None, Some(delayed(OracleKind::Labels))]
             };
             for feedback in feedbacks {
                 out.push(Case {
@@ -249,6 +275,7 @@ fn every_algorithm_resumes_exactly_from_any_snapshot_on_either_engine() {
     let cases = cases();
     assert!(cases.len() >= REGISTRY.len() * 2, "{} cases", cases.len());
     for case in &cases {
+        eprintln!("case {}", case.name);
         let Recorded {
             predictions: full,
             snapshots: snaps,
@@ -259,6 +286,7 @@ fn every_algorithm_resumes_exactly_from_any_snapshot_on_either_engine() {
         let final_bytes = &snaps.last().unwrap().bytes;
         // The dataflow engine takes the same snapshots, byte for byte.
         for workers in [1, 2] {
+            eprintln!("  dataflow {workers}");
             let r = case.run(Engine::Dataflow(workers), None);
             same(
                 &r.predictions,
@@ -300,6 +328,25 @@ fn every_algorithm_resumes_exactly_from_any_snapshot_on_either_engine() {
                 &full[emitted_before..],
                 &format!("{}: resumed at {events} on {engine:?}", case.name),
             );
+            if &rest.snapshots.last().unwrap().bytes != final_bytes {
+                let a = SavedModel::from_bytes(&rest.snapshots.last().unwrap().bytes, "a").unwrap();
+                let b = SavedModel::from_bytes(final_bytes, "b").unwrap();
+                eprintln!("header eq {}", a.header == b.header);
+                eprintln!("pos {:?} {:?}", a.body.position, b.body.position);
+                eprintln!("stages eq {}", a.body.stages == b.body.stages);
+                eprintln!(
+                    "join {:?}\n vs {:?}",
+                    a.body
+                        .join
+                        .as_ref()
+                        .map(|j| (j.epoch, j.counts, j.facts.len(), j.pairs.len())),
+                    b.body
+                        .join
+                        .as_ref()
+                        .map(|j| (j.epoch, j.counts, j.facts.len(), j.pairs.len()))
+                );
+                eprintln!("source {:?}\n vs {:?}", a.body.source, b.body.source);
+            }
             assert!(
                 &rest.snapshots.last().unwrap().bytes == final_bytes,
                 "{}: the final model after resuming at {events} on {engine:?} differs",

@@ -173,7 +173,9 @@ pub struct EngineArgs {
     #[arg(long, default_value_t = 1, value_name = "W")]
     pub workers: usize,
 
-    /// Records per dataflow timestamp (dataflow engine).
+    /// Inputs per epoch, the timestamp of the dataflow and the unit of the feedback
+    /// join's time (both engines; with feedback, each feedback record also ends its
+    /// epoch).
     #[arg(long, default_value_t = 256, value_name = "B")]
     pub batch: usize,
 }
@@ -188,7 +190,6 @@ impl EngineArgs {
             "sequential" => Ok(Engine::Sequential),
             _ => Ok(Engine::Dataflow(DataflowOptions {
                 workers: self.workers,
-                batch: self.batch.max(1),
                 ..DataflowOptions::default()
             })),
         }

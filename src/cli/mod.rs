@@ -3,6 +3,7 @@
 pub mod args;
 mod eval_cmd;
 mod inspect_cmd;
+mod local_cluster;
 pub mod model_io;
 mod predict_cmd;
 mod prediction_line;

@@ -1,9 +1,9 @@
 use super::args::{EngineArgs, ModelArgs};
+use crate::eval::FeedbackOptions;
 use crate::eval::{ReplaySpec, replay_clicks};
 use clap::Args;
 use flowboost_operators::boosters::Algorithm;
 use flowboost_operators::data::Task;
-use flowboost_operators::engine::FeedbackOptions;
 use std::path::PathBuf;
 
 /// Options of `flowboost replay-clicks`.
@@ -33,9 +33,11 @@ pub struct ReplayArgs {
     #[arg(long, default_value_t = 0, value_name = "D")]
     pub feedback_delay: u64,
 
-    /// At most this many predicted impressions wait for their feedback.
-    #[arg(long, default_value_t = 100_000, value_name = "N")]
-    pub pending_capacity: usize,
+    /// An impression waits in the feedback join at most this many epochs for its feedback
+    /// (about this many impressions: each feedback record ends an epoch). Default: no
+    /// limit.
+    #[arg(long, value_name = "EPOCHS")]
+    pub pending_ttl: Option<u64>,
 
     #[command(flatten)]
     #[allow(missing_docs)]
@@ -69,9 +71,9 @@ pub fn run(args: ReplayArgs) -> Result<(), String> {
         affinity: !args.no_affinity,
         feedback: FeedbackOptions {
             delay: args.feedback_delay,
-            capacity: args.pending_capacity.max(1),
-            ..FeedbackOptions::default()
+            ttl: args.pending_ttl,
         },
+        epoch_size: args.engine.batch.max(1),
     };
     let report = replay_clicks(&spec, &config, &args.engine.engine()?)?;
     if args.json {

@@ -1,15 +1,17 @@
 use super::args::{DataArgs, EngineArgs, ModelArgs};
 use super::model_io::{ModelIoArgs, seed};
 use super::prediction_line::PredictionLine;
-use crate::eval::{Engine, Scorer};
+use crate::eval::{Engine, Scorer, epoch_rule};
+use crate::kafka::cluster::Cluster;
 use crate::kafka::{JobOptions, JobSummary, run_job};
 use crate::model::{ModelWriter, Progress as SavedProgress};
 use clap::Args;
 use flowboost_connectors::kafka::{RecordFormat, StartFrom};
 use flowboost_operators::boosters::build;
 use flowboost_operators::data::{Attribute, Example, Schema, Task};
-use flowboost_operators::dataflow::run_dataflow;
-use flowboost_operators::engine::{ChainSnapshot, Prediction, PredictionSink};
+use flowboost_operators::engine::{
+    ChainSnapshot, ItemStream, Prediction, PredictionSink, Sequencer,
+};
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;
@@ -111,12 +113,43 @@ pub struct KafkaArgs {
     /// offset).
     #[arg(long, default_value_t = 64, value_name = "B")]
     pub merge_block: i64,
-    /// At most this many unlabeled events wait for their feedback.
-    #[arg(long, default_value_t = 100_000, value_name = "N")]
-    pub pending_capacity: usize,
-    /// An unlabeled event waits for its feedback at most this many later events.
+    /// An unlabeled event waits for its feedback (and feedback for its event) at most
+    /// about this many later events: the feedback join's time-to-live, counted in epochs of
+    /// --batch events, rounded up. It also bounds the join's memory: at most this many
+    /// events and feedback records wait.
     #[arg(long, default_value_t = 1_000_000, value_name = "N")]
     pub pending_ttl: u64,
+    /// A learning pass enters the model this many epochs after its feedback met its event
+    /// (at least 1; more lets the stage blocks of several workers work on later epochs
+    /// meanwhile).
+    #[arg(long, default_value_t = 4, value_name = "EPOCHS")]
+    pub feedback_lag: u64,
+    /// On a live stream, a record waits at most this long for the other partitions in the
+    /// merge (then the order depends on arrival times; a replay never waits this long).
+    #[arg(long, default_value_t = 1000, value_name = "MS")]
+    pub max_merge_wait_ms: u64,
+    /// How many epochs the merge may run ahead of the model's output (backpressure: the
+    /// sources stop reading beyond it).
+    #[arg(long, default_value_t = 8, value_name = "EPOCHS")]
+    pub max_epochs_in_flight: u64,
+    /// The number of processes of the cluster (each with --workers threads); needs
+    /// --hostfile and --process.
+    #[arg(long, default_value_t = 1, value_name = "P")]
+    pub processes: usize,
+    /// This process's index, 0..P.
+    #[arg(long, default_value_t = 0, value_name = "I")]
+    pub process: usize,
+    /// The processes' addresses, one host:port per line (process 0 first).
+    #[arg(long, value_name = "FILE")]
+    pub hostfile: Option<PathBuf>,
+    /// Start a local cluster of P processes on this machine (ports from 127.0.0.1:2101 up
+    /// by default, see --local-base-port): this process is process 0 and starts the
+    /// others with the same options; if one fails, the others are stopped.
+    #[arg(long, value_name = "P")]
+    pub local_cluster: Option<usize>,
+    /// The first port of --local-cluster.
+    #[arg(long, default_value_t = 2101, value_name = "PORT")]
+    pub local_base_port: u16,
     /// A librdkafka property for every client, KEY=VALUE (repeatable).
     #[arg(long = "kafka-set", value_name = "KEY=VALUE")]
     pub kafka_set: Vec<String>,
@@ -216,6 +249,9 @@ fn topic(option: &str, value: &str) -> Result<String, String> {
 
 /// Runs `flowboost run --source kafka:TOPIC ...`.
 fn run_kafka(args: RunArgs) -> Result<(), String> {
+    if let Some(p) = args.kafka.local_cluster {
+        return super::local_cluster::run(p, args.kafka.local_base_port);
+    }
     let k = &args.kafka;
     let source = topic("source", k.source.as_deref().unwrap_or_default())?;
     let brokers = k
@@ -264,8 +300,11 @@ fn run_kafka(args: RunArgs) -> Result<(), String> {
     options.report_interval = (k.report_interval > 0.0 && k.report_interval.is_finite())
         .then(|| Duration::from_secs_f64(k.report_interval));
     options.merge_block = k.merge_block.max(1);
-    options.pending_capacity = k.pending_capacity.max(1);
     options.pending_ttl = k.pending_ttl.max(1);
+    options.feedback_lag = k.feedback_lag.max(1);
+    options.max_merge_wait = Duration::from_millis(k.max_merge_wait_ms);
+    options.max_epochs_in_flight = k.max_epochs_in_flight.max(1);
+    options.cluster = Cluster::new(k.processes, k.process, k.hostfile.as_deref())?;
     for kv in &k.kafka_set {
         let (key, value) = kv
             .split_once('=')
@@ -390,27 +429,27 @@ pub fn run(args: RunArgs) -> Result<(), String> {
     build(&schema, &config)?;
     if let Some(saved) = &plan.start {
         saved.chain("the model file")?;
-        if plan.resume && saved.body.feedback.is_some() {
+        if plan.resume && saved.body.feedback_run.is_some() {
             return Err("--resume: the model was saved with delayed feedback pending; resume it with `flowboost eval`".into());
         }
     }
-    let resumed = plan
-        .start
-        .as_ref()
-        .filter(|_| plan.resume)
-        .map(|s| (s.body.position.events, s.body.progress.clone()));
-    let skip = resumed.as_ref().map_or(0, |r| r.0);
-    let resumed_progress = resumed.and_then(|r| r.1);
+    let resumed = plan.start.as_ref().filter(|_| plan.resume);
+    let resumed_source = resumed
+        .and_then(|s| s.body.source.clone())
+        .unwrap_or_default();
+    let skip = resumed_source.events;
+    let resumed_progress = resumed.and_then(|s| s.body.progress.clone());
     let engine = EngineArgs {
         engine: "dataflow".into(),
         workers: args.workers,
         batch: args.batch,
     }
     .engine()?;
-    let Engine::Dataflow(mut options) = engine else {
+    let Engine::Dataflow(options) = engine else {
         unreachable!("run always uses the dataflow engine")
     };
-    options.snapshots = plan.snapshots;
+    let snapshots = plan.snapshots;
+    let rule = epoch_rule(args.batch, false);
     let model_writer = plan.save.clone();
     let out: Box<dyn Write + Send> = match &args.output {
         Some(p) => Box::new(BufWriter::new(File::create(p).map_err(|e| {
@@ -441,8 +480,7 @@ pub fn run(args: RunArgs) -> Result<(), String> {
     let build_schema = schema.clone();
     let build_config = config.clone();
     let start_model = plan.start.clone();
-    let (scorer, seen) = run_dataflow(
-        &options,
+    let (scorer, seen) = Engine::Dataflow(options.clone()).run(
         move || match &start_model {
             Some(saved) => saved.chain("the model file").map_err(String::from),
             None => build(&build_schema, &build_config).map_err(String::from),
@@ -452,12 +490,15 @@ pub fn run(args: RunArgs) -> Result<(), String> {
             for part in 0..source_data.parts() {
                 streams.push(source_data.stream(part)?);
             }
-            Ok(streams
+            let examples = streams
                 .into_iter()
                 .flatten()
-                .skip(usize::try_from(skip).unwrap_or(usize::MAX)))
+                .skip(usize::try_from(skip).unwrap_or(usize::MAX));
+            let sequencer = Sequencer::new(rule, resumed_source.clone());
+            Ok(ItemStream::new(examples, None, sequencer, snapshots))
         },
         make_sink,
+        None,
     )??;
     let secs = start.elapsed().as_secs_f64();
     let (name, value) = scorer.headline();

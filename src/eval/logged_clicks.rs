@@ -21,16 +21,16 @@
 //!   `mean c_i 1{pi_i[j_i] = a_i} / p_i`; and the position-independent variant
 //!   `mean c_i 1{a_i in pi_i} / (k p_i)`; each with its standard error `sd / sqrt(n)`.
 
-use super::Engine;
 use super::impression_features::ImpressionFeatures;
+use super::{Engine, FeedbackOptions, epoch_rule};
 use flowboost_connectors::readers::open_bandit::{LoggedSlot, OpenBanditLog};
 use flowboost_operators::boosters::{BoosterConfig, build};
 use flowboost_operators::data::{Example, Label, Schema, Task};
-use flowboost_operators::dataflow::run_dataflow_with_feedback;
 use flowboost_operators::engine::{
-    FeedbackCounters, FeedbackInbox, FeedbackLoop, FeedbackOptions, Oracle, Prediction,
-    PredictionSink,
+    FeedbackInbox, FeedbackSetup, ItemStream, Oracle, OracleKind, Prediction, PredictionSink,
+    Sequencer, SnapshotPolicy, SourceState,
 };
+use flowboost_operators::join::{JoinConfig, JoinCounts};
 use flowboost_operators::topk::logged_pairs;
 use flowboost_operators::topk::randomization::ranking;
 use serde::Serialize;
@@ -50,8 +50,10 @@ pub struct ReplaySpec {
     pub categories: usize,
     /// Whether the user-item affinities are features.
     pub affinity: bool,
-    /// The feedback delay and the pending cache's bounds.
+    /// The feedback delay and the join's time-to-live.
     pub feedback: FeedbackOptions,
+    /// Inputs per epoch.
+    pub epoch_size: usize,
 }
 
 /// A mean over the logged rows with its standard error.
@@ -138,8 +140,8 @@ pub struct ReplayReport {
     /// The position-independent IPW estimate (assumes a click does not depend on the
     /// position).
     pub ipw_ctr_position_independent: Estimate,
-    /// The delayed-feedback join's counters.
-    pub feedback: FeedbackCounters,
+    /// The feedback join's counts.
+    pub feedback: JoinCounts,
     /// Wall-clock seconds.
     pub seconds: f64,
 }
@@ -198,15 +200,15 @@ struct ReplaySink {
     logged: Mean,
     ipw: Mean,
     ipw_pi: Mean,
-    counters: FeedbackCounters,
+    counters: JoinCounts,
     rank: Vec<u32>,
 }
 
 impl PredictionSink for ReplaySink {
     type Output = ReplaySink;
 
-    fn feedback_counters(&mut self, counters: FeedbackCounters) {
-        self.counters = counters;
+    fn join_counts(&mut self, counts: JoinCounts) {
+        self.counters = counts;
     }
 
     fn accept(&mut self, out: Prediction, ex: Arc<Example>) -> Result<(), String> {
@@ -332,9 +334,14 @@ pub fn replay_clicks(
     let inbox = FeedbackInbox::default();
     let board = SlotBoard::default();
     let options = spec.feedback;
-    let make_loop = {
-        let inbox = inbox.clone();
-        move || Some(FeedbackLoop::new(options, Oracle::Logged, items).with_inbox(inbox.clone()))
+    let setup = FeedbackSetup {
+        join: JoinConfig {
+            ttl: options.ttl,
+            lag: 1,
+        },
+        topk: config.topk,
+        labels: items,
+        restored: None,
     };
     let make_sink = {
         let board = board.clone();
@@ -351,41 +358,40 @@ pub fn replay_clicks(
             logged: Mean::default(),
             ipw: Mean::default(),
             ipw_pi: Mean::default(),
-            counters: FeedbackCounters::default(),
+            counters: JoinCounts::default(),
             rank: Vec::new(),
         }
     };
-    let sink = match engine {
-        Engine::Sequential => {
-            let mut runner = build(&schema, config)?.into_sequential();
-            let source = events(&log, spec, k, clip, inbox.clone(), board.clone())?;
-            let mut fl = make_loop().ok_or("no feedback loop")?;
-            runner.run_with_feedback(source, make_sink(), &mut fl)?
-        }
-        Engine::Dataflow(options) => {
-            let build_schema = schema.clone();
-            let build_config = config.clone();
-            let source_log = log.clone();
-            let source_spec = spec.clone();
-            let (source_inbox, source_board) = (inbox.clone(), board.clone());
-            run_dataflow_with_feedback(
-                options,
-                move || build(&build_schema, &build_config),
-                move || {
-                    events(
-                        &source_log,
-                        &source_spec,
-                        k,
-                        clip,
-                        source_inbox.clone(),
-                        source_board.clone(),
-                    )
-                },
-                make_sink,
-                make_loop,
-            )?
-        }
-    };
+    let build_schema = schema.clone();
+    let build_config = config.clone();
+    let source_log = log.clone();
+    let source_spec = spec.clone();
+    let (source_inbox, source_board) = (inbox.clone(), board.clone());
+    let rule = epoch_rule(spec.epoch_size, true);
+    let sink = engine.run(
+        move || build(&build_schema, &build_config).map_err(String::from),
+        move || {
+            let examples = events(
+                &source_log,
+                &source_spec,
+                k,
+                clip,
+                source_inbox.clone(),
+                source_board.clone(),
+            )?;
+            let oracle = Oracle::new(OracleKind::Logged, options.delay, Default::default())
+                .with_inbox(source_inbox.clone());
+            let sequencer = Sequencer::new(rule, SourceState::default());
+            Ok(ItemStream::new(
+                examples,
+                Some(oracle),
+                sequencer,
+                SnapshotPolicy::default(),
+            ))
+        },
+        make_sink,
+        Some(setup),
+    )?;
     Ok(ReplayReport {
         data: spec.data.display().to_string(),
         algorithm: config.algorithm.name().to_string(),

@@ -16,6 +16,7 @@
 //! [`replay_clicks`].
 
 mod curve;
+mod engine;
 mod impression_features;
 mod logged_clicks;
 mod protocol;
@@ -24,9 +25,10 @@ mod scaling;
 mod scorer;
 
 pub use curve::{Curve, Series, write_svg};
+pub use engine::{Engine, FeedbackOptions, epoch_rule};
 pub use impression_features::ImpressionFeatures;
 pub use logged_clicks::{Estimate, ReplayReport, ReplaySpec, replay_clicks};
-pub use protocol::{Engine, EvalSpec, Feedback, Protocol, evaluate};
+pub use protocol::{EvalSpec, Feedback, Protocol, evaluate};
 pub use report::{EvalReport, GridPoint};
 pub use scaling::MinMaxScaling;
 pub use scorer::Scorer;

@@ -1,14 +1,15 @@
+use super::engine::{Engine, FeedbackOptions, epoch_rule};
 use super::{Curve, EvalReport, MinMaxScaling, Scorer};
 use crate::cli::model_io::ModelPlan;
-use crate::model::{ModelWriter, Progress as SavedProgress};
+use crate::model::{FeedbackRun, ModelWriter, Progress as SavedProgress};
 use crate::source::{Dataset, ExampleStream};
 use flowboost_operators::boosters::{BoosterConfig, build};
 use flowboost_operators::data::{Example, Label, Task};
-use flowboost_operators::dataflow::{DataflowOptions, run_dataflow_with_feedback};
 use flowboost_operators::engine::{
-    ChainSnapshot, FeedbackCounters, FeedbackLoop, FeedbackOptions, Oracle, Prediction,
-    PredictionSink,
+    ChainSnapshot, FeedbackSetup, ItemStream, Oracle, OracleKind, Prediction, PredictionSink,
+    Sequencer,
 };
+use flowboost_operators::join::{JoinConfig, JoinCounts};
 use flowboost_operators::metrics::rank_loss;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde::Serialize;
@@ -89,15 +90,18 @@ pub struct EvalSpec {
     pub scale: bool,
     /// The model to start from and where to save it.
     pub model: ModelPlan,
+    /// Inputs per epoch (the feedback join works per epoch; with feedback, each feedback
+    /// record also ends its epoch).
+    pub epoch_size: usize,
 }
 
 /// What a feedback run needs to know.
 #[derive(Clone, Copy, Debug)]
 pub struct Feedback {
-    /// The delay and cache bounds.
+    /// The delay and the join's time-to-live.
     pub options: FeedbackOptions,
     /// How feedback is made from the true label.
-    pub oracle: Oracle,
+    pub oracle: OracleKind,
 }
 
 #[derive(Serialize)]
@@ -114,33 +118,6 @@ enum PredictionValue<'a> {
     Labels(&'a [u32]),
 }
 
-/// Which engine runs the stages.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Engine {
-    /// The plain loop (the reference).
-    Sequential,
-    /// Timely dataflow, stages in contiguous blocks across the workers.
-    Dataflow(DataflowOptions),
-}
-
-impl Engine {
-    /// `sequential` or `dataflow`.
-    pub fn name(&self) -> &'static str {
-        match self {
-            Engine::Sequential => "sequential",
-            Engine::Dataflow(_) => "dataflow",
-        }
-    }
-
-    /// The number of workers (1 for the sequential engine).
-    pub fn workers(&self) -> usize {
-        match self {
-            Engine::Sequential => 1,
-            Engine::Dataflow(o) => o.workers,
-        }
-    }
-}
-
 /// Scores the predictions from `eval_from` on and writes the prediction lines.
 struct EvalSink {
     task: Task,
@@ -151,13 +128,15 @@ struct EvalSink {
     progress: Progress,
     start: Instant,
     curve: Option<Curve>,
-    counters: Option<FeedbackCounters>,
+    counters: Option<JoinCounts>,
     /// Frozen test: the true labels of the scored examples, in stream order.
     truth: Option<Arc<Vec<Option<Label>>>>,
     /// When the first scored prediction came out.
     eval_started: Option<Instant>,
     /// Where snapshots of the model go.
     model: Option<ModelWriter>,
+    /// How the run makes its feedback (saved with the model).
+    feedback_run: Option<FeedbackRun>,
 }
 
 /// What an evaluation run returns: the scores, the examples seen, the feedback counters
@@ -165,7 +144,7 @@ struct EvalSink {
 type SinkOutput = (
     Scorer,
     u64,
-    Option<FeedbackCounters>,
+    Option<JoinCounts>,
     Option<Curve>,
     Option<Instant>,
 );
@@ -173,8 +152,8 @@ type SinkOutput = (
 impl PredictionSink for EvalSink {
     type Output = Result<SinkOutput, String>;
 
-    fn feedback_counters(&mut self, counters: FeedbackCounters) {
-        self.counters = Some(counters);
+    fn join_counts(&mut self, counts: JoinCounts) {
+        self.counters = Some(counts);
     }
 
     fn snapshot(&mut self, snapshot: ChainSnapshot) -> Result<(), String> {
@@ -185,7 +164,7 @@ impl PredictionSink for EvalSink {
             seen: self.seen,
             scorer: self.scorer.clone(),
         };
-        writer.write(snapshot, Some(progress), None)?;
+        writer.write(snapshot, Some(progress), self.feedback_run)?;
         Ok(())
     }
 
@@ -313,12 +292,12 @@ pub fn evaluate(
     let feedback = if config.algorithm.is_topk() {
         Some(Feedback {
             options: spec.feedback.unwrap_or_default(),
-            oracle: Oracle::TopK(config.topk),
+            oracle: OracleKind::TopK,
         })
     } else {
         spec.feedback.map(|options| Feedback {
             options,
-            oracle: Oracle::Labels,
+            oracle: OracleKind::Labels,
         })
     };
     // Fail early (and identically for both engines) on a configuration that cannot work.
@@ -327,15 +306,17 @@ pub fn evaluate(
     // build); a resumed run continues its stream, its metrics and its pending feedback.
     let plan = &spec.model;
     let start_name = || "the model file".to_string();
-    let start_chain = match &plan.start {
-        Some(saved) => Some(saved.chain(&start_name())?),
-        None => None,
-    };
-    let (skip, resumed_progress, resumed_loop) = match (&plan.start, plan.resume) {
+    if let Some(saved) = &plan.start {
+        saved.chain(&start_name())?;
+    }
+    let (skip, resumed_progress, resumed_source, resumed_join) = match (&plan.start, plan.resume) {
         (Some(saved), true) => {
-            let loop_ = saved.body.feedback.clone();
-            let wanted = feedback.map(|f| (f.options, f.oracle));
-            let had = loop_.as_ref().map(|l| (l.options(), l.oracle()));
+            let had = saved.body.feedback_run;
+            let wanted = feedback.map(|f| FeedbackRun {
+                delay: f.options.delay,
+                ttl: f.options.ttl,
+                oracle: f.oracle,
+            });
             if wanted != had {
                 return Err(format!(
                     "--resume: the model was saved {} and this run {}; resume with the same feedback options",
@@ -343,13 +324,15 @@ pub fn evaluate(
                     describe_feedback(wanted)
                 ));
             }
+            let source = saved.body.source.clone().unwrap_or_default();
             (
-                saved.body.position.events,
+                source.events,
                 saved.body.progress.clone(),
-                loop_,
+                Some(source),
+                saved.body.join.clone().map(Arc::new),
             )
         }
-        _ => (0, None, None),
+        _ => (0, None, None, None),
     };
     let parts = data.parts();
     let start = Instant::now();
@@ -423,14 +406,27 @@ pub fn evaluate(
         counters: None,
         truth: truth.clone(),
         eval_started: None,
+        feedback_run: feedback.map(|f| FeedbackRun {
+            delay: f.options.delay,
+            ttl: f.options.ttl,
+            oracle: f.oracle,
+        }),
     };
     let labels = schema.num_labels();
-    let make_loop = move || match &resumed_loop {
-        Some(l) => Some(l.clone()),
-        None => feedback.map(|f| FeedbackLoop::new(f.options, f.oracle, labels)),
-    };
+    let setup = feedback.map(|f| FeedbackSetup {
+        join: JoinConfig {
+            ttl: f.options.ttl,
+            lag: 1,
+        },
+        topk: config.topk,
+        labels,
+        restored: resumed_join.clone(),
+    });
+    let rule = epoch_rule(spec.epoch_size, feedback.is_some());
+    let snapshots = plan.snapshots;
+    let start_state = resumed_source.unwrap_or_default();
     let frozen_examples = frozen.map(|(examples, _)| examples);
-    let source_of = move |data: &Dataset| -> Result<ExampleStream, String> {
+    let source_of = move |data: &Dataset| -> Result<ItemStream<ExampleStream>, String> {
         let scaled = |s: ExampleStream| -> ExampleStream {
             match &scaling {
                 Some(sc) => {
@@ -450,44 +446,31 @@ pub fn evaluate(
             }
         };
         // A resumed run skips the events its model has taken (reading errors included).
-        Ok(skip_events(all, skip))
+        let examples = skip_events(all, skip);
+        let oracle = feedback.map(|f| {
+            Oracle::new(
+                f.oracle,
+                f.options.delay,
+                start_state.oracle.clone().unwrap_or_default(),
+            )
+        });
+        let sequencer = Sequencer::new(rule, start_state.clone());
+        Ok(ItemStream::new(examples, oracle, sequencer, snapshots))
     };
-    let (scorer, seen, counters, curve, eval_started) = match engine {
-        Engine::Sequential => {
-            let chain = match start_chain {
-                Some(c) => c,
-                None => build(&schema, config)?,
-            };
-            let mut runner = chain.into_sequential().with_snapshots(plan.snapshots);
-            let source = source_of(&data)?;
-            match make_loop() {
-                Some(mut fl) => runner.run_with_feedback(source, make_sink(), &mut fl)??,
-                None => runner.run(source, make_sink())??,
-            }
-        }
-        Engine::Dataflow(options) => {
-            let build_schema = schema.clone();
-            let build_config = config.clone();
-            let source_data = data.clone();
-            let start_model = plan.start.clone();
-            let options = DataflowOptions {
-                snapshots: plan.snapshots,
-                ..options.clone()
-            };
-            run_dataflow_with_feedback(
-                &options,
-                // Every worker decodes the start model (stages are not shared across
-                // threads).
-                move || match &start_model {
-                    Some(saved) => saved.chain(&start_name()).map_err(String::from),
-                    None => build(&build_schema, &build_config).map_err(String::from),
-                },
-                move || source_of(&source_data),
-                make_sink,
-                make_loop,
-            )??
-        }
-    };
+    let build_schema = schema.clone();
+    let build_config = config.clone();
+    let source_data = data.clone();
+    let start_model = plan.start.clone();
+    let (scorer, seen, counters, curve, eval_started) = engine.run(
+        // Every worker decodes the start model (stages are not shared across threads).
+        move || match &start_model {
+            Some(saved) => saved.chain(&start_name()).map_err(String::from),
+            None => build(&build_schema, &build_config).map_err(String::from),
+        },
+        move || source_of(&source_data),
+        make_sink,
+        setup,
+    )??;
     let end = Instant::now();
     let seconds = (end - start).as_secs_f64();
     let (train_seconds, test_seconds) = match (spec.protocol, eval_started) {
@@ -560,19 +543,18 @@ fn skip_events(stream: ExampleStream, n: u64) -> ExampleStream {
     Box::new(stream.skip(usize::try_from(n).unwrap_or(usize::MAX)))
 }
 
-fn describe_feedback(f: Option<(FeedbackOptions, Oracle)>) -> String {
+fn describe_feedback(f: Option<FeedbackRun>) -> String {
     match f {
         None => "without delayed feedback".to_string(),
-        Some((o, oracle)) => format!(
-            "with {} feedback delayed {} events (pending capacity {}, ttl {})",
-            match oracle {
-                Oracle::Labels => "label",
-                Oracle::TopK(_) => "top-k",
-                Oracle::Logged => "logged",
+        Some(r) => format!(
+            "with {} feedback delayed {} events (ttl {})",
+            match r.oracle {
+                OracleKind::Labels => "label",
+                OracleKind::TopK => "top-k",
+                OracleKind::Logged => "logged",
             },
-            o.delay,
-            o.capacity,
-            o.ttl
+            r.delay,
+            r.ttl.map_or("none".to_string(), |t| format!("{t} epochs"))
         ),
     }
 }

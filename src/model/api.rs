@@ -1,10 +1,10 @@
 use super::{ModelError, SavedModel};
 use flowboost_operators::boosters::{AnyStage, BoosterConfig, build};
 use flowboost_operators::data::{Example, Label, Schema};
-use flowboost_operators::engine::{
-    FeedbackOptions, InFlight, Miss, PendingEvents, Position, Prediction, SequentialRunner,
+use flowboost_operators::engine::{InFlight, Position, Prediction, SequentialRunner, SourceState};
+use flowboost_operators::join::{
+    FeedbackItem, FeedbackKind, JoinConfig, JoinReference, Pairing, WaitingEvent, learning_pass,
 };
-use flowboost_operators::topk::observe;
 use std::io::{Read, Write};
 use std::path::Path;
 use std::sync::Arc;
@@ -16,6 +16,19 @@ pub enum Feedback {
     Label(Label),
     /// The labels clicked among those shown (top-k boosters).
     Clicks(Vec<u32>),
+}
+
+/// What became of a feedback record.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FeedbackOutcome {
+    /// It met its event: the model learned from it.
+    Joined,
+    /// No event with its id waits (yet): it waits for it.
+    Held,
+    /// Its event expired before it came.
+    Late,
+    /// Its event already had its feedback.
+    Repeated,
 }
 
 /// One model, one example at a time, River-style: [`predict_one`](Model::predict_one),
@@ -56,26 +69,32 @@ pub struct Model {
     config: BoosterConfig,
     schema: Schema,
     runner: SequentialRunner<AnyStage>,
-    pending: PendingEvents,
+    /// The feedback join: each call of `predict_pending` or `learn_feedback` is one of its
+    /// epochs.
+    join: JoinReference,
+    epoch: u64,
 }
 
 impl Model {
     /// A fresh model of `config` for streams of `schema`.
     pub fn new(config: BoosterConfig, schema: Schema) -> Result<Self, ModelError> {
         let chain = build(&schema, &config)?;
-        let options = FeedbackOptions::default();
         Ok(Model {
             config,
             schema,
             runner: chain.into_sequential(),
-            pending: PendingEvents::new(options.capacity, options.ttl),
+            join: JoinReference::new(JoinConfig::default()),
+            epoch: 0,
         })
     }
 
-    /// Bounds the events waiting for feedback: at most `capacity`, each for at most `ttl`
-    /// later predictions (the defaults: 100,000 and no limit to speak of).
-    pub fn with_pending_bounds(mut self, capacity: usize, ttl: u64) -> Self {
-        self.pending = PendingEvents::new(capacity, ttl);
+    /// Events and feedback wait at most `ttl` calls of `predict_pending` and
+    /// `learn_feedback` for each other (by default, until they meet).
+    pub fn with_pending_ttl(mut self, ttl: u64) -> Self {
+        self.join = JoinReference::new(JoinConfig {
+            ttl: Some(ttl.max(1)),
+            lag: 1,
+        });
         self
     }
 
@@ -113,44 +132,63 @@ impl Model {
     }
 
     /// Predicts `example` and keeps it until its [`Feedback`] comes
-    /// ([`learn_feedback`](Model::learn_feedback) with its id).
+    /// ([`learn_feedback`](Model::learn_feedback) with its id); if its feedback came first,
+    /// the model learns from it now.
     pub fn predict_pending(&mut self, example: Example) -> Prediction {
         let dim = self.runner.score_dim();
+        let seq = self.runner.position().seq;
         let example = Arc::new(example);
-        self.pending.admit(example.clone());
-        let rec = InFlight::predict_only(0, example, dim);
+        let rec = InFlight::predict_only(seq, example.clone(), dim);
         let mut out = Prediction::default();
         self.runner.process_record(rec, &mut out);
-        self.pending.predicted(&out);
+        let waiting = WaitingEvent {
+            seq,
+            epoch: self.epoch,
+            example,
+            prediction: out.clone(),
+        };
+        let pairs = self.join.epoch(self.epoch, vec![waiting], Vec::new());
+        self.learn_pairs(pairs);
         out
     }
 
     /// Learns from the feedback of event `id` (predicted with
-    /// [`predict_pending`](Model::predict_pending)); a miss says why nothing was learned
-    /// (no such event, dropped, or joined already).
-    pub fn learn_feedback(&mut self, id: u64, feedback: Feedback) -> Result<(), Miss> {
-        let event = self.pending.join(id)?;
-        let dim = self.runner.score_dim();
-        let rec = match feedback {
-            Feedback::Label(label) => {
-                let mut example = (*event.example).clone();
-                example.label = Some(label);
-                InFlight::learn(0, Arc::new(example), None, dim)
-            }
-            Feedback::Clicks(clicked) => {
-                let shown = event.prediction.unwrap_or_default();
-                let pairs = observe(
-                    &self.config.topk,
-                    self.schema.num_labels(),
-                    &shown.top,
-                    &shown.shown,
-                    |l| clicked.contains(&l),
-                );
-                InFlight::learn(0, event.example, Some(Arc::new(pairs)), dim)
-            }
+    /// [`predict_pending`](Model::predict_pending)), or keeps it until its event comes.
+    pub fn learn_feedback(&mut self, id: u64, feedback: Feedback) -> FeedbackOutcome {
+        let seq = self.runner.position().seq;
+        let item = FeedbackItem {
+            seq,
+            epoch: self.epoch,
+            id,
+            kind: match feedback {
+                Feedback::Label(l) => FeedbackKind::Label(l),
+                Feedback::Clicks(c) => FeedbackKind::Clicks(c),
+            },
         };
-        self.runner.process_record(rec, &mut Prediction::default());
-        Ok(())
+        let before = self.join.counts();
+        let pairs = self.join.epoch(self.epoch, Vec::new(), vec![item]);
+        let after = self.join.counts();
+        self.learn_pairs(pairs);
+        if after.joined > before.joined {
+            FeedbackOutcome::Joined
+        } else if after.late > before.late {
+            FeedbackOutcome::Late
+        } else if after.repeated > before.repeated {
+            FeedbackOutcome::Repeated
+        } else {
+            FeedbackOutcome::Held
+        }
+    }
+
+    /// The learning passes of the pairs of this epoch (they come first in the next).
+    fn learn_pairs(&mut self, pairs: Vec<Pairing>) {
+        self.epoch += 1;
+        let dim = self.runner.score_dim();
+        let mut out = Prediction::default();
+        for p in pairs {
+            let rec = learning_pass(&p, &self.config.topk, self.schema.num_labels(), dim);
+            self.runner.process_record(rec, &mut out);
+        }
     }
 
     /// The configuration.
@@ -170,18 +208,27 @@ impl Model {
 
     /// The number of events waiting for feedback.
     pub fn pending(&self) -> usize {
-        self.pending.len()
+        self.join.counts().waiting as usize
     }
 
     /// The model as a model file holds it.
     pub fn to_saved(&self) -> Result<SavedModel, ModelError> {
-        let snapshot = self.runner.snapshot(None).map_err(ModelError::Invalid)?;
+        let join = self.join.state(self.epoch.saturating_sub(1));
+        let source = SourceState {
+            seq: self.runner.position().seq,
+            epoch: self.epoch,
+            ..SourceState::default()
+        };
+        let snapshot = self
+            .runner
+            .snapshot(Some(join), Some(source))
+            .map_err(ModelError::Invalid)?;
         Ok(SavedModel::from_snapshot(
             &self.config,
             &self.schema,
             snapshot,
             None,
-            Some(self.pending.clone()),
+            None,
         ))
     }
 
@@ -215,16 +262,17 @@ impl Model {
     /// The model a file holds (`name` names the file in errors).
     pub fn from_saved(saved: SavedModel, name: &str) -> Result<Self, ModelError> {
         let chain = saved.chain(name)?;
-        let options = FeedbackOptions::default();
-        let pending = saved
-            .body
-            .pending
-            .unwrap_or_else(|| PendingEvents::new(options.capacity, options.ttl));
+        let config = JoinConfig::default();
+        let (join, epoch) = match &saved.body.join {
+            Some(state) => (JoinReference::restore(config, state), state.epoch + 1),
+            None => (JoinReference::new(config), 0),
+        };
         Ok(Model {
             config: saved.header.config,
             schema: saved.header.schema,
             runner: chain.into_sequential(),
-            pending,
+            join,
+            epoch,
         })
     }
 }

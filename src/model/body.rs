@@ -1,5 +1,6 @@
 use crate::eval::Scorer;
-use flowboost_operators::engine::{FeedbackLoop, PendingEvents, Position, Terminal};
+use flowboost_operators::engine::{OracleKind, Position, SourceState, Terminal};
+use flowboost_operators::join::JoinState;
 use serde::{Deserialize, Serialize};
 
 /// One stage, serialized where it lived (postcard bytes of an
@@ -27,10 +28,24 @@ pub struct ModelBody {
     pub score_dim: usize,
     /// Where the stream stood.
     pub position: Position,
-    /// An evaluation's delayed-feedback loop (pending events and what is due when).
-    pub feedback: Option<FeedbackLoop>,
-    /// A service's events waiting for feedback (the Kafka job's and the library's join).
-    pub pending: Option<PendingEvents>,
+    /// The feedback join's state: the events and feedback waiting, the learning passes
+    /// still to come, the counts.
+    pub join: Option<JoinState>,
+    /// Where the source stood: positions, epoch, an evaluation's feedback still owed.
+    pub source: Option<SourceState>,
+    /// How an evaluation made its feedback (a resumed run must make it the same way).
+    pub feedback_run: Option<FeedbackRun>,
     /// The progressive metrics.
     pub progress: Option<Progress>,
+}
+
+/// How an evaluation made its delayed feedback.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FeedbackRun {
+    /// Events between an event and its feedback.
+    pub delay: u64,
+    /// The join's time-to-live, in epochs.
+    pub ttl: Option<u64>,
+    /// What the feedback is.
+    pub oracle: OracleKind,
 }

@@ -123,22 +123,15 @@ pub fn inspect(path: &Path) -> Result<Inspection, ModelError> {
     })
 }
 
-/// The pending events' share of memory: their serialized size (examples and predictions),
-/// a close lower bound.
+/// The join's share of memory: its serialized size (examples and predictions waiting), a
+/// close lower bound.
 fn pending_bytes(saved: &SavedModel) -> usize {
-    let f = saved
+    saved
         .body
-        .feedback
+        .join
         .as_ref()
-        .and_then(|f| postcard::to_allocvec(f).ok())
-        .map_or(0, |b| b.len());
-    let p = saved
-        .body
-        .pending
-        .as_ref()
-        .and_then(|p| postcard::to_allocvec(p).ok())
-        .map_or(0, |b| b.len());
-    f + p
+        .and_then(|j| postcard::to_allocvec(j).ok())
+        .map_or(0, |b| b.len())
 }
 
 impl Inspection {

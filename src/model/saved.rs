@@ -1,10 +1,10 @@
 use super::ModelError;
-use super::body::{ModelBody, Progress, StageBytes};
+use super::body::{FeedbackRun, ModelBody, Progress, StageBytes};
 use super::file;
 use super::header::{Compression, FORMAT_VERSION, ModelHeader};
 use flowboost_operators::boosters::{AnyStage, Booster, BoosterConfig, build};
 use flowboost_operators::data::{AttributeKind, Schema};
-use flowboost_operators::engine::{ChainSnapshot, PendingEvents, decode};
+use flowboost_operators::engine::{ChainSnapshot, decode};
 use std::path::Path;
 
 /// A model as a file holds it: the header and the body.
@@ -17,17 +17,16 @@ pub struct SavedModel {
 }
 
 impl SavedModel {
-    /// A model of `config` on `schema` from a snapshot of its chain, with the run's
-    /// progressive metrics and a service's pending events, if any.
+    /// A model of `config` on `schema` from a snapshot of its run, with the run's
+    /// progressive metrics and how it made its feedback, if any.
     pub fn from_snapshot(
         config: &BoosterConfig,
         schema: &Schema,
         snapshot: ChainSnapshot,
         progress: Option<Progress>,
-        pending: Option<PendingEvents>,
+        feedback_run: Option<FeedbackRun>,
     ) -> Self {
-        let waiting = snapshot.feedback.as_ref().map_or(0, |f| f.pending())
-            + pending.as_ref().map_or(0, |p| p.len());
+        let waiting = snapshot.join.as_ref().map_or(0, |j| j.waiting());
         SavedModel {
             header: ModelHeader {
                 format: FORMAT_VERSION,
@@ -45,8 +44,9 @@ impl SavedModel {
                 terminal: snapshot.terminal,
                 score_dim: snapshot.score_dim,
                 position: snapshot.position,
-                feedback: snapshot.feedback,
-                pending,
+                join: snapshot.join,
+                source: snapshot.source,
+                feedback_run,
                 progress,
             },
         }

@@ -1,7 +1,7 @@
-use super::{ModelError, Progress, SavedModel};
+use super::{FeedbackRun, ModelError, Progress, SavedModel};
 use flowboost_operators::boosters::BoosterConfig;
 use flowboost_operators::data::Schema;
-use flowboost_operators::engine::{ChainSnapshot, PendingEvents};
+use flowboost_operators::engine::ChainSnapshot;
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -20,17 +20,17 @@ pub struct ModelWriter {
 }
 
 impl ModelWriter {
-    /// Writes a snapshot of the run, with its progressive metrics and a service's pending
-    /// events, and says so on stderr (the file's size and the seconds the write took).
+    /// Writes a snapshot of the run, with its progressive metrics and how it made its
+    /// feedback, and says so on stderr (the file's size and the seconds the write took).
     pub fn write(
         &self,
         snapshot: ChainSnapshot,
         progress: Option<Progress>,
-        pending: Option<PendingEvents>,
+        feedback_run: Option<FeedbackRun>,
     ) -> Result<(), ModelError> {
         let start = Instant::now();
         let events = snapshot.position.events;
-        SavedModel::from_snapshot(&self.config, &self.schema, snapshot, progress, pending)
+        SavedModel::from_snapshot(&self.config, &self.schema, snapshot, progress, feedback_run)
             .compressed(self.compress)
             .write(&self.path)?;
         let seconds = start.elapsed().as_secs_f64();

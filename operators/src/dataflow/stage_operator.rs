@@ -1,5 +1,5 @@
 use super::ordered_stash::OrderedStash;
-use crate::engine::{InFlight, SnapshotBoard, Stage, encode};
+use crate::engine::{InFlight, Position, Stage, encode};
 use serde::Serialize;
 use timely::dataflow::Stream;
 use timely::dataflow::channels::pact::Exchange;
@@ -11,8 +11,8 @@ pub struct StageBlock<S> {
     pub first: usize,
     /// The stages, in chain order.
     pub stages: Vec<S>,
-    /// Where the block deposits its stages when a snapshot marker reaches it.
-    pub board: SnapshotBoard,
+    /// The first block counts the chain's position (and adds it to snapshot markers).
+    pub position: Option<Position>,
 }
 
 /// Adds [`stage_block`](StageBlockExt::stage_block) to streams of records in flight.
@@ -20,15 +20,14 @@ pub trait StageBlockExt<'scope> {
     /// Routes every record to worker `worker` and passes it, there, through the block's
     /// stages in order. Records are processed per completed timestamp, sorted by sequence
     /// number, so the result does not depend on the arrival order. A snapshot marker
-    /// ([`InFlight::marker`]) makes the block deposit its serialized stages on the board,
-    /// then goes on downstream. On every other worker the operator exists (all workers
+    /// ([`InFlight::marker`]) gets the block's serialized stages added, and goes on. On every other worker the operator exists (all workers
     /// build the same graph) but receives nothing; give it an empty block.
     ///
     /// ```
     /// use flowboost_operators::boosters::{Algorithm, BoosterConfig, build};
     /// use flowboost_operators::data::{Attribute, Example, Features, Label, Schema, Task};
     /// use flowboost_operators::dataflow::{StageBlock, StageBlockExt};
-    /// use flowboost_operators::engine::{InFlight, SnapshotBoard};
+    /// use flowboost_operators::engine::InFlight;
     /// use flowboost_operators::learners::WeakKind;
     /// use std::sync::Arc;
     /// use timely::dataflow::operators::vec::Map;
@@ -50,7 +49,7 @@ pub trait StageBlockExt<'scope> {
     ///             InFlight::new(i, Arc::new(ex), booster.score_dim)
     ///         })
     ///         .collect();
-    ///     let block = StageBlock { first: 0, stages: booster.stages, board: SnapshotBoard::default() };
+    ///     let block = StageBlock { first: 0, stages: booster.stages, position: None };
     ///     records
     ///         .to_stream(scope)
     ///         .stage_block(0, block)
@@ -77,7 +76,7 @@ impl<'scope> StageBlockExt<'scope> for Stream<'scope, u64, Vec<InFlight>> {
         let StageBlock {
             first,
             mut stages,
-            board,
+            mut position,
         } = block;
         self.unary_frontier(pact, &name, move |_capability, _info| {
             let mut stash = OrderedStash::default();
@@ -85,11 +84,24 @@ impl<'scope> StageBlockExt<'scope> for Stream<'scope, u64, Vec<InFlight>> {
                 stash.absorb(input, output.output_index());
                 while let Some((capability, mut records)) = stash.next_complete(frontier) {
                     for rec in records.iter_mut() {
-                        if rec.snapshot {
+                        if let Some(parts) = rec.snapshot.as_mut() {
                             for (i, stage) in stages.iter().enumerate() {
-                                board.put_stage(first + i, encode(stage));
+                                match encode(stage) {
+                                    Ok(bytes) => {
+                                        parts.stages.insert(first + i, bytes);
+                                    }
+                                    Err(e) => {
+                                        parts.error.get_or_insert(e);
+                                    }
+                                }
+                            }
+                            if let Some(p) = position {
+                                parts.position = Some(p);
                             }
                             continue;
+                        }
+                        if let Some(p) = position.as_mut() {
+                            p.count(rec);
                         }
                         for stage in stages.iter_mut() {
                             stage.process(rec);

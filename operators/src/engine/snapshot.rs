@@ -1,7 +1,6 @@
-use super::{FeedbackLoop, Terminal};
+use super::{SourceState, Terminal};
+use crate::join::JoinState;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
 
 /// Where a run stands in its stream: what a resumed run continues from.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -24,6 +23,18 @@ pub struct SnapshotPolicy {
     pub at_end: bool,
 }
 
+impl Position {
+    /// Counts one record processed by the chain (as the sequential runner and the first
+    /// stage block do), and stamps it with the model's version (records learned from so
+    /// far).
+    pub fn count(&mut self, rec: &mut super::InFlight) {
+        rec.version = self.learned;
+        self.seq = self.seq.max(rec.seq + 1);
+        self.events += u64::from(rec.emit);
+        self.learned += u64::from(rec.learns());
+    }
+}
+
 impl SnapshotPolicy {
     /// Whether a snapshot is due once `events` events have been taken.
     pub fn due(&self, events: u64) -> bool {
@@ -32,9 +43,9 @@ impl SnapshotPolicy {
     }
 }
 
-/// The whole state of a chain at one point of its stream: every stage (each serialized
-/// where it lives, in the compact format of model files), the terminal, the delayed
-/// feedback's pending events and the position.
+/// The whole state of a run at the end of an epoch: every stage (each serialized where it
+/// lives, in the compact format of model files), the terminal, the feedback join's state,
+/// the source's state (positions, an oracle's feedback still owed) and the position.
 ///
 /// Runners hand it to [`PredictionSink::snapshot`](super::PredictionSink::snapshot) after
 /// every prediction up to that point has been accepted, so a sink can add its own state
@@ -49,8 +60,10 @@ pub struct ChainSnapshot {
     pub score_dim: usize,
     /// Where the stream stands.
     pub position: Position,
-    /// The delayed-feedback join, if the run has one.
-    pub feedback: Option<FeedbackLoop>,
+    /// The feedback join's state, if the run has one.
+    pub join: Option<JoinState>,
+    /// The source's state at the snapshot.
+    pub source: Option<SourceState>,
 }
 
 /// Serializes a value in the format of model files (postcard: compact, bit-exact floats).
@@ -61,60 +74,4 @@ pub fn encode<T: Serialize>(value: &T) -> Result<Vec<u8>, String> {
 /// Reads a value written by [`encode`].
 pub fn decode<'a, T: Deserialize<'a>>(bytes: &'a [u8]) -> Result<T, String> {
     postcard::from_bytes(bytes).map_err(|e| format!("cannot read the state: {e}"))
-}
-
-/// Where the operators of one process put their parts of a snapshot: each stage block its
-/// stages (by global stage index), the terminal itself; the driver collects them once the
-/// snapshot's marker has passed the terminal.
-#[derive(Clone, Debug, Default)]
-pub struct SnapshotBoard(Arc<Mutex<BoardParts>>);
-
-#[derive(Debug, Default)]
-struct BoardParts {
-    stages: BTreeMap<usize, Vec<u8>>,
-    terminal: Option<Terminal>,
-    error: Option<String>,
-}
-
-impl SnapshotBoard {
-    fn lock(&self) -> std::sync::MutexGuard<'_, BoardParts> {
-        self.0.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// Stage `index` (global, in chain order) serialized.
-    pub fn put_stage(&self, index: usize, bytes: Result<Vec<u8>, String>) {
-        let mut parts = self.lock();
-        match bytes {
-            Ok(b) => {
-                parts.stages.insert(index, b);
-            }
-            Err(e) => {
-                parts.error.get_or_insert(e);
-            }
-        }
-    }
-
-    /// The terminal.
-    pub fn put_terminal(&self, terminal: Terminal) {
-        self.lock().terminal = Some(terminal);
-    }
-
-    /// Takes the parts deposited since the last call: the `n` stages in order and the
-    /// terminal, or an error naming what is missing.
-    pub fn take(&self, n: usize) -> Result<(Vec<Vec<u8>>, Terminal), String> {
-        let mut parts = self.lock();
-        if let Some(e) = parts.error.take() {
-            return Err(e);
-        }
-        let stages = std::mem::take(&mut parts.stages);
-        let terminal = parts.terminal.take();
-        if stages.len() != n || stages.keys().copied().ne(0..n) {
-            return Err(format!(
-                "a snapshot is incomplete: {} of {n} stages",
-                stages.len()
-            ));
-        }
-        let terminal = terminal.ok_or("a snapshot is incomplete: no terminal")?;
-        Ok((stages.into_values().collect(), terminal))
-    }
 }

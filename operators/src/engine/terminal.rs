@@ -162,6 +162,7 @@ impl Terminal {
             out.seq = rec.seq;
             out.id = rec.example.id;
             out.expert = expert as u32 + 1;
+            out.version = rec.version;
             out.scores.clear();
             out.scores.extend_from_slice(scores);
             out.class = self.class_of(scores);
