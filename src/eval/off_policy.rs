@@ -261,7 +261,8 @@ impl OffPolicyEstimators {
 /// The reward model of the doubly robust estimator: a logistic regression of a click on
 /// the position, the item, and the item crossed with the context features,
 /// `q(x, a, j) = sigmoid(b + b_j + b_a + sum_f x_f t[a, f])`, fitted online by AdaGrad
-/// (step 0.5) on the rows it is shown. Its weights start at 0 (q = 1/2).
+/// (step 0.1) on the rows it is shown, with the logit of the click rate so far as an
+/// offset (`(clicks + 1) / (rows + 2)`); its weights start at 0.
 ///
 /// ```
 /// use flowboost::eval::off_policy::OnlineLogisticReward;
@@ -287,10 +288,14 @@ pub struct OnlineLogisticReward {
     weights: Vec<f64>,
     /// AdaGrad's sums of squared gradients, one per weight.
     squares: Vec<f64>,
+    /// Rows and clicks learned: the model's offset is the logit of the smoothed click
+    /// rate so far, `(clicks + 1) / (rows + 2)`.
+    rows: f64,
+    clicks: f64,
 }
 
 /// AdaGrad's step size.
-const REWARD_STEP: f64 = 0.5;
+const REWARD_STEP: f64 = 0.1;
 
 impl OnlineLogisticReward {
     /// A model for `items` items, `positions` positions and `dim` context features.
@@ -302,6 +307,8 @@ impl OnlineLogisticReward {
             dim,
             weights: vec![0.0; n],
             squares: vec![0.0; n],
+            rows: 0.0,
+            clicks: 0.0,
         }
     }
 
@@ -311,7 +318,9 @@ impl OnlineLogisticReward {
 
     /// The predicted click probability of `item` at `position` in context `x`.
     pub fn predict(&self, x: &Features, item: u32, position: usize) -> f64 {
-        let mut z = self.weights[0]
+        let rate = (self.clicks + 1.0) / (self.rows + 2.0);
+        let mut z = (rate / (1.0 - rate)).ln()
+            + self.weights[0]
             + self.weights[1 + position.min(self.positions - 1)]
             + self.weights[1 + self.positions + item as usize];
         let base = self.cross(item);
@@ -326,6 +335,8 @@ impl OnlineLogisticReward {
     /// Learns from one row: `item` at `position` in context `x`, clicked or not.
     pub fn learn(&mut self, x: &Features, item: u32, position: usize, click: bool) {
         let g = self.predict(x, item, position) - f64::from(u8::from(click));
+        self.rows += 1.0;
+        self.clicks += f64::from(u8::from(click));
         if g == 0.0 {
             return;
         }

@@ -691,13 +691,21 @@ pub fn plackett_luce_marginals(w: &[f64], k: usize, out: &mut [f64]) {
     for j in 0..k {
         contain.fill(0.0);
         let mut sum = 0.0;
-        prefixes(w, total, j, &mut prefix, 1.0, 0.0, &mut |prefix, p, used| {
-            let f = p / (total - used);
-            sum += f;
-            for &b in prefix {
-                contain[b] += f;
-            }
-        });
+        prefixes(
+            w,
+            total,
+            j,
+            &mut prefix,
+            1.0,
+            0.0,
+            &mut |prefix, p, used| {
+                let f = p / (total - used);
+                sum += f;
+                for &b in prefix {
+                    contain[b] += f;
+                }
+            },
+        );
         for a in 0..m {
             out[j * m + a] = w[a] * (sum - contain[a]);
         }
@@ -817,7 +825,10 @@ mod tests {
             let n = 60_000.0;
             for (c, p) in counts.iter().zip(&props) {
                 let se = (p * (1.0 - p) / n).sqrt();
-                assert!((c / n - p).abs() < 5.0 * se + 1e-9, "{logging:?}: {c} vs {p}");
+                assert!(
+                    (c / n - p).abs() < 5.0 * se + 1e-9,
+                    "{logging:?}: {c} vs {p}"
+                );
             }
             assert_eq!(slates.len(), 60, "every ordered slate of 3 of 5 items");
             for (slate, (c, p)) in slates {

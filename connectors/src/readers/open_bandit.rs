@@ -323,8 +323,8 @@ impl Impressions {
         let slate = match c.slate.map(|j| fields[j]) {
             None | Some("") => None,
             Some(p) => {
-                let v = parse_number(p)
-                    .map_err(|e| bad(number_reason(e, p, "slate_propensity")))?;
+                let v =
+                    parse_number(p).map_err(|e| bad(number_reason(e, p, "slate_propensity")))?;
                 if !(v > 0.0 && v <= 1.0) {
                     return Err(bad(format!("slate_propensity {v} outside (0, 1]")));
                 }
