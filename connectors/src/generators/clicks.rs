@@ -809,8 +809,8 @@ mod tests {
                 sim.shown = vec![100.0; 5];
                 sim.refresh_bts(0);
             }
-            let mut counts = vec![0.0; 15];
-            let mut props = vec![0.0; 15];
+            let mut counts = [0.0; 15];
+            let mut props = [0.0; 15];
             let mut slates = std::collections::HashMap::new();
             for imp in sim.by_ref() {
                 let key: Vec<u32> = imp.impression.slots.iter().map(|s| s.item).collect();

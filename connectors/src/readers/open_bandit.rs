@@ -496,6 +496,51 @@ mod tests {
     }
 
     #[test]
+    fn reads_the_simulator_columns_when_present() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("sim.csv");
+        std::fs::write(
+            &p,
+            ",timestamp,item_id,position,click,propensity_score,user_feature_0,click_delay,slate_propensity\n\
+             0,0,2,1,1,0.5,a,7,0.125\n\
+             1,0,0,2,0,0.25,a,,0.125\n\
+             2,1,1,1,0,0.5,b,,\n",
+        )
+        .unwrap();
+        let log = OpenBanditLog::open(&p, Some(3)).unwrap();
+        let imps: Vec<_> = log.impressions().unwrap().map(Result::unwrap).collect();
+        assert_eq!(imps.len(), 2);
+        assert_eq!(imps[0].slate_propensity, Some(0.125));
+        assert_eq!(imps[0].slots[0].delay, Some(7));
+        assert_eq!(imps[0].slots[1].delay, None);
+        assert_eq!(imps[1].slate_propensity, None);
+        for (row, reason) in [
+            ("0,0,2,1,1,0.5,a,-1,0.1", "bad click_delay `-1`"),
+            ("0,0,2,1,1,0.5,a,3,2", "slate_propensity 2 outside (0, 1]"),
+        ] {
+            std::fs::write(
+                &p,
+                format!(",timestamp,item_id,position,click,propensity_score,user_feature_0,click_delay,slate_propensity\n{row}\n"),
+            )
+            .unwrap();
+            let log = OpenBanditLog::open(&p, Some(3)).unwrap();
+            let e = log.impressions().unwrap().next().unwrap().unwrap_err();
+            assert!(e.reason.contains(reason), "{e}");
+            assert_eq!(e.line, Some(2));
+        }
+        // An Open Bandit Dataset log has neither column.
+        let p = write(dir.path(), "0,t1,2,3,1,0.5,a,b,0.0,1.0,0.0\n");
+        let imp = OpenBanditLog::open(&p, None)
+            .unwrap()
+            .impressions()
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap();
+        assert_eq!((imp.slots[0].delay, imp.slate_propensity), (None, None));
+    }
+
+    #[test]
     fn missing_columns_or_item_context_are_errors() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("log.csv");
