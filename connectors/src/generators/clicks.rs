@@ -285,7 +285,8 @@ impl ClickTruth {
     }
 
     /// The relevance `r(z, a)` of every item `a` to the user with feature values `user`
-    /// (into `out`).
+    /// (into `out`). Each value must be below `feature_values`, and there must be no more
+    /// values than the simulator's user features (it panics otherwise).
     pub fn relevance(&self, user: &[u32], out: &mut Vec<f64>) {
         let l = self.latent;
         let mut z = vec![0.0; l];
@@ -306,7 +307,8 @@ impl ClickTruth {
 
     /// The expected clicks per shown slot of `ranking` (the items at positions 0, 1, ...)
     /// for a user with item relevances `relevance`: `(1 / slots) sum_j examination[j]
-    /// relevance[ranking[j]]` over the first `slots` positions.
+    /// relevance[ranking[j]]` over the first `slots` positions (the items must be below
+    /// `relevance.len()`).
     pub fn ranking_ctr(&self, relevance: &[f64], ranking: &[u32]) -> f64 {
         let sum: f64 = self
             .examination

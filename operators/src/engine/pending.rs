@@ -221,10 +221,23 @@ impl PendingEvents {
         self.events.get(&id)
     }
 
+    /// Forgets the entries at the front of `order` whose event is no longer pending: they
+    /// would only be skipped later, and when every event is joined before it could be
+    /// evicted or expire they would pile up (16 bytes per event, for ever).
+    fn trim_order(&mut self) {
+        while let Some(&(born, id)) = self.order.front() {
+            if self.events.get(&id).is_some_and(|e| e.born == born) {
+                break;
+            }
+            self.order.pop_front();
+        }
+    }
+
     /// Removes and returns pending event `id` for its feedback; counts the join or the miss.
     pub fn join(&mut self, id: u64) -> Result<PendingEvent, Miss> {
         match self.events.remove(&id) {
             Some(e) => {
+                self.trim_order();
                 self.counters.joined += 1;
                 let cap = self.memory();
                 Self::remember(&mut self.joined, &mut self.joined_order, id, cap);
@@ -257,6 +270,28 @@ mod tests {
             features: Features::Dense(vec![id as f64]),
             label: None,
         })
+    }
+
+    /// Joined events leave nothing behind: the memory is that of the events pending.
+    #[test]
+    fn joined_events_do_not_accumulate() {
+        let mut p = PendingEvents::new(100, u64::MAX / 2);
+        for id in 0..10_000 {
+            p.admit(ex(id));
+            if id >= 5 {
+                p.join(id - 5).unwrap();
+            }
+        }
+        assert_eq!(p.len(), 5);
+        assert_eq!(p.order.len(), 5);
+        // Joined out of order: the stale entries go once they reach the front.
+        p.join(9_998).unwrap();
+        assert_eq!(p.order.len(), 5);
+        for id in 9_995..9_998 {
+            p.join(id).unwrap();
+        }
+        assert_eq!(p.order.len(), 1);
+        assert_eq!(p.counters().joined, 10_000 - 1);
     }
 
     #[test]
