@@ -18,7 +18,6 @@ mod feedback_inbox;
 mod hedge;
 mod item;
 mod label_set;
-mod pending;
 mod prediction;
 mod record;
 mod sequential;
@@ -35,7 +34,6 @@ pub use item::{
     SourceState,
 };
 pub use label_set::{LabelSetKind, LabelSetRule};
-pub use pending::{FeedbackCounters, Miss, PendingEvent, PendingEvents};
 pub use prediction::{ChainOutput, Emitted, Prediction};
 pub use record::{ChainParts, InFlight};
 pub use sequential::{FeedbackSetup, SequentialRunner};
