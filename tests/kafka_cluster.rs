@@ -470,3 +470,82 @@ fn a_cluster_process_that_dies_stops_the_others_with_an_error() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("error"), "{stderr}");
 }
+
+/// Feedback before its event, after it, never, and twice, written record by record: the
+/// job's join counts are what the records say, and its predictions (which follow from
+/// where the learning passes enter) equal the sequential runner's, on 1 and 2 workers.
+#[test]
+fn feedback_before_after_never_and_twice_is_joined_as_written() {
+    let b = brokers();
+    let events = create(&b, "fb-order-events", 1);
+    let feedback = create(&b, "fb-order-feedback", 1);
+    // 320 events without labels, ids 0..320, on one partition: offsets 0..320.
+    let n = 320u64;
+    let produced = last_json(&flowboost(&[
+        "kafka",
+        "produce",
+        "--brokers",
+        &b,
+        "--topic",
+        &events,
+        "--partitions",
+        "1",
+        "--generator",
+        "multiclass",
+        "--examples",
+        &n.to_string(),
+        "--unlabeled-every",
+        "1",
+    ]));
+    assert_eq!(produced["events"], n);
+    // The merge orders by (block of 64 offsets, topic, partition, offset): the feedback
+    // record at offset o comes after the events of blocks up to o / 64.
+    let mut records: Vec<u64> = Vec::new();
+    // Offsets 0..32: feedback for ids 200..232, whose events come in block 3: before.
+    records.extend(200..232);
+    // Offsets 32..64: feedback for ids 0..32, whose events are in block 0: after.
+    records.extend(0..32);
+    // Offsets 64..128: ids 32..64, each twice in a row: the second is a repeat.
+    for id in 32..64 {
+        records.extend([id, id]);
+    }
+    // Offset 128: an id no event has.
+    records.push(1_000_000);
+    let mut producer =
+        flowboost::connectors::kafka::KafkaSink::new(&KafkaConfig::new(b.clone()), &feedback)
+            .unwrap();
+    for id in &records {
+        let body = format!("{{\"id\": {id}, \"label\": \"c{}\"}}", id % 5);
+        producer.send(None, body.as_bytes()).unwrap();
+    }
+    producer.flush(Duration::from_secs(60)).unwrap();
+    let reference = sequential_reference(&b, &events, &feedback);
+    assert_eq!(reference.len() as u64, n);
+    for workers in [1, 2] {
+        let sink = create(&b, "fb-order-pred", 1);
+        let mut args = job_args(&b, &events, &feedback, &sink);
+        args.extend(["--workers".to_string(), workers.to_string()]);
+        let a: Vec<&str> = args.iter().map(String::as_str).collect();
+        let summary = last_json(&flowboost(&a));
+        let join = &summary["join"];
+        assert_eq!(join["admitted"], n, "{summary}");
+        assert_eq!(join["feedback"], records.len() as u64, "{summary}");
+        // 32 before + 32 after + 32 of the doubled ids.
+        assert_eq!(join["joined"], 96, "{summary}");
+        assert_eq!(join["repeated"], 32, "{summary}");
+        assert_eq!(join["late"], 0, "{summary}");
+        assert_eq!(join["duplicate"], 0, "{summary}");
+        // The repeats and the unknown id are never matched; the 224 events without
+        // feedback expire.
+        assert_eq!(summary["feedback_unmatched"], 33, "{summary}");
+        assert_eq!(summary["feedback_expired"], n - 96, "{summary}");
+        assert_eq!(summary["feedback_joined"], 96, "{summary}");
+        let lines = read_lines(&b, &sink, n);
+        if let Some(i) = (0..lines.len()).find(|&i| lines[i] != reference[i]) {
+            panic!(
+                "{workers} workers differ from the sequential runner at prediction {i}:\n{}\n{}",
+                lines[i], reference[i]
+            );
+        }
+    }
+}

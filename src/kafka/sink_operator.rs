@@ -148,12 +148,14 @@ pub fn kafka_sink<'scope>(
                     assembler.join(*time.time(), p);
                 }
             });
-            if has_join {
-                metrics.set_join(tracker.counts());
-            }
+            // The counts are exchanged to worker 0, whose sink alone has clients and
+            // alone reports them (the other workers' trackers stay empty).
             let Some(c) = clients.as_mut() else {
                 return;
             };
+            if has_join {
+                metrics.set_join(tracker.counts());
+            }
             let failed = worker.borrow().error.is_some();
             while let Some(&t) = epochs.first() {
                 if frontiers.iter().any(|f| f.less_equal(&t)) {
