@@ -124,9 +124,11 @@ pub struct KafkaArgs {
     /// meanwhile).
     #[arg(long, default_value_t = 4, value_name = "EPOCHS")]
     pub feedback_lag: u64,
-    /// On a live stream, a record waits at most this long for the other partitions in the
-    /// merge (then the order depends on arrival times; a replay never waits this long).
-    #[arg(long, default_value_t = 1000, value_name = "MS")]
+    /// On a live stream, a record waits at most this long in the merge for partitions
+    /// that are read past the records they held when the job started and have nothing new
+    /// (then the order of live records depends on arrival times). Records written before
+    /// the job started are always merged in the data's order, however long that takes.
+    #[arg(long, default_value_t = 100, value_name = "MS")]
     pub max_merge_wait_ms: u64,
     /// How many epochs the merge may run ahead of the model's output (backpressure: the
     /// sources stop reading beyond it).

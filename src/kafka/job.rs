@@ -113,7 +113,7 @@ impl JobOptions {
             report_interval: Some(Duration::from_secs(10)),
             pending_ttl: 1_000_000,
             feedback_lag: 4,
-            max_merge_wait: Duration::from_millis(1000),
+            max_merge_wait: Duration::from_millis(100),
             max_epochs_in_flight: 8,
             cluster: Cluster::default(),
             merge_block: 64,

@@ -111,6 +111,10 @@ pub struct ReadArgs {
     /// The events topic: latency = this record's timestamp - the event's (same key).
     #[arg(long, value_name = "TOPIC")]
     pub latency_from: Option<String>,
+    /// With --latency-from: leave out the events produced in the first this many seconds
+    /// (the producer's and the job's warm-up).
+    #[arg(long, value_name = "SECONDS", default_value_t = 0.0)]
+    pub latency_skip: f64,
     /// Write the records' values as lines to this file.
     #[arg(long)]
     pub output: Option<PathBuf>,
@@ -323,6 +327,12 @@ fn percentile(sorted: &[f64], q: f64) -> f64 {
 }
 
 fn read(a: ReadArgs) -> Result<(), String> {
+    if !(a.latency_skip.is_finite() && a.latency_skip >= 0.0) {
+        return Err(format!(
+            "--latency-skip must be a number of seconds >= 0, not {}",
+            a.latency_skip
+        ));
+    }
     let config = KafkaConfig::new(a.brokers.clone());
     let idle = Duration::from_secs_f64(a.idle);
     let expect = a.expect.map(|n| (n, Duration::from_secs_f64(a.timeout)));
@@ -358,13 +368,22 @@ fn read(a: ReadArgs) -> Result<(), String> {
                 produced.entry(k.as_slice()).or_insert(*t);
             }
         }
+        let skip_before = produced
+            .values()
+            .min()
+            .map_or(i64::MIN, |&t| t + (a.latency_skip * 1000.0) as i64);
         let mut lat: Vec<f64> = Vec::new();
         let mut first_event = i64::MAX;
         let mut last_out = i64::MIN;
+        let mut skipped = 0u64;
         for (k, _, t) in &records {
             if let (Some(k), Some(t)) = (k, t)
                 && let Some(&e) = produced.get(k.as_slice())
             {
+                if e < skip_before {
+                    skipped += 1;
+                    continue;
+                }
                 lat.push((t - e) as f64);
                 first_event = first_event.min(e);
                 last_out = last_out.max(*t);
@@ -375,6 +394,7 @@ fn read(a: ReadArgs) -> Result<(), String> {
         let span = (last_out - first_event) as f64 / 1000.0;
         summary["latency_ms"] = json!({
             "matched": lat.len(),
+            "skipped": skipped,
             "p50": percentile(&lat, 0.5),
             "p90": percentile(&lat, 0.9),
             "p99": percentile(&lat, 0.99),

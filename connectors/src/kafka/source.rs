@@ -77,7 +77,9 @@ pub struct PartitionLag {
 /// `auto.offset.reset=earliest` (an out-of-range position restarts at the oldest record),
 /// `session.timeout.ms=6000`, `heartbeat.interval.ms=500`, `enable.partition.eof=true`
 /// (the end of a partition is noted, see [`at_end`](Self::at_end)),
-/// `fetch.wait.max.ms=100`, `client.id=flowboost-source-INDEX`.
+/// `fetch.wait.max.ms=100`, `fetch.queue.backoff.ms=1` (with a small `queued.min.messages`
+/// the default 1000 holds each partition's next fetch for a second, and live records wait
+/// that long), `client.id=flowboost-source-INDEX`.
 pub struct PartitionedSource {
     consumer: BaseConsumer,
     topic: String,
@@ -126,6 +128,7 @@ impl PartitionedSource {
                 ("heartbeat.interval.ms", "500"),
                 ("enable.partition.eof", "true"),
                 ("fetch.wait.max.ms", "100"),
+                ("fetch.queue.backoff.ms", "1"),
             ])
             .create()
             .map_err(|e| KafkaError::client("creating a consumer", e))?;

@@ -1,0 +1,317 @@
+#!/usr/bin/env python3
+"""Figures of the Kafka job (one timely dataflow) against the same model without Kafka.
+
+    scripts/kafka_dataflow_bench.py                 all sections, a Markdown report
+    scripts/kafka_dataflow_bench.py --quick         smaller streams (a smoke run)
+    scripts/kafka_dataflow_bench.py --sections throughput,idle
+
+Sections (release build; a fresh broker, the local emulator of scripts/kafka.sh, for every
+run; every job passes --kafka-set queued.min.messages=1, which the emulator needs or the
+client spins on empty fetches):
+
+  throughput  events/s of the job on a backlog (4 partitions, produced before the job
+              starts; events / the job's busy time, first record read to last prediction
+              handed to the producer) divided by the same model's events/s without Kafka
+              (`flowboost run` on the same generator stream, predictions written to
+              /dev/null). Both pinned to core 0 with taskset, the broker to core 1. Configs:
+              binary + adaboost-ol N=10, multilabel + ada-olmr N=10 and N=100, 1 worker.
+  idle        CPU used by a job with no data over 10 s (after 5 s of start-up), from
+              /proc/PID/stat (utime + stime of every thread), with 1 and 2 workers.
+  latency     p50 / p90 / p99 produce-to-prediction latency (the prediction record's
+              broker timestamp - the event record's, matched by event id) with the job
+              running before the producer starts, at half the job's maximum rate from the
+              throughput section, for 30 s; the events produced in the first 5 s are left out
+              (`kafka read --latency-skip 5`: the producer's and the job's warm-up).
+  workers     total CPU per event (the process's utime + stime over the events) with 2
+              workers / with 1 worker on the same backlog, and each worker thread's CPU
+              seconds (the job's summary, from /proc/thread-self/schedstat). Not pinned: this
+              2-core machine cannot show a speed-up (the broker and both workers contend).
+
+Environment: FLOWBOOST (the binary; default target/release/flowboost after a build).
+"""
+
+import argparse
+import json
+import os
+import re
+import resource
+import signal
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+KAFKA_SH = os.path.join(ROOT, "scripts", "kafka.sh")
+KAFKA_SET = ["--kafka-set", "queued.min.messages=1"]
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def log(*a):
+    print(*a, file=sys.stderr, flush=True)
+
+
+def binary():
+    if os.environ.get("FLOWBOOST"):
+        return os.environ["FLOWBOOST"]
+    subprocess.run(["cargo", "build", "--release", "--quiet"], cwd=ROOT, check=True)
+    target = os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target"))
+    return os.path.join(target, "release", "flowboost")
+
+
+class Broker:
+    """A fresh emulator broker pinned to core 1, stopped on exit."""
+
+    def __enter__(self):
+        subprocess.run([KAFKA_SH, "stop"], cwd=ROOT, capture_output=True)
+        out = subprocess.run(
+            ["taskset", "-c", "1", KAFKA_SH, "start"],
+            cwd=ROOT, check=True, capture_output=True, text=True,
+        ).stdout
+        self.address = out.strip().splitlines()[-1]
+        return self
+
+    def __exit__(self, *exc):
+        subprocess.run([KAFKA_SH, "stop"], cwd=ROOT, capture_output=True)
+
+
+def cpu_of(pid):
+    """utime + stime (seconds) of a running process, all threads."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICK
+
+
+def run_with_cpu(cmd, pin=None):
+    """Runs cmd to the end; returns (stdout, stderr, wall seconds, CPU seconds of the child
+    and its threads: the rusage of reaped children before and after)."""
+    if pin is not None:
+        cmd = ["taskset", "-c", pin] + cmd
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.monotonic()
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    wall = time.monotonic() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if p.returncode != 0:
+        raise SystemExit(f"failed ({p.returncode}): {' '.join(cmd)}\n{p.stderr[-3000:]}")
+    cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+    return p.stdout, p.stderr, wall, cpu
+
+
+def last_json(text):
+    for line in reversed(text.strip().splitlines()):
+        line = line.strip()
+        if line.startswith("{"):
+            return json.loads(line)
+    raise SystemExit(f"no JSON summary in:\n{text[-2000:]}")
+
+
+def produce(fb, brokers, topic, generator, examples, seed=1, rate=None):
+    cmd = [fb, "kafka", "produce", "--brokers", brokers, "--topic", topic, "--partitions", "4",
+           "--generator", generator, "--examples", str(examples), "--seed", str(seed)]
+    if rate:
+        cmd += ["--rate", f"{rate:.1f}"]
+    out, _, _, _ = run_with_cpu(cmd)
+    return last_json(out)
+
+
+def create(fb, brokers, topic, partitions=1):
+    run_with_cpu([fb, "kafka", "create-topic", "--brokers", brokers, "--topic", topic,
+                  "--partitions", str(partitions)])
+
+
+def job_cmd(fb, brokers, tag, generator, algo, n, workers, idle=None):
+    cmd = [fb, "run", "--brokers", brokers, "--source", f"kafka:{tag}-events",
+           "--sink", f"kafka:{tag}-pred", "--group", f"{tag}-g", "--start", "earliest",
+           "--report-interval", "0", "--workers", str(workers), "--generator", generator,
+           "--algo", algo, "--learners", str(n)] + KAFKA_SET
+    if idle is not None:
+        cmd += ["--exit-when-idle", str(idle)]
+    return cmd
+
+
+def baseline(fb, generator, algo, n, examples):
+    cmd = [fb, "run", "--generator", generator, "--examples", str(examples), "--algo", algo,
+           "--learners", str(n), "--output", "/dev/null", "--report-every", "0"]
+    _, err, wall, cpu = run_with_cpu(cmd, pin="0")
+    m = re.search(r"(\d+) examples in ([0-9.]+) s", err)
+    secs = float(m.group(2))
+    return {"events_per_second": examples / secs, "seconds": secs, "cpu_seconds": cpu,
+            "wall_seconds": wall}
+
+
+def kafka_backlog(fb, generator, algo, n, examples, workers, pin, tag):
+    with Broker() as b:
+        produce(fb, b.address, f"{tag}-events", generator, examples)
+        create(fb, b.address, f"{tag}-pred")
+        out, _, wall, cpu = run_with_cpu(
+            job_cmd(fb, b.address, tag, generator, algo, n, workers, idle=2), pin=pin)
+        s = last_json(out)
+        if s["events_in"] != examples or s["predictions"] != examples:
+            raise SystemExit(f"the job did not take every event: {s}")
+        s["process_cpu_seconds"] = cpu
+        s["wall_seconds"] = wall
+        return s
+
+
+CONFIGS = [("binary", "adaboost-ol", 10), ("multilabel", "ada-olmr", 10),
+           ("multilabel", "ada-olmr", 100)]
+
+
+def sizes(quick):
+    if quick:
+        return {("binary", 10): 20000, ("multilabel", 10): 2000, ("multilabel", 100): 400}
+    return {("binary", 10): 200000, ("multilabel", 10): 30000, ("multilabel", 100): 6000}
+
+
+def throughput(fb, quick, report, rates):
+    rows = []
+    for generator, algo, n in CONFIGS:
+        examples = sizes(quick)[(generator, n)]
+        log(f"== throughput: {generator} {algo} N={n}, {examples} events")
+        base = baseline(fb, generator, algo, n, examples)
+        job = kafka_backlog(fb, generator, algo, n, examples, 1, "0", f"tp-{generator}-{n}")
+        ratio = job["events_per_second"] / base["events_per_second"]
+        rates[(generator, n)] = job["events_per_second"]
+        log(f"   without Kafka {base['events_per_second']:.0f}/s, job {job['events_per_second']:.0f}/s, ratio {ratio:.2f}")
+        rows.append(
+            f"| {generator} | {algo} | {n} | {examples} | {base['events_per_second']:.0f} | "
+            f"{base['cpu_seconds']:.2f} | {job['events_per_second']:.0f} | "
+            f"{job['busy_seconds']:.2f} | {job['process_cpu_seconds']:.2f} | "
+            f"{job['worker_cpu_seconds'][0]:.2f} | **{ratio:.2f}** |")
+    report.append("### Throughput on a backlog: the job / the same model without Kafka (1 worker, "
+                  "both pinned to core 0, the broker to core 1)\n")
+    report.append("| generator | algo | N | events | without Kafka: events/s | its CPU s | "
+                  "Kafka job: events/s | busy s | process CPU s | worker CPU s | ratio |")
+    report.append("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    report.extend(rows)
+    report.append("")
+
+
+def idle(fb, quick, report):
+    rows = []
+    for workers in (1, 2):
+        log(f"== idle: {workers} worker(s)")
+        with Broker() as b:
+            tag = f"idle-{workers}"
+            create(fb, b.address, f"{tag}-events", 4)
+            create(fb, b.address, f"{tag}-pred")
+            p = subprocess.Popen(job_cmd(fb, b.address, tag, "binary", "adaboost-ol", 10, workers),
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            time.sleep(5)
+            c0, t0 = cpu_of(p.pid), time.monotonic()
+            time.sleep(3 if quick else 10)
+            c1, t1 = cpu_of(p.pid), time.monotonic()
+            p.send_signal(signal.SIGTERM)
+            out, err = p.communicate(timeout=60)
+            if p.returncode != 0:
+                raise SystemExit(f"the idle job did not stop cleanly ({p.returncode}): {err.decode()[-2000:]}")
+            cores = (c1 - c0) / (t1 - t0)
+            log(f"   {c1 - c0:.2f} CPU s over {t1 - t0:.1f} s: {cores:.3f} core")
+            rows.append(f"| {workers} | {t1 - t0:.1f} | {c1 - c0:.2f} | **{cores:.3f}** |")
+    report.append("### CPU of an idle job (no data; SIGTERM afterwards, exit 0)\n")
+    report.append("| workers | seconds measured | CPU s | cores |")
+    report.append("|---:|---:|---:|---:|")
+    report.extend(rows)
+    report.append("")
+
+
+def latency(fb, quick, report, rates):
+    rows = []
+    seconds = 10 if quick else 30
+    skip = 2 if quick else 5
+    for generator, algo, n in CONFIGS[:2]:
+        rate = rates.get((generator, n))
+        if rate is None:
+            rate = kafka_backlog(fb, generator, algo, n, sizes(True)[(generator, n)], 1, "0",
+                                 f"lr-{generator}-{n}")["events_per_second"]
+        rate = rate / 2
+        examples = int(rate * seconds)
+        log(f"== latency: {generator} {algo} N={n} at {rate:.0f} events/s, {examples} events")
+        with Broker() as b:
+            tag = f"lat-{generator}-{n}"
+            create(fb, b.address, f"{tag}-events", 4)
+            create(fb, b.address, f"{tag}-pred")
+            p = subprocess.Popen(job_cmd(fb, b.address, tag, generator, algo, n, 1, idle=3),
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            time.sleep(2)
+            produce(fb, b.address, f"{tag}-events", generator, examples, seed=2, rate=rate)
+            out, err = p.communicate(timeout=600)
+            if p.returncode != 0:
+                raise SystemExit(f"the job failed: {err.decode()[-2000:]}")
+            out, _, _, _ = run_with_cpu(
+                [fb, "kafka", "read", "--brokers", b.address, "--topic", f"{tag}-pred",
+                 "--expect", str(examples), "--timeout", "120", "--latency-from",
+                 f"{tag}-events", "--latency-skip", str(skip)])
+            lat = last_json(out)["latency_ms"]
+            log(f"   {lat}")
+            rows.append(f"| {generator} | {algo} | {n} | {rate:.0f} | {examples} | {skip} | "
+                        f"{lat['matched']} | {lat['p50']:.0f} | {lat['p90']:.0f} | "
+                        f"**{lat['p99']:.0f}** | {lat['max']:.0f} |")
+    report.append("### Produce-to-prediction latency at half the maximum rate (1 worker, ms)\n")
+    report.append("| generator | algo | N | events/s | events | warm-up left out (s) | measured | "
+                  "p50 | p90 | p99 | max |")
+    report.append("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    report.extend(rows)
+    report.append("")
+
+
+def workers(fb, quick, report):
+    rows = []
+    for generator, algo, n in (CONFIGS[0], CONFIGS[2]):
+        examples = sizes(quick)[(generator, n)]
+        per = {}
+        for w in (1, 2):
+            log(f"== workers: {generator} {algo} N={n}, {w} worker(s)")
+            s = kafka_backlog(fb, generator, algo, n, examples, w, None, f"w{w}-{generator}-{n}")
+            per[w] = s
+            us = s["process_cpu_seconds"] / examples * 1e6
+            log(f"   {us:.1f} CPU us/event, workers {s['worker_cpu_seconds']}")
+        r = (per[2]["process_cpu_seconds"] / per[1]["process_cpu_seconds"])
+        for w in (1, 2):
+            s = per[w]
+            rows.append(
+                f"| {generator} | {algo} | {n} | {w} | {s['events_per_second']:.0f} | "
+                f"{s['process_cpu_seconds']:.2f} | "
+                f"{s['process_cpu_seconds'] / examples * 1e6:.1f} | "
+                f"{' + '.join(f'{c:.2f}' for c in s['worker_cpu_seconds'])} | "
+                + (f"**{r:.2f}**" if w == 2 else "1") + " |")
+    report.append("### CPU per event, 2 workers against 1 (not pinned; 2 cores shared with the broker)\n")
+    report.append("| generator | algo | N | workers | events/s | process CPU s | CPU us/event | "
+                  "CPU s per worker thread | CPU vs 1 worker |")
+    report.append("|---|---|---:|---:|---:|---:|---:|---|---:|")
+    report.extend(rows)
+    report.append("")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--quick", action="store_true", help="small streams (a smoke run)")
+    ap.add_argument("--sections", default="throughput,idle,latency,workers")
+    ap.add_argument("--out", help="also write the Markdown report to this file")
+    args = ap.parse_args()
+    fb = binary()
+    report = [f"Measured {time.strftime('%Y-%m-%d')} on {os.uname().nodename} "
+              f"({os.cpu_count()} cores), release build, scripts/kafka_dataflow_bench.py"
+              + (" --quick" if args.quick else "") + "\n"]
+    rates = {}
+    sections = args.sections.split(",")
+    for s in sections:
+        if s not in ("throughput", "idle", "latency", "workers"):
+            raise SystemExit(f"unknown section {s}")
+    if "throughput" in sections:
+        throughput(fb, args.quick, report, rates)
+    if "idle" in sections:
+        idle(fb, args.quick, report)
+    if "latency" in sections:
+        latency(fb, args.quick, report, rates)
+    if "workers" in sections:
+        workers(fb, args.quick, report)
+    text = "\n".join(report)
+    print(text)
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write(text + "\n")
+
+
+if __name__ == "__main__":
+    main()
