@@ -42,6 +42,18 @@ impl GaussianEstimator {
         }
     }
 
+    /// An estimator from its parts (the caller keeps them consistent).
+    #[inline]
+    pub(super) fn from_parts(weight: f64, mean: f64, m2: f64, min: f64, max: f64) -> Self {
+        GaussianEstimator {
+            weight,
+            mean,
+            m2,
+            min,
+            max,
+        }
+    }
+
     /// Adds value `x` with importance weight `w` (weighted Welford / West update).
     #[inline]
     pub fn update(&mut self, x: f64, w: f64) {
