@@ -31,6 +31,7 @@
 //! assert!(p[1] > 0.9);
 //! ```
 
+mod bounds;
 mod config;
 pub mod gaussian;
 mod memo;
@@ -44,6 +45,7 @@ pub use config::{
     HoeffdingTreeConfig, LeafPrediction, RANDOM_CONFIDENCE_RANGE, RANDOM_GRACE_RANGE,
 };
 
+use self::gaussian::GaussianEstimator;
 use self::memo::Memo;
 use self::node::{AttrSlot, Layout, LeafNode, Node, Route, SplitNode, SplitTest};
 use super::WeakLearner;
@@ -93,6 +95,9 @@ pub struct HoeffdingTree {
     /// Working space of split attempts (not part of the state).
     #[serde(skip)]
     split_scratch: Vec<f64>,
+    /// Working space of the bounds of split attempts (not part of the state).
+    #[serde(skip)]
+    bound_scratch: RefCell<bounds::BoundScratch>,
     /// What the tree found out about the last example it looked at (not part of the
     /// state).
     #[serde(skip)]
@@ -126,6 +131,7 @@ impl From<TreeState> for HoeffdingTree {
             num_leaves: state.num_leaves,
             depth: state.depth,
             split_scratch: Vec::new(),
+            bound_scratch: RefCell::default(),
             last: Box::default(),
         }
     }
@@ -168,6 +174,7 @@ impl HoeffdingTree {
             num_leaves: 1,
             depth: 0,
             split_scratch: Vec::new(),
+            bound_scratch: RefCell::default(),
             last: Box::default(),
         }
     }
@@ -325,6 +332,74 @@ impl HoeffdingTree {
             && self.config.max_leaves.is_none_or(|m| self.num_leaves < m)
     }
 
+    /// Whether the Hoeffding test of a split attempt at `leaf` may pass when it is not
+    /// a tie (`eps >= tie_threshold`): `false` means it surely fails. From bounds on the
+    /// merits ([`bounds`]; nominal merits are exact and cheap): the best merit minus the
+    /// second best cannot exceed the largest upper bound minus the second largest lower
+    /// bound (or 0); and a binary split gains at most 1 bit, a split into `V` branches at
+    /// most `log2 V`, which settles many attempts before all attributes are bounded.
+    fn may_split(
+        &self,
+        leaf: &LeafNode,
+        eps: f64,
+        estimators: &mut Vec<GaussianEstimator>,
+    ) -> bool {
+        let k = self.layout.k;
+        let n = leaf.seen;
+        let slots = &self.layout.slots;
+        // The most the attributes from `i` on can gain.
+        let most = |slot: &AttrSlot| match *slot {
+            AttrSlot::Numeric { .. } => 1.0 + 1e-9,
+            AttrSlot::Nominal { values, .. } => (values.max(2) as f64).log2() + 1e-9,
+        };
+        let mut rest: Vec<f64> = slots.iter().map(most).collect();
+        for i in (0..rest.len().saturating_sub(1)).rev() {
+            rest[i] = rest[i].max(rest[i + 1]);
+        }
+        let mut local = bounds::BoundScratch::default();
+        let mut borrowed = self.bound_scratch.try_borrow_mut();
+        let scratch = match &mut borrowed {
+            Ok(s) => &mut **s,
+            Err(_) => &mut local,
+        };
+        let mut upper = f64::NEG_INFINITY;
+        // The two largest lower bounds.
+        let (mut first, mut second) = (f64::NEG_INFINITY, f64::NEG_INFINITY);
+        for (attr, slot) in slots.iter().enumerate() {
+            let bounds = match *slot {
+                AttrSlot::Numeric { column } => {
+                    estimators.clear();
+                    estimators.extend(
+                        (0..leaf.numeric.slots()).map(|s| leaf.numeric.estimator(s, column)),
+                    );
+                    bounds::merit_bounds(estimators, self.config.split_points, n, scratch)
+                }
+                AttrSlot::Nominal { offset, values } => {
+                    if leaf.is_used(attr) {
+                        None
+                    } else {
+                        let counts = &leaf.counts[offset..offset + nominal::slots(values, k)];
+                        nominal::merit(counts, k, values, n).map(|m| (m, m))
+                    }
+                }
+            };
+            if let Some((lo, hi)) = bounds {
+                upper = upper.max(hi);
+                if lo > first {
+                    second = first;
+                    first = lo;
+                } else if lo > second {
+                    second = lo;
+                }
+            }
+            let most_after = rest.get(attr + 1).copied().unwrap_or(f64::NEG_INFINITY);
+            if upper.max(most_after) - second.max(0.0) <= eps {
+                return false;
+            }
+        }
+        upper > MIN_MERIT
+    }
+
     /// Evaluates the splits of leaf `index` and splits it if the Hoeffding test says so;
     /// `true` if it split.
     fn attempt_split(&mut self, index: usize) -> bool {
@@ -345,6 +420,17 @@ impl HoeffdingTree {
         let mut estimators = Vec::with_capacity(leaf.numeric.slots());
         let k = self.layout.k;
         let n = leaf.seen;
+        // `n` is the leaf's whole class weight, including what it inherited at its creation
+        // (as MOA and River do), not only the weight it has seen itself.
+        let eps = split::hoeffding_bound(
+            split::gain_range(k),
+            self.config.split_confidence,
+            leaf.total(),
+        );
+        let tie = eps < self.config.tie_threshold;
+        if !tie && !self.may_split(leaf, eps, &mut estimators) {
+            return false;
+        }
         // The best candidate, and the second best merit: the null split (merit 0) counts.
         let mut best: Option<(f64, usize, SplitTest)> = None;
         let mut second = 0.0_f64;
@@ -385,14 +471,7 @@ impl HoeffdingTree {
         let Some((merit, attr, test)) = best else {
             return false;
         };
-        // `n` is the leaf's whole class weight, including what it inherited at its creation
-        // (as MOA and River do), not only the weight it has seen itself.
-        let eps = split::hoeffding_bound(
-            split::gain_range(k),
-            self.config.split_confidence,
-            leaf.total(),
-        );
-        if !(merit > MIN_MERIT && (merit - second > eps || eps < self.config.tie_threshold)) {
+        if !(merit > MIN_MERIT && (merit - second > eps || tie)) {
             return false;
         }
         let dists: Vec<Vec<f64>> = match test {
