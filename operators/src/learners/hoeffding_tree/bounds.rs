@@ -5,10 +5,10 @@
 //! `fraction (h2(L/W) - sum_c (w_c/W) h2(p_c))`: `W` the known weight, `L` the weight at or
 //! below the threshold, `p_c` the fraction of class `c`'s weight at or below it (its
 //! Gaussian's CDF at the standardized threshold `z_c`), `h2` the binary entropy in bits.
-//! Here `Phi(z)` and `h2(Phi(z))` come from tables (step 1/128 on `|z| <= 8.5`, cubic
-//! Hermite interpolation with the exact derivatives) instead of an exponential, a division
-//! and two logarithms per (class, threshold): within [`EPS_P`] and [`EPS_G`] of the exact
-//! functions. `|h2(x) - h2(y)| <= h2(|x - y|)` turns that into a bound on the merit, widened
+//! Here `Phi(z)` and `h2(Phi(z))` come from a table (step 1/256 on `|z| <= 8.5`, linear
+//! interpolation) instead of an exponential, a division and two logarithms per (class,
+//! threshold): within [`EPS_P`] and [`EPS_G`] of the exact functions (the tests measure ten
+//! times less). `|h2(x) - h2(y)| <= h2(|x - y|)` turns that into a bound on the merit, widened
 //! by a margin for the rounding of the exact computation. A threshold counts as a candidate
 //! if it may be one (bounds from above) or surely is (bounds from below).
 //!
@@ -22,37 +22,27 @@ use super::split::MIN_BRANCH_FRACTION;
 use std::sync::OnceLock;
 
 /// The grid step of the tables.
-const STEP: f64 = 1.0 / 128.0;
+const STEP: f64 = 1.0 / 256.0;
 /// The tables cover `|z|` in `[0, Z_MAX]`; beyond, `Phi(-|z|)` (below `1e-17`) and
 /// `h2(Phi(z))` (below `1e-15`) count as 0.
 const Z_MAX: f64 = 8.5;
 /// A bound on the error of the interpolated `Phi`.
-pub(super) const EPS_P: f64 = 1e-9;
+pub(super) const EPS_P: f64 = 5e-6;
 /// A bound on the error of the interpolated `h2(Phi)` (bits).
-pub(super) const EPS_G: f64 = 1e-8;
+pub(super) const EPS_G: f64 = 2e-5;
 /// A margin for the rounding of the exact merit (bits): its terms are sums of at most a few
 /// thousand products, each rounded to about `1e-16` of their magnitude.
 const ROUNDING: f64 = 1e-9;
 
-/// Per grid point `a = i STEP`: `Phi(-a)`, its derivative `-phi(a)`, `g(a) = h2(Phi(-a))`
-/// and its derivative.
-fn table() -> &'static [[f64; 4]] {
-    static TABLE: OnceLock<Vec<[f64; 4]>> = OnceLock::new();
+/// Per grid point `a = i STEP`: `Phi(-a)` and `h2(Phi(-a))`.
+fn table() -> &'static [[f64; 2]] {
+    static TABLE: OnceLock<Vec<[f64; 2]>> = OnceLock::new();
     TABLE.get_or_init(|| {
         let n = (Z_MAX / STEP).round() as usize + 2;
         (0..n)
             .map(|i| {
-                let a = i as f64 * STEP;
-                let p = normal_cdf(-a);
-                let phi = (-0.5 * a * a).exp() / (2.0 * std::f64::consts::PI).sqrt();
-                let g = h2(p);
-                // d/da h2(p(a)) = h2'(p) p'(a), h2'(p) = log2((1 - p) / p).
-                let dg = if p > 0.0 {
-                    -phi * ((-p).ln_1p() - p.ln()) * std::f64::consts::LOG2_E
-                } else {
-                    0.0
-                };
-                [p, -phi, g, dg]
+                let p = normal_cdf(-(i as f64 * STEP));
+                [p, h2(p)]
             })
             .collect()
     })
@@ -69,23 +59,14 @@ pub(super) fn h2(p: f64) -> f64 {
 
 /// `(Phi(z), h2(Phi(z)))` interpolated (within [`EPS_P`] and [`EPS_G`]).
 #[inline(always)]
-fn phi_h2(table: &[[f64; 4]], z: f64) -> (f64, f64) {
+fn phi_h2(table: &[[f64; 2]], z: f64) -> (f64, f64) {
     let a = z.abs();
     let (lower, g) = if a < Z_MAX {
         let x = a * (1.0 / STEP);
         let i = x as usize;
         let t = x - i as f64;
         let (p0, p1) = (table[i], table[i + 1]);
-        let t2 = t * t;
-        let t3 = t2 * t;
-        let h00 = 2.0 * t3 - 3.0 * t2 + 1.0;
-        let h10 = (t3 - 2.0 * t2 + t) * STEP;
-        let h01 = -2.0 * t3 + 3.0 * t2;
-        let h11 = (t3 - t2) * STEP;
-        (
-            h00 * p0[0] + h10 * p0[1] + h01 * p1[0] + h11 * p1[1],
-            h00 * p0[2] + h10 * p0[3] + h01 * p1[2] + h11 * p1[3],
-        )
+        (p0[0] + t * (p1[0] - p0[0]), p0[1] + t * (p1[1] - p0[1]))
     } else {
         (0.0, 0.0)
     };
@@ -95,8 +76,8 @@ fn phi_h2(table: &[[f64; 4]], z: f64) -> (f64, f64) {
 /// Working space of [`merit_bounds`].
 #[derive(Clone, Debug, Default)]
 pub(super) struct BoundScratch {
-    /// Per threshold: the weight at or below, above, and `sum w_c h2(p_c)`.
-    acc: Vec<[f64; 3]>,
+    /// Per threshold: the weight at or below, and `sum w_c h2(p_c)`.
+    acc: Vec<[f64; 2]>,
 }
 
 /// Bounds on the merit of the best split of a numeric attribute (see
@@ -118,29 +99,27 @@ pub(super) fn merit_bounds(
     let table = table();
     let acc = &mut scratch.acc;
     acc.clear();
-    acc.resize(split_points, [0.0; 3]);
+    acc.resize(split_points, [0.0; 2]);
     let mut known = 0.0;
     for g in classes.iter().filter(|g| g.weight() > 0.0) {
         let w = g.weight();
         known += w;
         let sd = g.std_dev();
         let (min, max, mean) = (g.min(), g.max(), g.mean());
+        // (Multiplying by 1/sd instead of dividing moves z by an ulp: far inside EPS_P.)
+        let inv_sd = 1.0 / sd;
         for (i, a) in acc.iter_mut().enumerate() {
             let t = threshold(i);
             if t < min {
-                a[1] += w;
+                continue;
             } else if t >= max {
                 a[0] += w;
             } else if sd > 0.0 {
-                let (p, h) = phi_h2(table, (t - mean) / sd);
-                let l = w * p;
-                a[0] += l;
-                a[1] += w - l;
-                a[2] += w * h;
+                let (p, h) = phi_h2(table, (t - mean) * inv_sd);
+                a[0] += w * p;
+                a[1] += w * h;
             } else if t >= mean {
                 a[0] += w;
-            } else {
-                a[1] += w;
             }
         }
     }
@@ -154,11 +133,11 @@ pub(super) fn merit_bounds(
     let delta = fraction * (h2((slack / known).min(0.5)) + EPS_G + ROUNDING);
     let (mut lower, mut upper): (f64, Option<f64>) = (f64::NEG_INFINITY, None);
     for a in acc.iter() {
-        let (left, right) = (a[0], a[1]);
+        let (left, right) = (a[0], known - a[0]);
         if left + slack < min_branch || right + slack < min_branch {
             continue;
         }
-        let merit = fraction * (h2((left / known).clamp(0.0, 1.0)) - a[2] / known);
+        let merit = fraction * (h2((left / known).clamp(0.0, 1.0)) - a[1] / known);
         upper = Some(upper.map_or(merit + delta, |u: f64| u.max(merit + delta)));
         if left - slack >= min_branch && right - slack >= min_branch {
             lower = lower.max(merit - delta);
@@ -186,6 +165,7 @@ mod tests {
             worst_g = worst_g.max((g - h2(exact)).abs());
             z += 1.0 / 4096.0 + 1e-7;
         }
+        println!("worst errors: Phi {worst_p:e}, h2(Phi) {worst_g:e}");
         assert!(worst_p < EPS_P / 10.0, "Phi: {worst_p:e}");
         assert!(worst_g < EPS_G / 10.0, "h2(Phi): {worst_g:e}");
     }
@@ -218,7 +198,7 @@ mod tests {
                 (Some(_), None) => panic!("round {round}: a candidate the bounds missed"),
                 (Some((m, _)), Some((lo, hi))) => {
                     assert!(lo <= m && m <= hi, "round {round}: {lo} <= {m} <= {hi}");
-                    assert!(hi - lo < 1e-6 || lo == f64::NEG_INFINITY, "{lo} {hi}");
+                    assert!(hi - lo < 1e-3 || lo == f64::NEG_INFINITY, "{lo} {hi}");
                     checked += 1;
                 }
             }
