@@ -21,6 +21,9 @@ use super::gaussian::{GaussianEstimator, normal_cdf};
 use super::split::MIN_BRANCH_FRACTION;
 use std::sync::OnceLock;
 
+/// `1.5 2^52`: adding it to a double of magnitude below `2^51` rounds it to an integer,
+/// which the low bits of the sum hold.
+const ROUND_TO_INT: f64 = 6_755_399_441_055_744.0;
 /// The grid step of the tables.
 const STEP: f64 = 1.0 / 256.0;
 /// The tables cover `|z|` in `[0, Z_MAX]`; beyond, `Phi(-|z|)` (below `1e-17`) and
@@ -63,7 +66,10 @@ fn phi_h2(table: &[[f64; 2]], z: f64) -> (f64, f64) {
     let a = z.abs();
     let (lower, g) = if a < Z_MAX {
         let x = a * (1.0 / STEP);
-        let i = x as usize;
+        // floor(x) for 0 <= x < 2^31 without a saturating conversion: x - 1/2 rounded to
+        // an integer by adding 1.5 2^52, read from the low bits (a tie may round down to
+        // x - 1: then t = 1, fine).
+        let i = ((x - 0.5 + ROUND_TO_INT).to_bits() & 0xffff_ffff) as usize;
         let t = x - i as f64;
         let (p0, p1) = (table[i], table[i + 1]);
         (p0[0] + t * (p1[0] - p0[0]), p0[1] + t * (p1[1] - p0[1]))
@@ -78,6 +84,8 @@ fn phi_h2(table: &[[f64; 2]], z: f64) -> (f64, f64) {
 pub(super) struct BoundScratch {
     /// Per threshold: the weight at or below, and `sum w_c h2(p_c)`.
     acc: Vec<[f64; 2]>,
+    /// The thresholds.
+    thresholds: Vec<f64>,
 }
 
 /// Bounds on the merit of the best split of a numeric attribute (see
@@ -95,9 +103,10 @@ pub(super) fn merit_bounds(
     }
     let (lo, hi) = (pooled.min(), pooled.max());
     let step = (hi - lo) / (split_points as f64 + 1.0);
-    let threshold = |i: usize| lo + step * (i + 1) as f64;
     let table = table();
-    let acc = &mut scratch.acc;
+    let BoundScratch { acc, thresholds } = scratch;
+    thresholds.clear();
+    thresholds.extend((0..split_points).map(|i| lo + step * (i + 1) as f64));
     acc.clear();
     acc.resize(split_points, [0.0; 2]);
     let mut known = 0.0;
@@ -106,20 +115,39 @@ pub(super) fn merit_bounds(
         known += w;
         let sd = g.std_dev();
         let (min, max, mean) = (g.min(), g.max(), g.mean());
-        // (Multiplying by 1/sd instead of dividing moves z by an ulp: far inside EPS_P.)
-        let inv_sd = 1.0 / sd;
-        for (i, a) in acc.iter_mut().enumerate() {
-            let t = threshold(i);
-            if t < min {
-                continue;
-            } else if t >= max {
-                a[0] += w;
-            } else if sd > 0.0 {
+        // The thresholds ascend: those below `min` (all the class's weight above), then
+        // those inside, then those at or above `max` (all of it at or below). Counted
+        // without a branch.
+        let below = thresholds
+            .iter()
+            .map(|&t| usize::from(t < min))
+            .sum::<usize>();
+        let under = thresholds
+            .iter()
+            .map(|&t| usize::from(t < max))
+            .sum::<usize>();
+        for a in &mut acc[under.max(below)..] {
+            a[0] += w;
+        }
+        if below >= under {
+            continue;
+        }
+        let inside = &thresholds[below..under];
+        let acc = &mut acc[below..under];
+        if sd > 0.0 {
+            // (Multiplying by 1/sd instead of dividing moves z by an ulp: far inside
+            // EPS_P.)
+            let inv_sd = 1.0 / sd;
+            for (a, &t) in acc.iter_mut().zip(inside) {
                 let (p, h) = phi_h2(table, (t - mean) * inv_sd);
                 a[0] += w * p;
                 a[1] += w * h;
-            } else if t >= mean {
-                a[0] += w;
+            }
+        } else {
+            for (a, &t) in acc.iter_mut().zip(inside) {
+                if t >= mean {
+                    a[0] += w;
+                }
             }
         }
     }
