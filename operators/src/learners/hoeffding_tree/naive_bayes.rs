@@ -168,7 +168,7 @@ fn accumulate(
 ) {
     if var > 0.0 {
         *positive += 1;
-        variances.mul(var);
+        variances.mul_positive(var, *positive);
         *q0 += mean * mean * (0.5 / var);
     } else if mean != 0.0 {
         *dead0 += 1;
@@ -233,6 +233,7 @@ fn slot_cache(numeric: &NumericStats, active: &[bool], s: usize) -> SlotCache {
             }
         }
     }
+    variances.rescale();
     SlotCache {
         fresh: true,
         c: -f64::from(positive) * HALF_LN_2PI - 0.5 * variances.ln(),
@@ -486,6 +487,37 @@ impl LogProduct {
             m
         };
         self.mantissa *= v;
+        if !(RESCALE_LOW..=RESCALE_HIGH).contains(&self.mantissa) && self.mantissa.is_finite() {
+            let (m, e) = Self::split(self.mantissa);
+            if self.mantissa > 0.0 {
+                self.exp += e;
+                self.mantissa = m;
+            }
+        }
+    }
+
+    /// Multiplies by a positive finite `v`, the `n`-th such factor: the mantissa is
+    /// rescaled every fourth factor only (from `[2^-400, 2^400]`, four factors in `[2^-100,
+    /// 2^100]` cannot overflow); call [`rescale`](Self::rescale) before reading it. The
+    /// same value as [`mul`](Self::mul).
+    #[inline(always)]
+    fn mul_positive(&mut self, v: f64, n: u32) {
+        let v = if (MIN_FACTOR..=MAX_FACTOR).contains(&v) {
+            v
+        } else {
+            let (m, e) = Self::split(v);
+            self.exp += e;
+            m
+        };
+        self.mantissa *= v;
+        if n.is_multiple_of(4) {
+            self.rescale();
+        }
+    }
+
+    /// Brings the mantissa back to `[1, 2)` if it left `[2^-400, 2^400]` (exact).
+    #[inline(always)]
+    fn rescale(&mut self) {
         if !(RESCALE_LOW..=RESCALE_HIGH).contains(&self.mantissa) && self.mantissa.is_finite() {
             let (m, e) = Self::split(self.mantissa);
             if self.mantissa > 0.0 {
