@@ -94,6 +94,8 @@ pub(super) struct Memo {
     pub values: Vec<f64>,
     /// Working space for log scores.
     pub scores: Vec<f64>,
+    /// Working space for the nominal terms of naive Bayes.
+    pub terms: Vec<(u32, u32, f64)>,
 }
 
 impl Memo {

@@ -302,7 +302,13 @@ impl HoeffdingTree {
             return;
         };
         if !memo.lik_valid {
-            naive_bayes::likelihoods(&self.layout, leaf, &memo.view, &mut memo.lik);
+            naive_bayes::likelihoods(
+                &self.layout,
+                leaf,
+                &memo.view,
+                &mut memo.terms,
+                &mut memo.lik,
+            );
             memo.lik_valid = true;
         } else if !memo.pending.is_empty() {
             naive_bayes::update_likelihoods(
@@ -310,6 +316,7 @@ impl HoeffdingTree {
                 leaf,
                 &memo.view,
                 &memo.pending,
+                &mut memo.terms,
                 &mut memo.lik,
             );
         }

@@ -27,7 +27,6 @@
 
 use super::gaussian::HALF_LN_2PI;
 use super::node::{AttrSlot, Layout, LeafNode, View};
-use super::nominal;
 use super::stats::{NonZero, NumericStats};
 use std::cell::Cell;
 
@@ -338,30 +337,50 @@ fn numeric_likelihood(numeric: &NumericStats, cache: &LeafCache, s: usize, x: &V
     if dead > 0 { f64::NEG_INFINITY } else { acc }
 }
 
-/// The nominal part of the log likelihood of class `c`.
-fn nominal_likelihood(layout: &Layout, leaf: &LeafNode, x: &View, c: usize) -> f64 {
-    if layout.nominal.is_empty() {
-        return 0.0;
-    }
+/// The nominal attributes naive Bayes uses for `x` at `leaf` (not split on above it, with
+/// a valid value), as `(index of the value's count of class 0, index of the attribute's
+/// total of class 0, number of values)` into the leaf's counts.
+fn nominal_terms(layout: &Layout, leaf: &LeafNode, x: &View, terms: &mut Vec<(u32, u32, f64)>) {
+    terms.clear();
     let k = layout.k;
-    let mut product = LogProduct::ONE;
     for (n, &i) in layout.nominal.iter().enumerate() {
         let (AttrSlot::Nominal { offset, values }, Some(v)) = (layout.slots[i], x.nominal[n])
         else {
             continue;
         };
-        if leaf.is_used(i) {
-            continue;
+        if !leaf.is_used(i) {
+            let value = offset + (v as usize + 1) * k;
+            terms.push((value as u32, offset as u32, values as f64));
         }
-        let counts = &leaf.counts[offset..offset + nominal::slots(values, k)];
-        product.mul(nominal::likelihood(counts, k, values, v as usize, c));
     }
+}
+
+/// The nominal part of the log likelihood of class `c`: the product of the Laplace-
+/// smoothed frequencies `(n_vc + 1) / (n_c + V)` of the `terms`, one logarithm.
+#[inline]
+fn nominal_likelihood(leaf: &LeafNode, terms: &[(u32, u32, f64)], c: usize) -> f64 {
+    if terms.is_empty() {
+        return 0.0;
+    }
+    let counts = &leaf.counts;
+    let mut product = LogProduct::ONE;
+    for (n, &(value, total, values)) in terms.iter().enumerate() {
+        let q = (counts[value as usize + c] + 1.0) / (counts[total as usize + c] + values);
+        product.mul_positive(q, n as u32 + 1);
+    }
+    product.rescale();
     product.ln()
 }
 
 /// Writes the log likelihood `L_c(x)` of every class with weight at `leaf` into `out`
 /// (`-inf` for the others; all 0 while the leaf has learned nothing).
-pub(super) fn likelihoods(layout: &Layout, leaf: &LeafNode, x: &View, out: &mut Vec<f64>) {
+pub(super) fn likelihoods(
+    layout: &Layout,
+    leaf: &LeafNode,
+    x: &View,
+    terms: &mut Vec<(u32, u32, f64)>,
+    out: &mut Vec<f64>,
+) {
     let k = layout.k;
     out.clear();
     out.resize(k, f64::NEG_INFINITY);
@@ -369,7 +388,7 @@ pub(super) fn likelihoods(layout: &Layout, leaf: &LeafNode, x: &View, out: &mut 
         out.fill(0.0);
         return;
     }
-    each_class(layout, leaf, x, out, |_, _| true);
+    each_class(layout, leaf, x, terms, out, |_, _| true);
 }
 
 /// Brings `out` (the [`likelihoods`] of `x` at `leaf` before it learned the classes
@@ -380,10 +399,11 @@ pub(super) fn update_likelihoods(
     leaf: &LeafNode,
     x: &View,
     learned: &[u32],
+    terms: &mut Vec<(u32, u32, f64)>,
     out: &mut [f64],
 ) {
     let d = leaf.numeric.columns();
-    each_class(layout, leaf, x, out, |c, has_slot| {
+    each_class(layout, leaf, x, terms, out, |c, has_slot| {
         (d > 0 && !has_slot) || learned.contains(&(c as u32))
     });
 }
@@ -395,10 +415,13 @@ fn each_class(
     layout: &Layout,
     leaf: &LeafNode,
     x: &View,
+    terms: &mut Vec<(u32, u32, f64)>,
     out: &mut [f64],
     wanted: impl Fn(usize, bool) -> bool,
 ) {
+    nominal_terms(layout, leaf, x, terms);
     let numeric = &leaf.numeric;
+    let d = numeric.columns();
     let slots = numeric.slots();
     let mut pooled = None;
     let mut s = 1;
@@ -413,12 +436,14 @@ fn each_class(
         if !wanted(c, has_slot) {
             continue;
         }
-        let num = if has_slot {
+        let num = if d == 0 {
+            0.0
+        } else if has_slot {
             numeric_likelihood(numeric, &leaf.cache, s, x)
         } else {
             *pooled.get_or_insert_with(|| numeric_likelihood(numeric, &leaf.cache, 0, x))
         };
-        *o = num + nominal_likelihood(layout, leaf, x, c);
+        *o = num + nominal_likelihood(leaf, terms, c);
     }
 }
 
@@ -475,34 +500,13 @@ impl LogProduct {
         )
     }
 
-    /// Multiplies by `v` (positive; a non-finite or non-positive `v` makes the product
-    /// meaningless, as its logarithm would be).
-    #[inline]
-    fn mul(&mut self, v: f64) {
-        let v = if (MIN_FACTOR..=MAX_FACTOR).contains(&v) || !(v > 0.0 && v.is_finite()) {
-            v
-        } else {
-            let (m, e) = Self::split(v);
-            self.exp += e;
-            m
-        };
-        self.mantissa *= v;
-        if !(RESCALE_LOW..=RESCALE_HIGH).contains(&self.mantissa) && self.mantissa.is_finite() {
-            let (m, e) = Self::split(self.mantissa);
-            if self.mantissa > 0.0 {
-                self.exp += e;
-                self.mantissa = m;
-            }
-        }
-    }
-
-    /// Multiplies by a positive finite `v`, the `n`-th such factor: the mantissa is
-    /// rescaled every fourth factor only (from `[2^-400, 2^400]`, four factors in `[2^-100,
-    /// 2^100]` cannot overflow); call [`rescale`](Self::rescale) before reading it. The
-    /// same value as [`mul`](Self::mul).
+    /// Multiplies by a positive `v`, the `n`-th factor: the mantissa is rescaled every
+    /// fourth factor only (from `[2^-400, 2^400]`, four factors in `[2^-100, 2^100]` cannot
+    /// overflow); call [`rescale`](Self::rescale) before reading it. (A non-finite `v`
+    /// makes the product meaningless, as its logarithm would be.)
     #[inline(always)]
     fn mul_positive(&mut self, v: f64, n: u32) {
-        let v = if (MIN_FACTOR..=MAX_FACTOR).contains(&v) {
+        let v = if (MIN_FACTOR..=MAX_FACTOR).contains(&v) || !v.is_finite() {
             v
         } else {
             let (m, e) = Self::split(v);
@@ -632,6 +636,7 @@ mod tests {
             let mut counts = [[0.0; 3]; 4];
             let mut view = View::default();
             let mut lik = Vec::new();
+            let mut terms = Vec::new();
             let (mut compared, mut impossible) = (0, 0);
             for n in 0..600 {
                 let (x, c) = example(&mut rng, sparse);
@@ -648,7 +653,7 @@ mod tests {
                 counts[1 + x.get(6) as usize][c] += w;
                 let (probe, _) = example(&mut rng, sparse);
                 view.set(&layout, &probe);
-                likelihoods(&layout, &leaf, &view, &mut lik);
+                likelihoods(&layout, &leaf, &view, &mut terms, &mut lik);
                 for (class, &got) in lik.iter().enumerate() {
                     if leaf.dist[class] <= 0.0 {
                         continue;
@@ -698,20 +703,21 @@ mod tests {
         let mut rng = seeded(9, 0);
         let mut leaf = LeafNode::new(&layout, vec![1.0, 1.0, 1.0], 0, vec![]);
         let (mut view, mut lik, mut fresh) = (View::default(), Vec::new(), Vec::new());
+        let mut terms = Vec::new();
         for n in 0..500 {
             let (x, c) = example(&mut rng, n % 2 == 0);
             view.set(&layout, &x);
-            likelihoods(&layout, &leaf, &view, &mut lik);
+            likelihoods(&layout, &leaf, &view, &mut terms, &mut lik);
             let all = leaf.update(&layout, &view, c, 1.0);
             if all {
-                likelihoods(&layout, &leaf, &view, &mut lik);
+                likelihoods(&layout, &leaf, &view, &mut terms, &mut lik);
             } else {
-                update_likelihoods(&layout, &leaf, &view, &[c as u32], &mut lik);
+                update_likelihoods(&layout, &leaf, &view, &[c as u32], &mut terms, &mut lik);
             }
             let mut rebuilt = leaf.clone();
             rebuilt.cache = LeafCache::default();
             rebuilt.cache.rebuild(&rebuilt.dist, &rebuilt.numeric);
-            likelihoods(&layout, &rebuilt, &view, &mut fresh);
+            likelihoods(&layout, &rebuilt, &view, &mut terms, &mut fresh);
             let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
             assert_eq!(bits(&lik), bits(&fresh), "example {n}");
         }

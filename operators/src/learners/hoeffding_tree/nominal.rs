@@ -30,13 +30,6 @@ pub(super) fn update(counts: &mut [f64], k: usize, v: usize, c: usize, w: f64) {
     counts[(v + 1) * k + c] += w;
 }
 
-/// `P(value v | class c)` with Laplace smoothing: `(n_vc + 1) / (n_c + V)` (naive Bayes
-/// takes its logarithm).
-#[inline]
-pub(super) fn likelihood(counts: &[f64], k: usize, values: usize, v: usize, c: usize) -> f64 {
-    (counts[(v + 1) * k + c] + 1.0) / (counts[c] + values as f64)
-}
-
 /// The merit of the multiway split on this attribute: the information gain on the
 /// examples where it was known times the fraction of the leaf's weight they carry;
 /// `None` unless at least two branches get [`MIN_BRANCH_FRACTION`] of the weight.
