@@ -14,13 +14,15 @@ pub(super) fn slots(values: usize, k: usize) -> usize {
 /// for a missing, non-integral or out-of-range value.
 #[inline]
 pub(super) fn value_index(x: f64, values: usize) -> Option<usize> {
-    // In range, `x as usize` truncates: `x` is integral when that changes nothing (and
-    // this needs no call to `trunc`, as `x.fract()` does).
-    if x >= 0.0 && x < values as f64 && (x as usize) as f64 == x {
-        Some(x as usize)
-    } else {
-        None
+    // In range, adding 1.5 2^52 rounds `x` to an integer, which the low bits of the sum
+    // hold: `x` is integral when the rounding changed nothing (no saturating conversion,
+    // no call to `trunc`).
+    const ROUND: f64 = 6_755_399_441_055_744.0;
+    if !(x >= 0.0 && x < values as f64) {
+        return None;
     }
+    let r = x + ROUND;
+    (r - ROUND == x).then_some((r.to_bits() & 0xffff_ffff) as usize)
 }
 
 /// Adds weight `w` for value `v` and class `c` to one attribute's counts.
