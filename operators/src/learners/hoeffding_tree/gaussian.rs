@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 ///
 /// An update with weight `w` gives the same state, up to rounding, as `w` updates with
 /// weight 1. Non-finite values and non-positive weights are ignored. An update costs no
-/// logarithm: naive Bayes memoizes the logarithms of the variances it needs per leaf.
+/// logarithm: naive Bayes keeps per leaf the sums it needs (see `naive_bayes`).
 ///
 /// ```
 /// use flowboost_operators::learners::hoeffding_tree::gaussian::GaussianEstimator;

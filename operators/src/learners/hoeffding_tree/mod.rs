@@ -3,12 +3,17 @@
 //!
 //! - A leaf keeps, per attribute it looks at, a weighted Gaussian estimator per class
 //!   (numeric attributes, see [`gaussian`]) or weighted counts per value and class
-//!   (nominal attributes), in two flat vectors allocated once when the leaf is created.
+//!   (nominal attributes). The numeric statistics are sparse twice over: only for the
+//!   classes the leaf has learned, and only of the non-zero values (the zeros are folded
+//!   in when the statistics are read), so a sparse example costs work for its non-zero
+//!   values only; see `stats.rs`.
 //! - Each time a leaf has seen `grace_period` more weight, it evaluates every attribute's
 //!   best split by information gain ([`split`]): `split_points` thresholds for a numeric
 //!   attribute (binary split `x <= t`), one branch per value for a nominal one. It splits
 //!   when the best merit beats the second best (or the null split, merit 0) by more than
-//!   the Hoeffding bound `eps`, or when `eps < tie_threshold`.
+//!   the Hoeffding bound `eps`, or when `eps < tie_threshold`. Cheap guaranteed bounds on
+//!   the merits settle most attempts that cannot split without computing any merit
+//!   exactly (`bounds.rs`): the splits are those of the exact computation.
 //! - Missing values (`NaN`) are skipped in every statistic; at a split node they follow
 //!   the branch that has received the most weight.
 //! - With `feature_subset: Some(m)` the tree looks at `m` attributes drawn once from its
