@@ -59,6 +59,10 @@ pub(super) struct LeafCache {
     ln_total: f64,
     /// Per numeric column: some value is known at the leaf.
     active: Vec<bool>,
+    /// Per slot, at a leaf that has seen zeros but no missing value: the columns with a
+    /// non-zero value (ascending); the others are point masses at 0 for the slot, which
+    /// add nothing to its sums. Empty otherwise.
+    nonzero_columns: Vec<Vec<u32>>,
 }
 
 /// Not state: two leaves with equal statistics are equal whatever they cache.
@@ -80,17 +84,51 @@ impl LeafCache {
         self.slots.clear();
         self.slots
             .resize(numeric.slots(), Cell::new(SlotCache::default()));
+        self.nonzero_columns.clear();
+        if numeric.extra.is_some() && !numeric.any_missing() {
+            self.nonzero_columns
+                .extend((0..numeric.slots()).map(|s| nonzero_columns(numeric, s)));
+        }
     }
 
     /// Brings the cache up to date after the leaf learned class `c` (slot `s`); `true`
     /// when the likelihoods of other classes than `c` and those without a slot may have
     /// changed.
-    pub fn refresh(&mut self, dist: &[f64], numeric: &NumericStats, c: usize, s: usize) -> bool {
+    pub fn refresh(
+        &mut self,
+        dist: &[f64],
+        numeric: &NumericStats,
+        x: &View,
+        c: usize,
+        s: usize,
+    ) -> bool {
         self.ln_dist[c] = ln_weight(dist[c]);
         self.ln_total = ln_weight(dist.iter().sum());
-        if self.slots.len() != numeric.slots() {
+        let new_slot = self.slots.len() != numeric.slots();
+        if new_slot {
             // The class's first example at this leaf: a new slot.
             self.slots.insert(s, Cell::new(SlotCache::default()));
+        }
+        if numeric.extra.is_none() || numeric.any_missing() {
+            self.nonzero_columns.clear();
+        } else if self.nonzero_columns.is_empty() {
+            // The first zero at this leaf.
+            self.nonzero_columns
+                .extend((0..numeric.slots()).map(|s| nonzero_columns(numeric, s)));
+        } else {
+            if new_slot {
+                self.nonzero_columns.insert(s, Vec::new());
+            }
+            for t in [0, s] {
+                let columns = &mut self.nonzero_columns[t];
+                for &(col, v) in &x.entries {
+                    if v.is_finite()
+                        && let Err(p) = columns.binary_search(&col)
+                    {
+                        columns.insert(p, col);
+                    }
+                }
+            }
         }
         let d = numeric.columns();
         let mut all = false;
@@ -130,9 +168,24 @@ impl LeafCache {
         if sc.fresh {
             return sc;
         }
-        let sc = slot_cache(numeric, &self.active, s);
+        let columns = self.nonzero_columns.get(s).map(Vec::as_slice);
+        let sc = slot_cache(numeric, &self.active, columns, s);
         self.slots[s].set(sc);
         sc
+    }
+}
+
+/// The columns where slot `s` has a non-zero value.
+fn nonzero_columns(numeric: &NumericStats, s: usize) -> Vec<u32> {
+    let d = numeric.d;
+    match &numeric.extra {
+        Some(e) => e.nonzero[s * d..(s + 1) * d]
+            .iter()
+            .enumerate()
+            .filter(|(_, nz)| nz.weight > 0.0)
+            .map(|(j, _)| j as u32)
+            .collect(),
+        None => Vec::new(),
     }
 }
 
@@ -174,8 +227,14 @@ fn accumulate(
     }
 }
 
-/// The sums of slot `s` (see [`SlotCache`]).
-fn slot_cache(numeric: &NumericStats, active: &[bool], s: usize) -> SlotCache {
+/// The sums of slot `s` (see [`SlotCache`]); `columns`: where it has a non-zero value,
+/// when the leaf has seen zeros but no missing value (the others add nothing).
+fn slot_cache(
+    numeric: &NumericStats,
+    active: &[bool],
+    columns: Option<&[u32]>,
+    s: usize,
+) -> SlotCache {
     let mut variances = LogProduct::ONE;
     let mut positive = 0u32;
     let mut q0 = 0.0;
@@ -206,8 +265,11 @@ fn slot_cache(numeric: &NumericStats, active: &[bool], s: usize) -> SlotCache {
             let r = 1.0 / seen;
             let count = numeric.count[s];
             let nonzero = &e.nonzero[base..base + d];
-            for (&m, nz) in moments.iter().zip(nonzero) {
-                let (mean, var) = fold_no_missing(m, nz, count, seen, r);
+            let columns = columns.unwrap_or_default();
+            debug_assert_eq!(columns, nonzero_columns(numeric, s).as_slice());
+            for &j in columns {
+                let j = j as usize;
+                let (mean, var) = fold_no_missing(moments[j], &nonzero[j], count, seen, r);
                 accumulate(
                     mean,
                     var,
@@ -253,7 +315,10 @@ fn fold_no_missing([m, m2]: [f64; 2], nz: &NonZero, count: u64, seen: f64, r: f6
     let factor = if zeros { a * r } else { 1.0 };
     let z = if zeros { (seen - a).max(0.0) } else { 0.0 };
     let mean = m * factor;
-    (mean, (m2 + m * mean * z) * r)
+    // (Where there was no zero, exactly `m2 r`, as for dense data, also when `m mean`
+    // overflows.)
+    let folded = if zeros { m2 + m * mean * z } else { m2 };
+    (mean, folded * r)
 }
 
 /// The numeric part of the log likelihood of slot `s` (see the module documentation).

@@ -248,7 +248,7 @@ impl LeafNode {
                 nominal::update(&mut self.counts[offset..offset + len], k, v as usize, c, w);
             }
         }
-        self.cache.refresh(&self.dist, &self.numeric, c, s)
+        self.cache.refresh(&self.dist, &self.numeric, x, c, s)
     }
 }
 
