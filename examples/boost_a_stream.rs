@@ -8,7 +8,7 @@ use flowboost::connectors::generators::{Generator, GeneratorConfig};
 use flowboost::operators::boosters::{Algorithm, BoosterConfig, TreeParams, build};
 use flowboost::operators::data::Example;
 use flowboost::operators::dataflow::{DataflowOptions, run_dataflow};
-use flowboost::operators::engine::{Prediction, PredictionSink};
+use flowboost::operators::engine::{ItemStream, Prediction, PredictionSink};
 use flowboost::operators::learners::WeakKind;
 use std::sync::Arc;
 
@@ -56,12 +56,11 @@ fn main() -> Result<(), String> {
     let (s, c, g) = (schema.clone(), config.clone(), stream.clone());
     let dataflow = run_dataflow(
         &options,
-        move || {
-            let b = build(&s, &c)?;
-            Ok((b.stages, b.terminal, b.score_dim))
-        },
-        move || Ok(Generator::new(g.clone())?.map(Ok)),
+        move || build(&s, &c),
+        // The stream, stamped into epochs of 256 events (the dataflow's timestamps).
+        move || Ok(ItemStream::plain(Generator::new(g.clone())?.map(Ok), 256)),
         Score::default,
+        None,
     )?;
     println!(
         "dataflow, 2 workers: {} examples, same predictions: {}",

@@ -68,8 +68,10 @@ def main():
                     for engine in args.engines.split(","):
                         eng = ["--engine", "sequential"] if engine == "sequential" else \
                             ["--engine", "dataflow", "--workers", engine.removeprefix("dataflow")]
-                        a = ["--algo", algo, "--weak", weak, "--learners", str(n), "--seed", args.seed,
+                        a = ["--algo", algo, "--weak", weak, "--seed", args.seed,
                              "--tree-params", args.tree_params, *DATASETS[ds], *eng]
+                        if algo != "single":  # one learner reads no --learners
+                            a += ["--learners", str(n)]
                         r, cmd, err = run(binary, a)
                         row = {"dataset": ds, "algorithm": algo, "weak": weak, "learners": n,
                                "engine": engine, "command": cmd}

@@ -87,7 +87,9 @@ def command(binary, dataset, algo, seed, learners, gamma, tree=None):
     run_seed = seed if tree is None else 1000 * seed + tree
     cmd = [binary, "eval", "--algo", algo] + DATASETS[dataset] + [
         "--protocol", "last20", "--shuffle", str(seed), "--seed", str(run_seed),
-        "--learners", str(learners), "--weak", "vfdt", "--tree-params", "random", "--json"]
+        "--weak", "vfdt", "--tree-params", "random", "--json"]
+    if algo != "single":  # one tree reads no --learners
+        cmd += ["--learners", str(learners)]
     if gamma is not None:
         cmd += ["--gamma", str(gamma)]
     return cmd

@@ -9,6 +9,7 @@
 pub mod cli;
 pub mod eval;
 pub mod kafka;
+pub mod model;
 pub mod source;
 
 pub use flowboost_connectors as connectors;

@@ -298,3 +298,237 @@ fn open_bandit_dataset_sample_replays_identically_on_both_engines() {
         assert_eq!(comparable(df), comparable(seq), "{file}");
     }
 }
+
+/// The report without the fields that differ between a file and the generator.
+fn same_log(mut v: serde_json::Value) -> serde_json::Value {
+    v.as_object_mut().unwrap().remove("data");
+    comparable(v)
+}
+
+fn generated(extra: &[&str]) -> serde_json::Value {
+    let mut args = vec![
+        "replay-clicks",
+        "--generator",
+        "clicks",
+        "--impressions",
+        "3000",
+        "--algo",
+        "topk-bbm",
+        "--learners",
+        "3",
+        "--json",
+    ];
+    args.extend_from_slice(extra);
+    last_json(&flowboost(&args))
+}
+
+#[test]
+fn simulated_clicks_report_the_truth_beside_every_estimator() {
+    let r = generated(&[]);
+    assert_eq!(num(&r, &["impressions"]), 3000.0);
+    assert_eq!(num(&r, &["rows"]), 9000.0);
+    assert_eq!(num(&r, &["items"]), 46.0);
+    assert_eq!(r["logging_policy"], "uniform");
+    for key in [
+        "logged_ctr",
+        "ipw_ctr",
+        "ipw_ctr_position_independent",
+        "snipw_ctr",
+        "dr_ctr",
+    ] {
+        let (e, se) = (num(&r, &[key, "estimate"]), num(&r, &[key, "stderr"]));
+        let (lo, hi) = (num(&r, &[key, "low"]), num(&r, &[key, "high"]));
+        assert!(se > 0.0, "{key}: {r}");
+        assert!((lo - (e - 1.959964 * se)).abs() < 1e-6 && (hi - (e + 1.959964 * se)).abs() < 1e-6);
+    }
+    let truth = |who: &str| num(&r, &["true_ctr", who, "estimate"]);
+    let (learned, logging, best) = (truth("learned"), truth("logging"), truth("best"));
+    assert_eq!(num(&r, &["true_ctr", "estimate"]), learned);
+    for key in ["stderr", "low", "high"] {
+        assert_eq!(
+            num(&r, &["true_ctr", key]),
+            num(&r, &["true_ctr", "learned", key])
+        );
+    }
+    // The booster learns: better than the uniform logging policy, below the best ranking.
+    assert!(logging < learned && learned < best, "{r}");
+    // The logged CTR estimates the logging policy's true CTR; for this seed every
+    // interval covers its truth.
+    let covers = |key: &str, t: f64| num(&r, &[key, "low"]) <= t && t <= num(&r, &[key, "high"]);
+    assert!(covers("logged_ctr", logging), "{r}");
+    for key in ["ipw_ctr", "snipw_ctr", "dr_ctr"] {
+        assert!(covers(key, learned), "{key}: {r}");
+    }
+    // Deterministic, and the same on the dataflow engine.
+    assert_eq!(comparable(generated(&[])), comparable(r.clone()));
+    let df = generated(&["--engine", "dataflow", "--workers", "2"]);
+    assert_eq!(comparable(df), comparable(r.clone()));
+    // The bts logging policy does better than uniform, and is recorded.
+    let bts = generated(&["--logging-policy", "bts"]);
+    assert_eq!(bts["logging_policy"], "bts");
+    assert!(num(&bts, &["true_ctr", "logging", "estimate"]) > logging);
+    // Another simulator seed, another log.
+    let other = generated(&["--sim-seed", "2"]);
+    assert_ne!(num(&other, &["clicks"]), num(&r, &["clicks"]));
+}
+
+#[test]
+fn a_simulated_log_file_replays_like_the_generator() {
+    let dir = temp_dir("clicks-simulated-file");
+    let sim = flowboost(&[
+        "simulate-clicks",
+        "--impressions",
+        "3000",
+        "--logging-policy",
+        "bts",
+        "--click-delay",
+        "4",
+        "--output",
+        dir.to_str().unwrap(),
+    ]);
+    let summary = last_json(&sim);
+    assert_eq!(num(&summary, &["rows"]), 9000.0);
+    for name in ["clicks.csv", "item_context.csv", "simulator.json"] {
+        assert!(dir.join(name).is_file(), "{name}");
+    }
+    let log = dir.join("clicks.csv");
+    let from_file = replay(
+        &log,
+        &[
+            "--algo",
+            "topk-bbm",
+            "--learners",
+            "3",
+            "--feedback-delay",
+            "6",
+        ],
+    );
+    let from_generator = generated(&[
+        "--logging-policy",
+        "bts",
+        "--click-delay",
+        "4",
+        "--feedback-delay",
+        "6",
+    ]);
+    assert_eq!(same_log(from_file.clone()), same_log(from_generator));
+    assert_eq!(num(&from_file, &["clicks"]), num(&summary, &["clicks"]));
+    assert_eq!(
+        num(&from_file, &["true_ctr", "logging", "estimate"]),
+        num(&summary, &["logging_true_ctr", "estimate"])
+    );
+    // Clicks delayed beyond the 6-impression window are not learned, and counted.
+    let late = num(&from_file, &["late_clicks"]);
+    assert!(
+        late > 0.0 && late < num(&from_file, &["clicks"]),
+        "{from_file}"
+    );
+    let patient = replay(
+        &log,
+        &[
+            "--algo",
+            "topk-bbm",
+            "--learners",
+            "3",
+            "--feedback-delay",
+            "100000",
+        ],
+    );
+    assert_eq!(num(&patient, &["late_clicks"]), 0.0);
+
+    // A row changed: the log no longer matches its simulator.json.
+    let text = std::fs::read_to_string(&log).unwrap();
+    let mut lines: Vec<String> = text.lines().map(String::from).collect();
+    let mut fields: Vec<String> = lines[100].split(',').map(String::from).collect();
+    fields[4] = if fields[4] == "0" {
+        "1".into()
+    } else {
+        "0".into()
+    };
+    lines[100] = fields.join(",");
+    std::fs::write(&log, lines.join("\n")).unwrap();
+    let out = flowboost(&[
+        "replay-clicks",
+        "--data",
+        log.to_str().unwrap(),
+        "--algo",
+        "topk-bbm",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("does not match its simulator.json"), "{err}");
+}
+
+#[test]
+fn dumped_rows_reproduce_the_estimates() {
+    let dir = temp_dir("clicks-dump");
+    let dump = dir.join("rows.csv");
+    let r = generated(&["--dump-rows", dump.to_str().unwrap()]);
+    let text = std::fs::read_to_string(&dump).unwrap();
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    assert_eq!(
+        &header[..8],
+        [
+            "impression",
+            "position",
+            "item",
+            "click",
+            "propensity",
+            "rank_0",
+            "rank_1",
+            "rank_2"
+        ]
+    );
+    assert_eq!(header.len(), 8 + 46);
+    let (mut ipw, mut dr, mut weights, mut rows) = (0.0, 0.0, 0.0, 0.0);
+    for line in lines {
+        let f: Vec<f64> = line.split(',').map(|x| x.parse().unwrap()).collect();
+        let (pos, item, click, p) = (f[1] as usize, f[2], f[3], f[4]);
+        let target = f[5 + pos];
+        let q = |a: f64| f[8 + a as usize];
+        let w = if target == item { 1.0 / p } else { 0.0 };
+        ipw += click * w;
+        weights += w;
+        dr += q(target) + w * (click - q(item));
+        rows += 1.0;
+    }
+    assert_eq!(rows, 9000.0);
+    let close = |a: f64, b: f64| (a - b).abs() < 1e-9 * (1.0 + b.abs());
+    assert!(close(ipw / rows, num(&r, &["ipw_ctr", "estimate"])), "{r}");
+    assert!(
+        close(ipw / weights, num(&r, &["snipw_ctr", "estimate"])),
+        "{r}"
+    );
+    assert!(close(dr / rows, num(&r, &["dr_ctr", "estimate"])), "{r}");
+}
+
+#[test]
+fn bad_simulator_options_fail_with_a_reason() {
+    for (args, reason) in [
+        (
+            &["--logging-policy", "greedy"][..],
+            "unknown logging policy 'greedy'",
+        ),
+        (&["--base-relevance", "1.5"], "base relevance"),
+        (&["--items", "2"], "slots must be in 1..=2"),
+    ] {
+        let mut all = vec![
+            "replay-clicks",
+            "--generator",
+            "clicks",
+            "--impressions",
+            "10",
+            "--algo",
+            "topk-bbm",
+        ];
+        all.extend_from_slice(args);
+        let out = flowboost(&all);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains(reason) && !err.contains("panicked"),
+            "{args:?}: {err}"
+        );
+    }
+}

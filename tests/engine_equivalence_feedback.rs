@@ -1,30 +1,33 @@
 //! Feedback after predictions through the library API: the top-k boosters (top-k oracle)
 //! and every kind of booster with delayed labels give bit-identical predictions and the
-//! same feedback counters on the sequential runner and the timely dataflow with 1, 2 and 3
-//! workers; with no delay, delayed-label learning equals immediate learning; and the
-//! counters account for every event.
+//! same feedback join counts on the sequential runner (with the in-memory join) and the
+//! timely dataflow with 1, 2 and 3 workers (with the differential join); with no delay,
+//! delayed-label learning equals immediate learning; and the counts account for every
+//! event.
 
 use flowboost::connectors::generators::{Generator, GeneratorConfig};
 use flowboost::operators::boosters::{Algorithm, BoosterConfig, TreeParams, build};
 use flowboost::operators::data::Example;
-use flowboost::operators::dataflow::{DataflowOptions, run_dataflow_with_feedback};
+use flowboost::operators::dataflow::{DataflowOptions, run_dataflow};
 use flowboost::operators::engine::{
-    FeedbackCounters, FeedbackLoop, FeedbackOptions, Oracle, Prediction, PredictionSink,
+    EpochRule, FeedbackSetup, ItemStream, Oracle, OracleKind, OracleState, Prediction,
+    PredictionSink, Sequencer, SnapshotPolicy, SourceState,
 };
+use flowboost::operators::join::{JoinConfig, JoinCounts};
 use flowboost::operators::learners::WeakKind;
 use flowboost::operators::topk::{Randomization, TopKConfig};
 use std::sync::Arc;
 
 #[derive(Default)]
-struct Collect(Vec<Prediction>, Option<FeedbackCounters>);
+struct Collect(Vec<Prediction>, Option<JoinCounts>);
 
 impl PredictionSink for Collect {
-    type Output = (Vec<Prediction>, Option<FeedbackCounters>);
+    type Output = (Vec<Prediction>, Option<JoinCounts>);
     fn accept(&mut self, p: Prediction, _ex: Arc<Example>) -> Result<(), String> {
         self.0.push(p);
         Ok(())
     }
-    fn feedback_counters(&mut self, c: FeedbackCounters) {
+    fn join_counts(&mut self, c: JoinCounts) {
         self.1 = Some(c);
     }
     fn finish(self) -> Self::Output {
@@ -62,51 +65,85 @@ fn stream(multilabel: bool, examples: u64) -> GeneratorConfig {
     g
 }
 
-fn sequential(
-    config: &BoosterConfig,
-    g: &GeneratorConfig,
-    fb: Option<(FeedbackOptions, Oracle)>,
-) -> (Vec<Prediction>, Option<FeedbackCounters>) {
-    let schema = Generator::new(g.clone()).unwrap().schema().clone();
-    let mut runner = build(&schema, config).unwrap().into_sequential();
-    let source = Generator::new(g.clone()).unwrap().map(Ok);
-    match fb {
-        Some((o, oracle)) => {
-            let mut fl = FeedbackLoop::new(o, oracle, schema.num_labels());
-            runner
-                .run_with_feedback(source, Collect::default(), &mut fl)
-                .unwrap()
-        }
-        None => runner.run(source, Collect::default()).unwrap(),
+/// Feedback in an evaluation: the oracle, its delay, the join's time-to-live.
+#[derive(Clone, Copy, Debug)]
+struct Fb {
+    oracle: OracleKind,
+    delay: u64,
+    ttl: Option<u64>,
+}
+
+fn fb(oracle: OracleKind, delay: u64) -> Fb {
+    Fb {
+        oracle,
+        delay,
+        ttl: None,
     }
 }
 
-fn check(
-    config: BoosterConfig,
-    g: GeneratorConfig,
-    fb: (FeedbackOptions, Oracle),
-) -> FeedbackCounters {
+/// The stamped stream of `g` with `fb`'s oracle (epochs of 7 inputs, one ending after every
+/// feedback record).
+fn items(
+    g: &GeneratorConfig,
+    fb: Option<Fb>,
+) -> ItemStream<impl Iterator<Item = Result<Example, String>> + use<>> {
+    let rule = EpochRule {
+        size: 7,
+        feedback_closes: fb.is_some(),
+    };
+    let oracle = fb.map(|f| Oracle::new(f.oracle, f.delay, OracleState::default()));
+    ItemStream::new(
+        Generator::new(g.clone()).unwrap().map(Ok),
+        oracle,
+        Sequencer::new(rule, SourceState::default()),
+        SnapshotPolicy::default(),
+    )
+}
+
+fn setup(config: &BoosterConfig, labels: usize, fb: Option<Fb>) -> Option<FeedbackSetup> {
+    fb.map(|f| FeedbackSetup {
+        join: JoinConfig { ttl: f.ttl, lag: 1 },
+        topk: config.topk,
+        labels,
+        restored: None,
+    })
+}
+
+fn sequential(
+    config: &BoosterConfig,
+    g: &GeneratorConfig,
+    fb: Option<Fb>,
+) -> (Vec<Prediction>, Option<JoinCounts>) {
+    let schema = Generator::new(g.clone()).unwrap().schema().clone();
+    let mut runner = build(&schema, config).unwrap().into_sequential();
+    runner
+        .run_items(
+            items(g, fb),
+            Collect::default(),
+            setup(config, schema.num_labels(), fb),
+        )
+        .unwrap()
+}
+
+fn check(config: BoosterConfig, g: GeneratorConfig, fb: Fb) -> JoinCounts {
     let (seq, counters) = sequential(&config, &g, Some(fb));
     let counters = counters.expect("counters");
     assert_eq!(seq.len() as u64, g.examples);
     for workers in [1, 2, 3] {
         let options = DataflowOptions {
             workers,
-            batch: 7,
-            max_batches_in_flight: 3,
+            max_epochs_in_flight: 3,
+            source_batch: 5,
         };
         let schema = Generator::new(g.clone()).unwrap().schema().clone();
         let labels = schema.num_labels();
         let (s, c, gc) = (schema, config.clone(), g.clone());
-        let (df, df_counters) = run_dataflow_with_feedback(
+        let (df, df_counters) = run_dataflow(
             &options,
-            move || {
-                let b = build(&s, &c)?;
-                Ok((b.stages, b.terminal, b.score_dim))
-            },
-            move || Ok(Generator::new(gc.clone())?.map(Ok)),
+            move || build(&s, &c),
+            move || Ok(items(&gc, Some(fb))),
             Collect::default,
-            move || Some(FeedbackLoop::new(fb.0, fb.1, labels)),
+            setup(&config, labels, Some(fb)),
         )
         .unwrap();
         assert_eq!(
@@ -115,7 +152,7 @@ fn check(
             "{} with {workers} workers",
             config.algorithm
         );
-        assert_eq!(Some(counters), df_counters);
+        assert_eq!(Some(counters), df_counters, "{workers} workers");
     }
     counters
 }
@@ -139,14 +176,10 @@ fn topk_boosters_agree_across_engines_with_and_without_delay() {
         for randomization in [Randomization::Uniform, Randomization::SingleSwap] {
             let config = topk_config(algorithm, randomization);
             for delay in [0, 5, 40] {
-                let options = FeedbackOptions {
-                    delay,
-                    ..FeedbackOptions::default()
-                };
                 let c = check(
                     config.clone(),
                     stream(true, 300),
-                    (options, Oracle::TopK(config.topk)),
+                    fb(OracleKind::TopK, delay),
                 );
                 assert_eq!((c.admitted, c.joined), (300, 300), "{c:?}");
             }
@@ -158,8 +191,7 @@ fn topk_boosters_agree_across_engines_with_and_without_delay() {
 fn topk_predictions_show_k_labels_and_explore_sometimes() {
     let config = topk_config(Algorithm::TopkAdaptive, Randomization::Uniform);
     let g = stream(true, 400);
-    let options = FeedbackOptions::default();
-    let (p, _) = sequential(&config, &g, Some((options, Oracle::TopK(config.topk))));
+    let (p, _) = sequential(&config, &g, Some(fb(OracleKind::TopK, 0)));
     assert!(p.iter().all(|p| p.shown.len() == 3 && p.top.len() == 3));
     let explored = p.iter().filter(|p| p.shown != p.top).count();
     // rho = 0.2: about 80 of 400 (a random permutation rarely equals the top 3).
@@ -185,14 +217,10 @@ fn delayed_labels_agree_across_engines_for_every_kind_of_booster() {
         config.learners = 5;
         config.tree_params = TreeParams::Random;
         for delay in [0, 25] {
-            let options = FeedbackOptions {
-                delay,
-                ..FeedbackOptions::default()
-            };
             let c = check(
                 config.clone(),
                 stream(multilabel, 250),
-                (options, Oracle::Labels),
+                fb(OracleKind::Labels, delay),
             );
             assert_eq!(c.joined, 250, "{algorithm}: {c:?}");
         }
@@ -207,8 +235,7 @@ fn no_delay_equals_immediate_labels_and_a_delay_changes_the_run() {
     let g = stream(true, 300);
     let (immediate, none) = sequential(&config, &g, None);
     assert!(none.is_none());
-    let zero = FeedbackOptions::default();
-    let (delayed0, _) = sequential(&config, &g, Some((zero, Oracle::Labels)));
+    let (delayed0, _) = sequential(&config, &g, Some(fb(OracleKind::Labels, 0)));
     // (Learning passes take sequence numbers too: compare everything else.)
     let unsequenced = |p: &[Prediction]| {
         bits(p)
@@ -220,40 +247,36 @@ fn no_delay_equals_immediate_labels_and_a_delay_changes_the_run() {
             .collect::<Vec<_>>()
     };
     assert!(unsequenced(&immediate) == unsequenced(&delayed0));
-    let later = FeedbackOptions { delay: 30, ..zero };
-    let (delayed, _) = sequential(&config, &g, Some((later, Oracle::Labels)));
+    let (delayed, _) = sequential(&config, &g, Some(fb(OracleKind::Labels, 30)));
     assert!(unsequenced(&immediate) != unsequenced(&delayed));
     // The first 31 predictions are made before any learning: equal to an untrained model's.
     let (untrained, _) = sequential(
         &config,
         &stream(true, 31),
-        Some((
-            FeedbackOptions {
-                delay: 1000,
-                ..zero
-            },
-            Oracle::Labels,
-        )),
+        Some(fb(OracleKind::Labels, 1000)),
     );
     assert!(unsequenced(&delayed[..31]) == unsequenced(&untrained));
 }
 
 #[test]
-fn bounded_cache_counts_every_event() {
+fn expiry_counts_every_event() {
     let mut config = BoosterConfig::new(Algorithm::AdaOlmr, WeakKind::Vfdt, 2);
     config.learners = 3;
-    for (capacity, ttl) in [(10, u64::MAX / 2), (1000, 8)] {
-        let options = FeedbackOptions {
+    // Feedback 20 events later, but an event waits at most 8 epochs (each feedback ends an
+    // epoch: about 8 events): most feedback comes too late.
+    let c = check(
+        config.clone(),
+        stream(true, 200),
+        Fb {
+            oracle: OracleKind::Labels,
             delay: 20,
-            capacity,
-            ttl,
-        };
-        let c = check(config.clone(), stream(true, 200), (options, Oracle::Labels));
-        // Each event is joined or dropped (evicted, expired); each drop is late feedback.
-        assert_eq!(c.admitted, 200);
-        assert_eq!(c.joined + c.evicted + c.expired, 200, "{c:?}");
-        assert_eq!(c.late, c.evicted + c.expired, "{c:?}");
-        assert!(c.evicted + c.expired > 0, "{c:?}");
-        assert_eq!(c.unmatched, 0);
-    }
+            ttl: Some(8),
+        },
+    );
+    assert_eq!((c.admitted, c.feedback), (200, 200));
+    assert_eq!(c.waiting + c.held, 0, "{c:?}");
+    // Every event is joined or expired; every feedback record joined, or late/unmatched.
+    assert_eq!(c.joined + c.expired(), 200, "{c:?}");
+    assert_eq!(c.joined + c.unmatched(), 200, "{c:?}");
+    assert!(c.expired() > 0 && c.late > 0, "{c:?}");
 }

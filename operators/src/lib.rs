@@ -11,6 +11,7 @@ pub mod boosters;
 pub mod data;
 pub mod dataflow;
 pub mod engine;
+pub mod join;
 pub mod learners;
 pub mod metrics;
 pub mod potentials;

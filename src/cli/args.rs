@@ -2,7 +2,7 @@
 
 use clap::Args;
 use flowboost_connectors::readers::{Format, Header, ReadOptions, Target};
-use flowboost_operators::boosters::{Algorithm, BoosterConfig, Potential, TreeParams};
+use flowboost_operators::boosters::{Algorithm, BoosterConfig, ModelOption, Potential, TreeParams};
 use flowboost_operators::data::Task;
 use flowboost_operators::dataflow::DataflowOptions;
 use flowboost_operators::engine::LabelSetKind;
@@ -56,7 +56,8 @@ pub struct DataArgs {
     pub ignore: Vec<String>,
 }
 
-/// The model: the algorithm and its weak learners.
+/// The model: the algorithm and its weak learners. Every option is optional: a value not
+/// given is the default shown in its help, or, with `--load-model`, the model file's.
 #[derive(Debug, Args)]
 pub struct ModelArgs {
     /// The algorithm: single (one weak learner alone); binary: online-bbm, online-bbm-s,
@@ -68,12 +69,13 @@ pub struct ModelArgs {
     /// multiclass, single for multi-label).
     #[arg(long, value_parser = parse_algorithm)]
     pub algo: Option<Algorithm>,
-    /// The number of weak learners N (ignored by single).
-    #[arg(long, default_value_t = 10, value_name = "N")]
-    pub learners: usize,
-    /// The weak learner: vfdt (Hoeffding tree) or linear (logistic/softmax, VW-style).
-    #[arg(long, default_value = "vfdt", value_parser = parse_weak)]
-    pub weak: WeakKind,
+    /// The number of weak learners N [default: 10].
+    #[arg(long, value_name = "N")]
+    pub learners: Option<usize>,
+    /// The weak learner: vfdt (Hoeffding tree) or linear (logistic/softmax, VW-style)
+    /// [default: vfdt].
+    #[arg(long, value_parser = parse_weak)]
+    pub weak: Option<WeakKind>,
     /// Hoeffding tree parameters: default (MOA's: grace period 200, split confidence 1e-7,
     /// tie threshold 0.05) or random (per tree, as the papers' authors did: split
     /// confidence and tie threshold log-uniform in [0.01, 0.9], grace period 5..20).
@@ -84,52 +86,54 @@ pub struct ModelArgs {
     #[arg(long, value_name = "M")]
     pub feature_subset: Option<usize>,
     /// The edge gamma of the optimal boosters (online-bbm, online-bbm-s, online-mbbm,
-    /// online-bmr, topk-bbm).
-    #[arg(long, default_value_t = 0.1, value_name = "G")]
-    pub gamma: f64,
+    /// online-bmr, topk-bbm) [default: 0.1].
+    #[arg(long, value_name = "G")]
+    pub gamma: Option<f64>,
     /// OnlineBMR's potential: rank (the weighted rank loss; the paper's choice for
-    /// single-label weak learners) or hinge (the weighted hinge loss; for general ones).
-    #[arg(long, default_value = "rank", value_parser = parse_potential)]
-    pub potential: Potential,
+    /// single-label weak learners) or hinge (the weighted hinge loss; for general ones)
+    /// [default: rank].
+    #[arg(long, value_parser = parse_potential)]
+    pub potential: Option<Potential>,
 
     /// Top-k boosters: the number of labels shown (their relevance is the feedback). A
-    /// comma-separated list runs once per k (eval; e.g. for --curve).
-    #[arg(long, value_delimiter = ',', default_value = "3", value_name = "K")]
+    /// comma-separated list runs once per k (eval; e.g. for --curve) [default: 3].
+    #[arg(long, value_delimiter = ',', value_name = "K")]
     pub k: Vec<usize>,
     /// Top-k boosters: the exploration rate rho in (0, 1) (with probability rho the shown
-    /// ranking is randomized).
-    #[arg(long, default_value_t = 0.04, value_name = "RHO")]
-    pub rho: f64,
+    /// ranking is randomized) [default: 0.04].
+    #[arg(long, value_name = "RHO")]
+    pub rho: Option<f64>,
     /// Top-k boosters: uniform (a random permutation) or single-swap (two random swaps
-    /// across the top-k boundary; needs 3 <= k < labels).
-    #[arg(long, default_value = "uniform", value_parser = parse_randomization)]
-    pub randomization: Randomization,
+    /// across the top-k boundary; needs 3 <= k < labels) [default: uniform].
+    #[arg(long, value_parser = parse_randomization)]
+    pub randomization: Option<Randomization>,
     /// Top-k boosters: probabilities Pr[a, b shown] are clipped to [P, 1 - P] before they
-    /// divide (the authors' 0.005; 0 turns it off).
-    #[arg(long, default_value_t = 0.005, value_name = "P")]
-    pub clip_probability: f64,
+    /// divide (the authors' 0.005; 0 turns it off) [default: 0.005].
+    #[arg(long, value_name = "P")]
+    pub clip_probability: Option<f64>,
     /// topk-adaptive: the SGD gradient estimate for a learner's weight is clipped to
-    /// [-C, C] (the authors' 1.0; 0 turns it off).
-    #[arg(long, default_value_t = 1.0, value_name = "C")]
-    pub clip_gradient: f64,
+    /// [-C, C] (the authors' 1.0; 0 turns it off) [default: 1].
+    #[arg(long, value_name = "C")]
+    pub clip_gradient: Option<f64>,
 
-    /// falt, salt, falt-kernel: the step size eta (> 0).
-    #[arg(long, default_value_t = 1.0, value_name = "ETA")]
-    pub eta: f64,
-    /// salt: delta (> 0) in H = delta I + diag(s).
-    #[arg(long, default_value_t = 1.0, value_name = "DELTA")]
-    pub delta: f64,
+    /// falt, salt, falt-kernel: the step size eta (> 0) [default: 1].
+    #[arg(long, value_name = "ETA")]
+    pub eta: Option<f64>,
+    /// salt: delta (> 0) in H = delta I + diag(s) [default: 1].
+    #[arg(long, value_name = "DELTA")]
+    pub delta: Option<f64>,
     /// falt, salt, falt-kernel: M, the maximum number of update steps on each example
-    /// (stops early at zero loss). The paper searches M in [L/8, 4L] for L labels.
-    #[arg(long, default_value_t = 1, value_name = "M")]
-    pub repetitions: usize,
-    /// pa1-br, pa2-br: the aggressiveness C (> 0).
-    #[arg(long = "c", default_value_t = 1.0, value_name = "C")]
-    pub pa_c: f64,
+    /// (stops early at zero loss). The paper searches M in [L/8, 4L] for L labels
+    /// [default: 1].
+    #[arg(long, value_name = "M")]
+    pub repetitions: Option<usize>,
+    /// pa1-br, pa2-br: the aggressiveness C (> 0) [default: 1].
+    #[arg(long = "c", value_name = "C")]
+    pub pa_c: Option<f64>,
     /// falt, pa1-br, pa2-br: the kernel, linear or rbf (K(x, z) = exp(-||x - z||^2 /
-    /// (2 delta^2))); falt-kernel is falt with rbf.
-    #[arg(long, default_value = "linear", value_parser = ["linear", "rbf"])]
-    pub kernel: String,
+    /// (2 delta^2))); falt-kernel is falt with rbf [default: linear].
+    #[arg(long, value_parser = ["linear", "rbf"])]
+    pub kernel: Option<String>,
     /// The RBF kernel width delta^2 (> 0; default 1).
     #[arg(long, value_name = "DELTA2")]
     pub kernel_width: Option<f64>,
@@ -143,16 +147,18 @@ pub struct ModelArgs {
     /// docs/thresholding.md).
     #[arg(long, value_parser = parse_label_set, value_name = "RULE")]
     pub label_set: Option<LabelSetKind>,
-    /// --label-set threshold: the threshold's step size (> 0).
-    #[arg(long, default_value_t = 0.1, value_name = "ETA")]
-    pub threshold_eta: f64,
-    /// --label-set threshold: the maximum number of threshold steps per example.
-    #[arg(long, default_value_t = 1, value_name = "M")]
-    pub threshold_repetitions: usize,
+    /// --label-set threshold: the threshold's step size (> 0) [default: 0.1].
+    #[arg(long, value_name = "ETA")]
+    pub threshold_eta: Option<f64>,
+    /// --label-set threshold: the maximum number of threshold steps per example
+    /// [default: 1].
+    #[arg(long, value_name = "M")]
+    pub threshold_repetitions: Option<usize>,
 
-    /// The seed of every random choice (weak learner parameters, sampling, Hedge, generator).
-    #[arg(long, default_value_t = 1, value_name = "S")]
-    pub seed: u64,
+    /// The seed of every random choice (weak learner parameters, sampling, Hedge, generator)
+    /// [default: 1].
+    #[arg(long, value_name = "S")]
+    pub seed: Option<u64>,
 }
 
 /// The engine that runs the stages.
@@ -167,7 +173,9 @@ pub struct EngineArgs {
     #[arg(long, default_value_t = 1, value_name = "W")]
     pub workers: usize,
 
-    /// Records per dataflow timestamp (dataflow engine).
+    /// Inputs per epoch, the timestamp of the dataflow and the unit of the feedback
+    /// join's time (both engines; with feedback, each feedback record also ends its
+    /// epoch).
     #[arg(long, default_value_t = 256, value_name = "B")]
     pub batch: usize,
 }
@@ -182,7 +190,6 @@ impl EngineArgs {
             "sequential" => Ok(Engine::Sequential),
             _ => Ok(Engine::Dataflow(DataflowOptions {
                 workers: self.workers,
-                batch: self.batch.max(1),
                 ..DataflowOptions::default()
             })),
         }
@@ -190,70 +197,219 @@ impl EngineArgs {
 }
 
 impl ModelArgs {
-    /// The booster configuration these options describe, for a stream of `task`.
-    pub fn booster(&self, task: Task) -> BoosterConfig {
-        let algo = self.algo.unwrap_or(match task {
+    /// The seed (given, or 1).
+    pub fn seed(&self) -> u64 {
+        self.seed.unwrap_or(1)
+    }
+
+    /// The algorithm these options ask for on a stream of `task`.
+    pub fn algorithm(&self, task: Task) -> Algorithm {
+        self.algo.unwrap_or(match task {
             Task::Binary => Algorithm::AdaBoostOl,
             Task::Multiclass => Algorithm::Oza,
             Task::Multilabel => Algorithm::Single,
-        });
-        let mut config = BoosterConfig::new(algo, self.weak, self.seed);
-        config.learners = self.learners;
-        config.gamma = self.gamma;
-        config.tree_params =
-            self.tree_params
-                .unwrap_or(if algo == Algorithm::Single || self.learners <= 1 {
-                    TreeParams::Default
-                } else {
-                    TreeParams::Random
-                });
-        config.feature_subset = self.feature_subset;
-        config.potential = self.potential;
-        config.topk = TopKConfig {
-            k: self.k.first().copied().unwrap_or(3),
-            rho: self.rho,
-            randomization: self.randomization,
-            clip_probability: self.clip_probability,
-            clip_gradient: self.clip_gradient,
+        })
+    }
+
+    /// The options given on the command line (not their defaults).
+    pub fn given(&self) -> Vec<ModelOption> {
+        use ModelOption as O;
+        let mut v = Vec::new();
+        let mut add = |given: bool, o: ModelOption| {
+            if given {
+                v.push(o);
+            }
         };
+        add(self.learners.is_some(), O::Learners);
+        add(self.weak.is_some(), O::Weak);
+        add(self.tree_params.is_some(), O::TreeParams);
+        add(self.feature_subset.is_some(), O::FeatureSubset);
+        add(self.gamma.is_some(), O::Gamma);
+        add(self.potential.is_some(), O::Potential);
+        add(!self.k.is_empty(), O::K);
+        add(self.rho.is_some(), O::Rho);
+        add(self.randomization.is_some(), O::Randomization);
+        add(self.clip_probability.is_some(), O::ClipProbability);
+        add(self.clip_gradient.is_some(), O::ClipGradient);
+        add(self.eta.is_some(), O::Eta);
+        add(self.delta.is_some(), O::Delta);
+        add(self.repetitions.is_some(), O::Repetitions);
+        add(self.pa_c.is_some(), O::C);
+        add(self.kernel.is_some(), O::Kernel);
+        add(self.kernel_width.is_some(), O::KernelWidth);
+        add(self.budget.is_some(), O::Budget);
+        add(self.label_set.is_some(), O::LabelSet);
+        add(self.threshold_eta.is_some(), O::ThresholdEta);
+        add(
+            self.threshold_repetitions.is_some(),
+            O::ThresholdRepetitions,
+        );
+        v
+    }
+
+    /// Sets the options given on the command line in `config`.
+    fn apply(&self, config: &mut BoosterConfig) {
+        if let Some(n) = self.learners {
+            config.learners = n;
+        }
+        if let Some(w) = self.weak {
+            config.weak = w;
+        }
+        if let Some(t) = self.tree_params {
+            config.tree_params = t;
+        }
+        if self.feature_subset.is_some() {
+            config.feature_subset = self.feature_subset;
+        }
+        if let Some(g) = self.gamma {
+            config.gamma = g;
+        }
+        if let Some(p) = self.potential {
+            config.potential = p;
+        }
+        if let Some(&k) = self.k.first() {
+            config.topk.k = k;
+        }
+        if let Some(r) = self.rho {
+            config.topk.rho = r;
+        }
+        if let Some(r) = self.randomization {
+            config.topk.randomization = r;
+        }
+        if let Some(p) = self.clip_probability {
+            config.topk.clip_probability = p;
+        }
+        if let Some(c) = self.clip_gradient {
+            config.topk.clip_gradient = c;
+        }
+        if let Some(e) = self.eta {
+            config.threshold.eta = e;
+        }
+        if let Some(d) = self.delta {
+            config.threshold.delta = d;
+        }
+        if let Some(m) = self.repetitions {
+            config.threshold.repetitions = m;
+        }
+        if let Some(c) = self.pa_c {
+            config.threshold.c = c;
+        }
+        let rbf =
+            self.kernel.as_deref() == Some("rbf") || config.algorithm == Algorithm::FaltKernel;
+        if self.kernel.is_some() || self.kernel_width.is_some() {
+            config.threshold.kernel_width = rbf.then(|| self.kernel_width.unwrap_or(1.0));
+        }
+        if self.budget.is_some() {
+            config.threshold.budget = self.budget;
+        }
+        if self.label_set.is_some() {
+            config.label_set = self.label_set;
+        }
+        if let Some(e) = self.threshold_eta {
+            config.score_threshold.eta = e;
+        }
+        if let Some(m) = self.threshold_repetitions {
+            config.score_threshold.repetitions = m;
+        }
+        if let Some(s) = self.seed {
+            config.seed = s;
+        }
+    }
+
+    /// The booster configuration these options describe, for a stream of `task`.
+    pub fn booster(&self, task: Task) -> BoosterConfig {
+        let algo = self.algorithm(task);
+        let mut config = BoosterConfig::new(algo, WeakKind::Vfdt, 1);
+        config.topk = TopKConfig::default();
         config.threshold = ThresholdConfig {
             algorithm: algo.thresholding().unwrap_or(ThresholdAlgorithm::Falt),
-            eta: self.eta,
-            delta: self.delta,
-            repetitions: self.repetitions,
-            c: self.pa_c,
-            kernel_width: (self.kernel == "rbf" || algo == Algorithm::FaltKernel)
-                .then(|| self.kernel_width.unwrap_or(1.0)),
-            budget: self.budget,
+            kernel_width: (algo == Algorithm::FaltKernel).then_some(1.0),
+            ..ThresholdConfig::default()
         };
-        config.label_set = self.label_set;
-        config.score_threshold = ScoreThresholdConfig {
-            eta: self.threshold_eta,
-            repetitions: self.threshold_repetitions,
-            ..ScoreThresholdConfig::default()
-        };
+        config.score_threshold = ScoreThresholdConfig::default();
+        self.apply(&mut config);
+        if self.tree_params.is_none() {
+            config.tree_params = if algo.stages(config.learners) <= 1 {
+                TreeParams::Default
+            } else {
+                TreeParams::Random
+            };
+        }
         config
     }
 
-    /// Options that only some algorithms read, given to another: an error naming them
-    /// (rather than silently ignoring them).
-    pub fn check_applicable(&self, algo: Algorithm) -> Result<(), String> {
-        let thresholding = algo.is_thresholding();
-        if !thresholding && (self.kernel != "linear" || self.kernel_width.is_some()) {
+    /// The configuration of a model loaded from a file, with the options given on the
+    /// command line: an option that differs from the file's value is an error naming it
+    /// (a model keeps the options it was trained with).
+    pub fn over_saved(&self, saved: &BoosterConfig) -> Result<BoosterConfig, String> {
+        if let Some(a) = self.algo
+            && a != saved.algorithm
+        {
             return Err(format!(
-                "--kernel and --kernel-width apply to falt, falt-kernel, pa1-br and pa2-br, not {algo}"
+                "--algo {a} does not match the model file's algorithm {}",
+                saved.algorithm
             ));
         }
-        if algo == Algorithm::Salt && (self.kernel != "linear" || self.kernel_width.is_some()) {
+        if let Some(s) = self.seed
+            && s != saved.seed
+        {
+            return Err(format!(
+                "--seed {s} does not match the model file's seed {}",
+                saved.seed
+            ));
+        }
+        let mut config = saved.clone();
+        self.apply(&mut config);
+        for o in self.given() {
+            let (mine, theirs) = (o.value(&config), o.value(saved));
+            if mine != theirs {
+                return Err(format!(
+                    "{} {mine} does not match the model file's {} {theirs} (the model was trained with it; leave the option out to use the file's)",
+                    o.flag(),
+                    o.flag()
+                ));
+            }
+        }
+        Ok(config)
+    }
+
+    /// Options given on the command line that `algo` does not read: an error naming them
+    /// (rather than silently ignoring them). The registry says which options each
+    /// algorithm reads.
+    pub fn check_applicable(&self, algo: Algorithm) -> Result<(), String> {
+        let spec = algo.spec();
+        let stray: Vec<&str> = self
+            .given()
+            .into_iter()
+            .filter(|&o| !spec.reads(o))
+            .map(ModelOption::flag)
+            .collect();
+        if !stray.is_empty() {
+            let reads: Vec<&str> = spec.reads.iter().map(|o| o.flag()).collect();
+            return Err(format!(
+                "{} {} not apply to {algo} (it reads {}{})",
+                stray.join(", "),
+                if stray.len() == 1 { "does" } else { "do" },
+                if reads.is_empty() {
+                    "none of the model options".to_string()
+                } else {
+                    reads.join(", ")
+                },
+                if reads.is_empty() { "" } else { ", and --seed" },
+            ));
+        }
+        if algo == Algorithm::Salt
+            && (self.kernel.as_deref() == Some("rbf") || self.kernel_width.is_some())
+        {
             return Err("salt has no kernel version (the paper kernelizes FALT only)".into());
         }
-        if self.budget.is_some() && !(self.kernel == "rbf" || algo == Algorithm::FaltKernel) {
-            return Err("--budget applies to kernel models (--kernel rbf or falt-kernel)".into());
-        }
-        if thresholding && self.label_set.is_some() {
-            return Err(format!(
-                "{algo} predicts its own label set (its learned threshold); --label-set is for the boosters"
-            ));
+        if (self.budget.is_some() || self.kernel_width.is_some())
+            && !(self.kernel.as_deref() == Some("rbf") || algo == Algorithm::FaltKernel)
+        {
+            return Err(
+                "--budget and --kernel-width apply to kernel models (--kernel rbf or falt-kernel)"
+                    .into(),
+            );
         }
         Ok(())
     }

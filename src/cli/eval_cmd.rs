@@ -1,7 +1,8 @@
 use super::args::{DataArgs, EngineArgs, ModelArgs};
+use super::model_io::{ModelIoArgs, seed};
+use crate::eval::FeedbackOptions;
 use crate::eval::{EvalReport, EvalSpec, GridPoint, Protocol, Series, evaluate, write_svg};
 use clap::Args;
-use flowboost_operators::engine::FeedbackOptions;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -19,6 +20,10 @@ pub struct EvalArgs {
     #[command(flatten)]
     #[allow(missing_docs)]
     pub engine: EngineArgs,
+
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub model_io: ModelIoArgs,
 
     /// The protocol: prequential (test-then-train on every example), holdout (train on
     /// --data, then score --test while still learning), last20 (score the final 20% of one
@@ -46,14 +51,11 @@ pub struct EvalArgs {
     #[arg(long, value_name = "D")]
     pub feedback_delay: Option<u64>,
 
-    /// At most this many predicted events wait for their feedback (the oldest is dropped
-    /// first; counted as evicted).
-    #[arg(long, default_value_t = 100_000, value_name = "N")]
-    pub pending_capacity: usize,
-
-    /// An event waits at most this many events for its feedback (then it is dropped;
-    /// counted as expired). Default: no limit.
-    #[arg(long, value_name = "EVENTS")]
+    /// An event waits in the feedback join at most this many epochs for its feedback (and
+    /// feedback at most this many for its event); then it expires (counted). With
+    /// feedback, every feedback record ends an epoch, so an epoch is about one event.
+    /// Default: no limit.
+    #[arg(long, value_name = "EPOCHS")]
     pub pending_ttl: Option<u64>,
 
     /// Stream the training file this many times (holdout protocol), as the top-k paper
@@ -96,14 +98,32 @@ fn parse_protocol(s: &str) -> Result<Protocol, String> {
 
 /// Runs `flowboost eval`.
 pub fn run(args: EvalArgs) -> Result<(), String> {
-    let data = Arc::new(args.data.open(args.model.seed)?);
+    let start = args.model_io.load()?;
+    let data = Arc::new(args.data.open(seed(&args.model, start.as_deref()))?);
     let protocol = args.protocol.unwrap_or(if args.data.test.is_some() {
         Protocol::Holdout
     } else {
         Protocol::Prequential
     });
-    let base = args.model.booster(data.schema().task);
-    args.model.check_applicable(base.algorithm)?;
+    let (base, plan) = args.model_io.plan(start, &args.model, data.schema())?;
+    if !args.gamma_grid.is_empty()
+        && !base
+            .algorithm
+            .spec()
+            .reads(flowboost_operators::boosters::ModelOption::Gamma)
+    {
+        return Err(format!(
+            "--gamma-grid applies to the optimal boosters (those that read --gamma), not {}",
+            base.algorithm
+        ));
+    }
+    let one_run = args.gamma_grid.len() <= 1 && args.model.k.len() <= 1 && args.curve_runs <= 1;
+    if !one_run && (plan.start.is_some() || plan.save.is_some()) {
+        return Err(
+            "--save-model and --load-model take one run (not --gamma-grid, several --k or --curve-runs)"
+                .into(),
+        );
+    }
     let engine = args.engine.engine()?;
     if args.loops == 0 {
         return Err("--loops must be at least 1".into());
@@ -111,16 +131,17 @@ pub fn run(args: EvalArgs) -> Result<(), String> {
     if args.curve_runs == 0 {
         return Err("--curve-runs must be at least 1".into());
     }
+    if args.pending_ttl == Some(0) {
+        return Err("--pending-ttl must be at least 1 epoch".into());
+    }
     let feedback = args.feedback_delay.map(|delay| FeedbackOptions {
         delay,
-        capacity: args.pending_capacity.max(1),
-        ttl: args.pending_ttl.unwrap_or(FeedbackOptions::default().ttl),
+        ttl: args.pending_ttl,
     });
     let feedback = match (feedback, base.algorithm.is_topk()) {
         (None, true) => Some(FeedbackOptions {
-            capacity: args.pending_capacity.max(1),
-            ttl: args.pending_ttl.unwrap_or(FeedbackOptions::default().ttl),
-            ..FeedbackOptions::default()
+            delay: 0,
+            ttl: args.pending_ttl,
         }),
         (f, _) => f,
     };
@@ -134,11 +155,10 @@ pub fn run(args: EvalArgs) -> Result<(), String> {
         curve: args.curve.is_some(),
         frozen_test: args.frozen_test,
         scale: args.scale == "min-max",
+        model: plan,
+        epoch_size: args.engine.batch.max(1),
     };
-    let ks: Vec<Option<usize>> = if base.algorithm.is_topk() {
-        if args.model.k.is_empty() {
-            return Err("--k needs at least one value".into());
-        }
+    let ks: Vec<Option<usize>> = if base.algorithm.is_topk() && args.model.k.len() > 1 {
         args.model.k.iter().map(|&k| Some(k)).collect()
     } else {
         vec![None]

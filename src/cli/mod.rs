@@ -2,11 +2,18 @@
 
 pub mod args;
 mod eval_cmd;
+mod inspect_cmd;
+mod local_cluster;
+pub mod model_io;
+mod predict_cmd;
+mod prediction_line;
 mod replay_cmd;
 mod run_cmd;
 
 pub use eval_cmd::EvalArgs;
-pub use replay_cmd::ReplayArgs;
+pub use inspect_cmd::InspectArgs;
+pub use predict_cmd::PredictArgs;
+pub use replay_cmd::{ReplayArgs, SimulateArgs, SimulatorArgs};
 pub use run_cmd::RunArgs;
 
 use clap::{Parser, Subcommand};
@@ -30,10 +37,22 @@ pub enum Command {
     /// dataflow on --workers threads -> predictions as JSON lines (stdout or --output), with
     /// progressive metrics on stderr.
     Run(Box<RunArgs>),
-    /// Replay a log of clicks (Open Bandit Dataset): a top-k booster learns a ranking of
-    /// the items from the user features with the logged feedback, and the click-through of
-    /// its top k is estimated by inverse propensity weighting against the logged policy's.
-    ReplayClicks(ReplayArgs),
+    /// Replay a log of clicks (Open Bandit Dataset, or the click simulator): a top-k
+    /// booster learns a ranking of the items from the user features with the logged
+    /// feedback, and the click-through of its top k is estimated off-policy (IPW, SNIPW,
+    /// doubly robust, with 95% intervals) against the logged policy's, beside the true
+    /// click-through on simulated logs.
+    ReplayClicks(Box<ReplayArgs>),
+    /// Write a simulated click log with known truth (the click simulator: users, items, a
+    /// position-based click model, click delays, a uniform or bts logging policy) in the
+    /// Open Bandit Dataset's format: clicks.csv, item_context.csv, simulator.json.
+    SimulateClicks(Box<SimulateArgs>),
+    /// Predict with a saved model (nothing is learned): a dataset file or a built-in
+    /// generator in, JSON lines out.
+    Predict(Box<PredictArgs>),
+    /// Describe a model file: algorithm and options, schema, examples learned, every
+    /// stage's weight and size, memory and file size.
+    Inspect(InspectArgs),
     /// Kafka tools: produce a generator's stream as JSON events, read a topic (with
     /// latency from the events' timestamps), create a topic.
     Kafka(crate::kafka::tools::KafkaToolArgs),
@@ -45,6 +64,9 @@ pub fn run(cli: Cli) -> Result<(), String> {
         Command::Eval(args) => eval_cmd::run(*args),
         Command::Run(args) => run_cmd::run(*args),
         Command::Kafka(args) => crate::kafka::tools::run(args),
-        Command::ReplayClicks(args) => replay_cmd::run(args),
+        Command::ReplayClicks(args) => replay_cmd::run(*args),
+        Command::SimulateClicks(args) => replay_cmd::simulate(*args),
+        Command::Predict(args) => predict_cmd::run(*args),
+        Command::Inspect(args) => inspect_cmd::run(args),
     }
 }

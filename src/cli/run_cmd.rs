@@ -1,13 +1,17 @@
 use super::args::{DataArgs, EngineArgs, ModelArgs};
-use crate::eval::{Engine, Scorer};
+use super::model_io::{ModelIoArgs, seed};
+use super::prediction_line::PredictionLine;
+use crate::eval::{Engine, Scorer, epoch_rule};
+use crate::kafka::cluster::Cluster;
 use crate::kafka::{JobOptions, JobSummary, run_job};
+use crate::model::{ModelWriter, Progress as SavedProgress};
 use clap::Args;
 use flowboost_connectors::kafka::{RecordFormat, StartFrom};
 use flowboost_operators::boosters::build;
 use flowboost_operators::data::{Attribute, Example, Schema, Task};
-use flowboost_operators::dataflow::run_dataflow;
-use flowboost_operators::engine::{Prediction, PredictionSink};
-use serde::Serialize;
+use flowboost_operators::engine::{
+    ChainSnapshot, ItemStream, Prediction, PredictionSink, Sequencer,
+};
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;
@@ -43,6 +47,10 @@ pub struct RunArgs {
     /// Print progressive metrics to stderr every this many examples (0: only the summary).
     #[arg(long, default_value_t = 10_000, value_name = "N")]
     pub report_every: u64,
+
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub model_io: ModelIoArgs,
 
     #[command(flatten)]
     #[allow(missing_docs)]
@@ -105,12 +113,43 @@ pub struct KafkaArgs {
     /// offset).
     #[arg(long, default_value_t = 64, value_name = "B")]
     pub merge_block: i64,
-    /// At most this many unlabeled events wait for their feedback.
-    #[arg(long, default_value_t = 100_000, value_name = "N")]
-    pub pending_capacity: usize,
-    /// An unlabeled event waits for its feedback at most this many later events.
+    /// An unlabeled event waits for its feedback (and feedback for its event) at most
+    /// about this many later events: the feedback join's time-to-live, counted in epochs of
+    /// --batch events, rounded up. It also bounds the join's memory: at most this many
+    /// events and feedback records wait.
     #[arg(long, default_value_t = 1_000_000, value_name = "N")]
     pub pending_ttl: u64,
+    /// A learning pass enters the model this many epochs after its feedback met its event
+    /// (at least 1; more lets the stage blocks of several workers work on later epochs
+    /// meanwhile).
+    #[arg(long, default_value_t = 4, value_name = "EPOCHS")]
+    pub feedback_lag: u64,
+    /// On a live stream, a record waits at most this long for the other partitions in the
+    /// merge (then the order depends on arrival times; a replay never waits this long).
+    #[arg(long, default_value_t = 1000, value_name = "MS")]
+    pub max_merge_wait_ms: u64,
+    /// How many epochs the merge may run ahead of the model's output (backpressure: the
+    /// sources stop reading beyond it).
+    #[arg(long, default_value_t = 8, value_name = "EPOCHS")]
+    pub max_epochs_in_flight: u64,
+    /// The number of processes of the cluster (each with --workers threads); needs
+    /// --hostfile and --process.
+    #[arg(long, default_value_t = 1, value_name = "P")]
+    pub processes: usize,
+    /// This process's index, 0..P.
+    #[arg(long, default_value_t = 0, value_name = "I")]
+    pub process: usize,
+    /// The processes' addresses, one host:port per line (process 0 first).
+    #[arg(long, value_name = "FILE")]
+    pub hostfile: Option<PathBuf>,
+    /// Start a local cluster of P processes on this machine (ports from 127.0.0.1:2101 up
+    /// by default, see --local-base-port): this process is process 0 and starts the
+    /// others with the same options; if one fails, the others are stopped.
+    #[arg(long, value_name = "P")]
+    pub local_cluster: Option<usize>,
+    /// The first port of --local-cluster.
+    #[arg(long, default_value_t = 2101, value_name = "PORT")]
+    pub local_base_port: u16,
     /// A librdkafka property for every client, KEY=VALUE (repeatable).
     #[arg(long = "kafka-set", value_name = "KEY=VALUE")]
     pub kafka_set: Vec<String>,
@@ -210,6 +249,9 @@ fn topic(option: &str, value: &str) -> Result<String, String> {
 
 /// Runs `flowboost run --source kafka:TOPIC ...`.
 fn run_kafka(args: RunArgs) -> Result<(), String> {
+    if let Some(p) = args.kafka.local_cluster {
+        return super::local_cluster::run(p, args.kafka.local_base_port);
+    }
     let k = &args.kafka;
     let source = topic("source", k.source.as_deref().unwrap_or_default())?;
     let brokers = k
@@ -258,19 +300,44 @@ fn run_kafka(args: RunArgs) -> Result<(), String> {
     options.report_interval = (k.report_interval > 0.0 && k.report_interval.is_finite())
         .then(|| Duration::from_secs_f64(k.report_interval));
     options.merge_block = k.merge_block.max(1);
-    options.pending_capacity = k.pending_capacity.max(1);
     options.pending_ttl = k.pending_ttl.max(1);
+    options.feedback_lag = k.feedback_lag.max(1);
+    options.max_merge_wait = Duration::from_millis(k.max_merge_wait_ms);
+    options.max_epochs_in_flight = k.max_epochs_in_flight.max(1);
+    options.cluster = Cluster::new(k.processes, k.process, k.hostfile.as_deref())?;
     for kv in &k.kafka_set {
         let (key, value) = kv
             .split_once('=')
             .ok_or_else(|| format!("--kafka-set {kv}: expected KEY=VALUE"))?;
         options.settings.push((key.to_string(), value.to_string()));
     }
+    let io = &args.model_io;
+    if io.save_every.is_some() || io.resume {
+        return Err(
+            "the Kafka job saves its model when it stops (--save-model) and resumes from the group's offsets; --save-every and --resume are for files and generators"
+                .into(),
+        );
+    }
+    let start = io.load()?;
     let schema = match args.space.schema()? {
         Some(s) => s,
-        None => args.data.open(args.model.seed)?.schema().clone(),
+        None => args
+            .data
+            .open(seed(&args.model, start.as_deref()))?
+            .schema()
+            .clone(),
     };
-    let config = args.model.booster(schema.task);
+    let (config, plan) = io.plan(start, &args.model, &schema)?;
+    options.start_model = plan.start;
+    options.save_model = plan.save;
+    // SIGTERM and SIGINT stop the job gracefully: stop reading, finish what is in flight,
+    // deliver, commit, save, exit 0.
+    // A second signal while stopping exits at once (code 1).
+    for signal in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT] {
+        signal_hook::flag::register_conditional_shutdown(signal, 1, options.stop.clone())
+            .and_then(|_| signal_hook::flag::register(signal, options.stop.clone()))
+            .map_err(|e| format!("cannot handle signal {signal}: {e}"))?;
+    }
     let summary = run_job(options, schema, config)?;
     eprintln!("flowboost: kafka: done: {}", summary_line(&summary));
     println!(
@@ -294,16 +361,6 @@ fn summary_line(s: &JobSummary) -> String {
     )
 }
 
-#[derive(Serialize)]
-struct OutputLine<'a> {
-    id: u64,
-    prediction: u32,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    labels: Option<&'a [u32]>,
-    scores: &'a [f64],
-    expert: u32,
-}
-
 /// Writes predictions as JSON lines and keeps progressive (test-then-train) metrics.
 struct RunSink {
     task: Task,
@@ -312,23 +369,26 @@ struct RunSink {
     seen: u64,
     report_every: u64,
     start: Instant,
+    model: Option<ModelWriter>,
 }
 
 impl PredictionSink for RunSink {
     type Output = Result<(Scorer, u64), String>;
 
-    fn accept(&mut self, p: Prediction, ex: Arc<Example>) -> Result<(), String> {
-        let line = OutputLine {
-            id: p.id,
-            prediction: p.class,
-            labels: (self.task == Task::Multilabel).then_some(&p.labels[..]),
-            scores: &p.scores,
-            expert: p.expert,
+    fn snapshot(&mut self, snapshot: ChainSnapshot) -> Result<(), String> {
+        let Some(writer) = &self.model else {
+            return Ok(());
         };
-        serde_json::to_writer(&mut self.out, &line).map_err(|e| e.to_string())?;
-        self.out
-            .write_all(b"\n")
-            .map_err(|e| format!("cannot write the predictions: {e}"))?;
+        let progress = SavedProgress {
+            seen: self.seen,
+            scorer: self.scorer.clone(),
+        };
+        writer.write(snapshot, Some(progress), None)?;
+        Ok(())
+    }
+
+    fn accept(&mut self, p: Prediction, ex: Arc<Example>) -> Result<(), String> {
+        PredictionLine::new(&p, self.task).write(&mut self.out)?;
         self.scorer.update(&p, ex.label.as_ref());
         self.seen += 1;
         if self.report_every > 0 && self.seen.is_multiple_of(self.report_every) {
@@ -362,11 +422,23 @@ pub fn run(args: RunArgs) -> Result<(), String> {
     if args.kafka.sink.is_some() || args.kafka.feedback.is_some() || args.kafka.brokers.is_some() {
         return Err("--brokers, --sink and --feedback need --source kafka:TOPIC".into());
     }
-    let data = Arc::new(args.data.open(args.model.seed)?);
+    let start_model = args.model_io.load()?;
+    let data = Arc::new(args.data.open(seed(&args.model, start_model.as_deref()))?);
     let schema = data.schema().clone();
-    let config = args.model.booster(schema.task);
-    args.model.check_applicable(config.algorithm)?;
+    let (config, plan) = args.model_io.plan(start_model, &args.model, &schema)?;
     build(&schema, &config)?;
+    if let Some(saved) = &plan.start {
+        saved.chain("the model file")?;
+        if plan.resume && saved.body.feedback_run.is_some() {
+            return Err("--resume: the model was saved with delayed feedback pending; resume it with `flowboost eval`".into());
+        }
+    }
+    let resumed = plan.start.as_ref().filter(|_| plan.resume);
+    let resumed_source = resumed
+        .and_then(|s| s.body.source.clone())
+        .unwrap_or_default();
+    let skip = resumed_source.events;
+    let resumed_progress = resumed.and_then(|s| s.body.progress.clone());
     let engine = EngineArgs {
         engine: "dataflow".into(),
         workers: args.workers,
@@ -376,6 +448,9 @@ pub fn run(args: RunArgs) -> Result<(), String> {
     let Engine::Dataflow(options) = engine else {
         unreachable!("run always uses the dataflow engine")
     };
+    let snapshots = plan.snapshots;
+    let rule = epoch_rule(args.batch, false);
+    let model_writer = plan.save.clone();
     let out: Box<dyn Write + Send> = match &args.output {
         Some(p) => Box::new(BufWriter::new(File::create(p).map_err(|e| {
             format!("{}: cannot create the output file: {e}", p.display())
@@ -393,28 +468,37 @@ pub fn run(args: RunArgs) -> Result<(), String> {
             Some(o) => o,
             None => Box::new(std::io::sink()),
         },
-        scorer: Scorer::new(task, k),
-        seen: 0,
+        scorer: resumed_progress
+            .as_ref()
+            .map_or_else(|| Scorer::new(task, k), |p| p.scorer.clone()),
+        seen: resumed_progress.as_ref().map_or(0, |p| p.seen),
         report_every,
         start,
+        model: model_writer.clone(),
     };
     let source_data = data.clone();
     let build_schema = schema.clone();
     let build_config = config.clone();
-    let (scorer, seen) = run_dataflow(
-        &options,
-        move || {
-            let b = build(&build_schema, &build_config)?;
-            Ok((b.stages, b.terminal, b.score_dim))
+    let start_model = plan.start.clone();
+    let (scorer, seen) = Engine::Dataflow(options.clone()).run(
+        move || match &start_model {
+            Some(saved) => saved.chain("the model file").map_err(String::from),
+            None => build(&build_schema, &build_config).map_err(String::from),
         },
         move || {
             let mut streams = Vec::new();
             for part in 0..source_data.parts() {
                 streams.push(source_data.stream(part)?);
             }
-            Ok(streams.into_iter().flatten())
+            let examples = streams
+                .into_iter()
+                .flatten()
+                .skip(usize::try_from(skip).unwrap_or(usize::MAX));
+            let sequencer = Sequencer::new(rule, resumed_source.clone());
+            Ok(ItemStream::new(examples, None, sequencer, snapshots))
         },
         make_sink,
+        None,
     )??;
     let secs = start.elapsed().as_secs_f64();
     let (name, value) = scorer.headline();

@@ -101,6 +101,7 @@ mod tests {
             user: user.iter().map(|s| s.to_string()).collect(),
             affinity: affinity.to_vec(),
             slots: vec![],
+            slate_propensity: None,
         }
     }
 

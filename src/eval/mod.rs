@@ -12,21 +12,31 @@
 //! its label hidden and learned from when its feedback (the label, or the top-k oracle's
 //! clicks) arrives; `--loops K` streams the training part K times (holdout).
 //!
-//! `replay-clicks` replays a log of clicks (the Open Bandit Dataset) instead: see
-//! [`replay_clicks`].
+//! `replay-clicks` replays a log of clicks (the Open Bandit Dataset, or the click
+//! simulator) instead: see [`replay_clicks`], its estimators in [`off_policy`], and
+//! [`write_simulated_log`] for `simulate-clicks`.
 
 mod curve;
+mod engine;
 mod impression_features;
 mod logged_clicks;
+pub mod off_policy;
 mod protocol;
 mod report;
 mod scaling;
 mod scorer;
+mod simulated_log;
 
 pub use curve::{Curve, Series, write_svg};
+pub use engine::{Engine, FeedbackOptions, epoch_rule};
 pub use impression_features::ImpressionFeatures;
-pub use logged_clicks::{Estimate, ReplayReport, ReplaySpec, replay_clicks};
-pub use protocol::{Engine, EvalSpec, Feedback, Protocol, evaluate};
+pub use logged_clicks::{
+    ClickLog, ReplayReport, ReplaySpec, SIMULATOR_FILE, SimulatorFile, TrueCtr, replay_clicks,
+    simulator_beside,
+};
+pub use off_policy::Estimate;
+pub use protocol::{EvalSpec, Feedback, Protocol, evaluate};
 pub use report::{EvalReport, GridPoint};
 pub use scaling::MinMaxScaling;
 pub use scorer::Scorer;
+pub use simulated_log::{SimulatedLogSummary, write_simulated_log};

@@ -1,11 +1,15 @@
+use super::engine::{Engine, FeedbackOptions, epoch_rule};
 use super::{Curve, EvalReport, MinMaxScaling, Scorer};
+use crate::cli::model_io::ModelPlan;
+use crate::model::{FeedbackRun, ModelWriter, Progress as SavedProgress};
 use crate::source::{Dataset, ExampleStream};
 use flowboost_operators::boosters::{BoosterConfig, build};
 use flowboost_operators::data::{Example, Label, Task};
-use flowboost_operators::dataflow::{DataflowOptions, run_dataflow_with_feedback};
 use flowboost_operators::engine::{
-    FeedbackCounters, FeedbackLoop, FeedbackOptions, Oracle, Prediction, PredictionSink,
+    ChainSnapshot, FeedbackSetup, ItemStream, Oracle, OracleKind, Prediction, PredictionSink,
+    Sequencer,
 };
+use flowboost_operators::join::{JoinConfig, JoinCounts};
 use flowboost_operators::metrics::rank_loss;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde::Serialize;
@@ -84,15 +88,20 @@ pub struct EvalSpec {
     /// Scale the features with min-max statistics of the training part (see
     /// [`MinMaxScaling`](super::MinMaxScaling)).
     pub scale: bool,
+    /// The model to start from and where to save it.
+    pub model: ModelPlan,
+    /// Inputs per epoch (the feedback join works per epoch; with feedback, each feedback
+    /// record also ends its epoch).
+    pub epoch_size: usize,
 }
 
 /// What a feedback run needs to know.
 #[derive(Clone, Copy, Debug)]
 pub struct Feedback {
-    /// The delay and cache bounds.
+    /// The delay and the join's time-to-live.
     pub options: FeedbackOptions,
     /// How feedback is made from the true label.
-    pub oracle: Oracle,
+    pub oracle: OracleKind,
 }
 
 #[derive(Serialize)]
@@ -109,33 +118,6 @@ enum PredictionValue<'a> {
     Labels(&'a [u32]),
 }
 
-/// Which engine runs the stages.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Engine {
-    /// The plain loop (the reference).
-    Sequential,
-    /// Timely dataflow, stages in contiguous blocks across the workers.
-    Dataflow(DataflowOptions),
-}
-
-impl Engine {
-    /// `sequential` or `dataflow`.
-    pub fn name(&self) -> &'static str {
-        match self {
-            Engine::Sequential => "sequential",
-            Engine::Dataflow(_) => "dataflow",
-        }
-    }
-
-    /// The number of workers (1 for the sequential engine).
-    pub fn workers(&self) -> usize {
-        match self {
-            Engine::Sequential => 1,
-            Engine::Dataflow(o) => o.workers,
-        }
-    }
-}
-
 /// Scores the predictions from `eval_from` on and writes the prediction lines.
 struct EvalSink {
     task: Task,
@@ -146,11 +128,15 @@ struct EvalSink {
     progress: Progress,
     start: Instant,
     curve: Option<Curve>,
-    counters: Option<FeedbackCounters>,
+    counters: Option<JoinCounts>,
     /// Frozen test: the true labels of the scored examples, in stream order.
     truth: Option<Arc<Vec<Option<Label>>>>,
     /// When the first scored prediction came out.
     eval_started: Option<Instant>,
+    /// Where snapshots of the model go.
+    model: Option<ModelWriter>,
+    /// How the run makes its feedback (saved with the model).
+    feedback_run: Option<FeedbackRun>,
 }
 
 /// What an evaluation run returns: the scores, the examples seen, the feedback counters
@@ -158,7 +144,7 @@ struct EvalSink {
 type SinkOutput = (
     Scorer,
     u64,
-    Option<FeedbackCounters>,
+    Option<JoinCounts>,
     Option<Curve>,
     Option<Instant>,
 );
@@ -166,8 +152,20 @@ type SinkOutput = (
 impl PredictionSink for EvalSink {
     type Output = Result<SinkOutput, String>;
 
-    fn feedback_counters(&mut self, counters: FeedbackCounters) {
-        self.counters = Some(counters);
+    fn join_counts(&mut self, counts: JoinCounts) {
+        self.counters = Some(counts);
+    }
+
+    fn snapshot(&mut self, snapshot: ChainSnapshot) -> Result<(), String> {
+        let Some(writer) = &self.model else {
+            return Ok(());
+        };
+        let progress = SavedProgress {
+            seen: self.seen,
+            scorer: self.scorer.clone(),
+        };
+        writer.write(snapshot, Some(progress), self.feedback_run)?;
+        Ok(())
     }
 
     fn accept(&mut self, out: Prediction, ex: Arc<Example>) -> Result<(), String> {
@@ -294,16 +292,48 @@ pub fn evaluate(
     let feedback = if config.algorithm.is_topk() {
         Some(Feedback {
             options: spec.feedback.unwrap_or_default(),
-            oracle: Oracle::TopK(config.topk),
+            oracle: OracleKind::TopK,
         })
     } else {
         spec.feedback.map(|options| Feedback {
             options,
-            oracle: Oracle::Labels,
+            oracle: OracleKind::Labels,
         })
     };
     // Fail early (and identically for both engines) on a configuration that cannot work.
     build(&schema, config)?;
+    // The chain to start from: a fresh one, or the start model's (checked against a fresh
+    // build); a resumed run continues its stream, its metrics and its pending feedback.
+    let plan = &spec.model;
+    let start_name = || "the model file".to_string();
+    if let Some(saved) = &plan.start {
+        saved.chain(&start_name())?;
+    }
+    let (skip, resumed_progress, resumed_source, resumed_join) = match (&plan.start, plan.resume) {
+        (Some(saved), true) => {
+            let had = saved.body.feedback_run;
+            let wanted = feedback.map(|f| FeedbackRun {
+                delay: f.options.delay,
+                ttl: f.options.ttl,
+                oracle: f.oracle,
+            });
+            if wanted != had {
+                return Err(format!(
+                    "--resume: the model was saved {} and this run {}; resume with the same feedback options",
+                    describe_feedback(had),
+                    describe_feedback(wanted)
+                ));
+            }
+            let source = saved.body.source.clone().unwrap_or_default();
+            (
+                source.events,
+                saved.body.progress.clone(),
+                Some(source),
+                saved.body.join.clone().map(Arc::new),
+            )
+        }
+        _ => (0, None, None, None),
+    };
     let parts = data.parts();
     let start = Instant::now();
     // The scored examples are those from `eval_from` on (in stream order).
@@ -360,23 +390,43 @@ pub fn evaluate(
     let shuffle = spec.shuffle;
     let want_curve = spec.curve;
     let sink_parts = std::sync::Mutex::new(Some(writer));
+    let model_writer = plan.save.clone();
     let make_sink = move || EvalSink {
         task,
-        scorer: Scorer::new(task, k),
+        scorer: resumed_progress
+            .as_ref()
+            .map_or_else(|| Scorer::new(task, k), |p| p.scorer.clone()),
+        seen: resumed_progress.as_ref().map_or(0, |p| p.seen),
+        model: model_writer.clone(),
         writer: sink_parts.lock().ok().and_then(|mut w| w.take()).flatten(),
         eval_from,
-        seen: 0,
         progress: Progress::new(progress),
         start,
         curve: want_curve.then(Curve::default),
         counters: None,
         truth: truth.clone(),
         eval_started: None,
+        feedback_run: feedback.map(|f| FeedbackRun {
+            delay: f.options.delay,
+            ttl: f.options.ttl,
+            oracle: f.oracle,
+        }),
     };
     let labels = schema.num_labels();
-    let make_loop = move || feedback.map(|f| FeedbackLoop::new(f.options, f.oracle, labels));
+    let setup = feedback.map(|f| FeedbackSetup {
+        join: JoinConfig {
+            ttl: f.options.ttl,
+            lag: 1,
+        },
+        topk: config.topk,
+        labels,
+        restored: resumed_join.clone(),
+    });
+    let rule = epoch_rule(spec.epoch_size, feedback.is_some());
+    let snapshots = plan.snapshots;
+    let start_state = resumed_source.unwrap_or_default();
     let frozen_examples = frozen.map(|(examples, _)| examples);
-    let source_of = move |data: &Dataset| -> Result<ExampleStream, String> {
+    let source_of = move |data: &Dataset| -> Result<ItemStream<ExampleStream>, String> {
         let scaled = |s: ExampleStream| -> ExampleStream {
             match &scaling {
                 Some(sc) => {
@@ -386,43 +436,41 @@ pub fn evaluate(
                 None => s,
             }
         };
-        match &frozen_examples {
-            None => Ok(scaled(all_parts(data, shuffle, loops)?)),
+        let all: ExampleStream = match &frozen_examples {
+            None => scaled(all_parts(data, shuffle, loops)?),
             Some(test) => {
                 let train = scaled(all_parts_until(data, shuffle, loops, 1)?);
                 let test = test.clone();
                 let n = test.len();
-                Ok(Box::new(
-                    train.chain((0..n).map(move |i| Ok(test[i].clone()))),
-                ))
+                Box::new(train.chain((0..n).map(move |i| Ok(test[i].clone()))))
             }
-        }
+        };
+        // A resumed run skips the events its model has taken (reading errors included).
+        let examples = skip_events(all, skip);
+        let oracle = feedback.map(|f| {
+            Oracle::new(
+                f.oracle,
+                f.options.delay,
+                start_state.oracle.clone().unwrap_or_default(),
+            )
+        });
+        let sequencer = Sequencer::new(rule, start_state.clone());
+        Ok(ItemStream::new(examples, oracle, sequencer, snapshots))
     };
-    let (scorer, seen, counters, curve, eval_started) = match engine {
-        Engine::Sequential => {
-            let mut runner = build(&schema, config)?.into_sequential();
-            let source = source_of(&data)?;
-            match make_loop() {
-                Some(mut fl) => runner.run_with_feedback(source, make_sink(), &mut fl)??,
-                None => runner.run(source, make_sink())??,
-            }
-        }
-        Engine::Dataflow(options) => {
-            let build_schema = schema.clone();
-            let build_config = config.clone();
-            let source_data = data.clone();
-            run_dataflow_with_feedback(
-                options,
-                move || {
-                    let b = build(&build_schema, &build_config)?;
-                    Ok((b.stages, b.terminal, b.score_dim))
-                },
-                move || source_of(&source_data),
-                make_sink,
-                make_loop,
-            )??
-        }
-    };
+    let build_schema = schema.clone();
+    let build_config = config.clone();
+    let source_data = data.clone();
+    let start_model = plan.start.clone();
+    let (scorer, seen, counters, curve, eval_started) = engine.run(
+        // Every worker decodes the start model (stages are not shared across threads).
+        move || match &start_model {
+            Some(saved) => saved.chain(&start_name()).map_err(String::from),
+            None => build(&build_schema, &build_config).map_err(String::from),
+        },
+        move || source_of(&source_data),
+        make_sink,
+        setup,
+    )??;
     let end = Instant::now();
     let seconds = (end - start).as_secs_f64();
     let (train_seconds, test_seconds) = match (spec.protocol, eval_started) {
@@ -485,6 +533,30 @@ pub fn evaluate(
     };
     report.set_metrics(&scorer);
     Ok((report, curve))
+}
+
+/// The stream after its first `n` events.
+fn skip_events(stream: ExampleStream, n: u64) -> ExampleStream {
+    if n == 0 {
+        return stream;
+    }
+    Box::new(stream.skip(usize::try_from(n).unwrap_or(usize::MAX)))
+}
+
+fn describe_feedback(f: Option<FeedbackRun>) -> String {
+    match f {
+        None => "without delayed feedback".to_string(),
+        Some(r) => format!(
+            "with {} feedback delayed {} events (ttl {})",
+            match r.oracle {
+                OracleKind::Labels => "label",
+                OracleKind::TopK => "top-k",
+                OracleKind::Logged => "logged",
+            },
+            r.delay,
+            r.ttl.map_or("none".to_string(), |t| format!("{t} epochs"))
+        ),
+    }
 }
 
 fn booster_learners(config: &BoosterConfig) -> usize {

@@ -1,5 +1,5 @@
 use super::Scorer;
-use flowboost_operators::engine::FeedbackCounters;
+use flowboost_operators::join::JoinCounts;
 use serde::Serialize;
 
 /// One point of a grid (`--gamma-grid`, several `--k`): the run's parameters and its
@@ -94,7 +94,7 @@ pub struct EvalReport {
     pub feedback_delay: Option<u64>,
     /// Feedback after predictions: what the join counted.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub feedback: Option<FeedbackCounters>,
+    pub feedback: Option<JoinCounts>,
     /// Multi-label: the label-set rule (`top-m`, `threshold`, or `positive`: the
     /// thresholding learners' own threshold).
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -3,7 +3,7 @@ use flowboost_operators::engine::Prediction;
 use flowboost_operators::metrics::{MultilabelMetrics, SingleLabelMetrics};
 
 /// Accumulates the task's metrics over the evaluated predictions.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub enum Scorer {
     /// Accuracy for binary and multiclass tasks.
     Single(SingleLabelMetrics),

@@ -10,28 +10,25 @@ pub const EVENTS: StreamId = 0;
 /// The feedback topic.
 pub const FEEDBACK: StreamId = 1;
 
-/// One consumed record, as a worker's source hands it to the sequencer.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct RawRecord {
+/// One consumed record, as a worker's source hands it to the merge: where it was read,
+/// and its body (decoded where it was read).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RawRecord<B> {
     /// The topic: [`EVENTS`] or [`FEEDBACK`].
     pub stream: StreamId,
     /// Its partition.
     pub partition: i32,
     /// Its offset there.
     pub offset: i64,
-    /// Its key.
-    pub key: Option<Vec<u8>>,
-    /// Its bytes.
-    pub payload: Vec<u8>,
-    /// Its timestamp (ms since the epoch), if any.
-    pub timestamp_ms: Option<i64>,
+    /// What it holds.
+    pub body: B,
 }
 
-/// What a worker's sources send to the sequencer (worker 0), in order per worker.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Raw {
+/// What a worker's sources send to the merge (worker 0), in order per worker.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum Raw<B> {
     /// A consumed record.
-    Record(RawRecord),
+    Record(RawRecord<B>),
     /// A partition's progress: every record before `position` was sent; `caught_up` says
     /// that `position` was the partition's end (high watermark) when last checked.
     Progress {
@@ -46,12 +43,22 @@ pub enum Raw {
     },
 }
 
-#[derive(Debug, Default)]
-struct PartitionState {
-    queue: VecDeque<RawRecord>,
+#[derive(Debug)]
+struct PartitionState<B> {
+    queue: VecDeque<RawRecord<B>>,
     /// Every record before this offset was received (`None`: the owner has not reported).
     known: Option<i64>,
     caught_up: bool,
+}
+
+impl<B> Default for PartitionState<B> {
+    fn default() -> Self {
+        PartitionState {
+            queue: VecDeque::new(),
+            known: None,
+            caught_up: false,
+        }
+    }
 }
 
 /// Merges the records of every partition of the input topics into one sequence that
@@ -65,12 +72,12 @@ struct PartitionState {
 /// quiet partition does not stall the job (the order then depends on arrival times).
 /// A partition whose owner has not reported its start holds everything back.
 #[derive(Debug)]
-pub struct Merger {
+pub struct Merger<B> {
     block: i64,
-    parts: BTreeMap<(StreamId, i32), PartitionState>,
+    parts: BTreeMap<(StreamId, i32), PartitionState<B>>,
 }
 
-impl Merger {
+impl<B> Merger<B> {
     /// A merger over the given `(topic, partition)`s, in blocks of `block` offsets.
     pub fn new(partitions: impl IntoIterator<Item = (StreamId, i32)>, block: i64) -> Self {
         Merger {
@@ -83,7 +90,7 @@ impl Merger {
     }
 
     /// Takes one message of a source (in the order its worker sent them).
-    pub fn push(&mut self, raw: Raw) {
+    pub fn push(&mut self, raw: Raw<B>) {
         match raw {
             Raw::Record(r) => {
                 let state = self.parts.entry((r.stream, r.partition)).or_default();
@@ -118,17 +125,17 @@ impl Merger {
     }
 
     /// The records that can be released now, in merge order.
-    pub fn release(&mut self) -> Vec<RawRecord> {
+    pub fn release(&mut self) -> Vec<RawRecord<B>> {
         let bound = self.bound();
         self.take_below(bound)
     }
 
     /// Every record held, in merge order (at the end of a run).
-    pub fn release_all(&mut self) -> Vec<RawRecord> {
+    pub fn release_all(&mut self) -> Vec<RawRecord<B>> {
         self.take_below(i64::MAX)
     }
 
-    fn take_below(&mut self, bound: i64) -> Vec<RawRecord> {
+    fn take_below(&mut self, bound: i64) -> Vec<RawRecord<B>> {
         let mut out = Vec::new();
         for state in self.parts.values_mut() {
             while state.queue.front().is_some_and(|r| r.offset < bound) {
@@ -138,6 +145,14 @@ impl Merger {
         let block = self.block;
         out.sort_unstable_by_key(|r| (r.offset.div_euclid(block), r.stream, r.partition, r.offset));
         out
+    }
+
+    /// Whether every partition has reported and is read to its end (a replay's end, or a
+    /// live stream's quiet moment).
+    pub fn all_caught_up(&self) -> bool {
+        self.parts
+            .values()
+            .all(|s| s.known.is_some() && s.caught_up && s.queue.is_empty())
     }
 
     /// How many records are held.
@@ -163,18 +178,16 @@ impl Merger {
 mod tests {
     use super::*;
 
-    fn rec(stream: StreamId, partition: i32, offset: i64) -> Raw {
+    fn rec(stream: StreamId, partition: i32, offset: i64) -> Raw<()> {
         Raw::Record(RawRecord {
             stream,
             partition,
             offset,
-            key: None,
-            payload: Vec::new(),
-            timestamp_ms: None,
+            body: (),
         })
     }
 
-    fn start(stream: StreamId, partition: i32, position: i64) -> Raw {
+    fn start(stream: StreamId, partition: i32, position: i64) -> Raw<()> {
         Raw::Progress {
             stream,
             partition,
@@ -183,7 +196,7 @@ mod tests {
         }
     }
 
-    fn keys(v: &[RawRecord]) -> Vec<(i32, i64)> {
+    fn keys(v: &[RawRecord<()>]) -> Vec<(i32, i64)> {
         v.iter().map(|r| (r.partition, r.offset)).collect()
     }
 

@@ -1,5 +1,6 @@
 //! The job's counters: printed periodically and served in the Prometheus text format.
 
+use flowboost_operators::join::JoinCounts;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -38,6 +39,8 @@ pub struct JobMetrics {
     /// The sum of the lags last measured.
     pub lag_total: AtomicI64,
     loss_name: &'static str,
+    join: Mutex<JoinCounts>,
+    first: Mutex<Option<Instant>>,
 }
 
 /// A snapshot of the counters.
@@ -59,6 +62,8 @@ pub struct MetricsSnapshot {
     pub feedback_joined: u64,
     /// Pending events dropped before their feedback.
     pub feedback_expired: u64,
+    /// The feedback join's counts (a differential aggregate, live).
+    pub join: JoinCounts,
     /// The progressive loss (1 - accuracy, or rank loss for multi-label).
     pub progressive_loss: f64,
     /// Which loss that is.
@@ -87,8 +92,28 @@ impl JobMetrics {
             dead_letters: Mutex::new(BTreeMap::new()),
             lag: Mutex::new(BTreeMap::new()),
             lag_total: AtomicI64::new(0),
+            join: Mutex::new(JoinCounts::default()),
+            first: Mutex::new(None),
             loss_name,
         }
+    }
+
+    /// Notes when the first event came (the start of the busy time).
+    pub fn first_event(&self) {
+        let mut f = lock(&self.first);
+        if f.is_none() {
+            *f = Some(Instant::now());
+        }
+    }
+
+    /// When the first event came.
+    pub fn first_event_at(&self) -> Option<Instant> {
+        *lock(&self.first)
+    }
+
+    /// Sets the feedback join's counts.
+    pub fn set_join(&self, counts: JoinCounts) {
+        *lock(&self.join) = counts;
     }
 
     /// Counts one dead letter of reason kind `kind`.
@@ -114,15 +139,17 @@ impl JobMetrics {
     /// A snapshot.
     pub fn snapshot(&self) -> MetricsSnapshot {
         let by_reason = lock(&self.dead_letters).clone();
+        let join = *lock(&self.join);
         MetricsSnapshot {
             events_in: self.events_in.load(Ordering::Relaxed),
             feedback_in: self.feedback_in.load(Ordering::Relaxed),
             predictions: self.predictions_out.load(Ordering::Relaxed),
-            learned: self.learned.load(Ordering::Relaxed),
+            learned: self.learned.load(Ordering::Relaxed) + join.joined,
             dead_letters: by_reason.values().sum(),
             dead_letters_by_reason: by_reason,
-            feedback_joined: self.feedback_joined.load(Ordering::Relaxed),
-            feedback_expired: self.feedback_expired.load(Ordering::Relaxed),
+            feedback_joined: join.joined,
+            feedback_expired: join.expired(),
+            join,
             progressive_loss: f64::from_bits(self.progressive_loss.load(Ordering::Relaxed)),
             loss: self.loss_name,
             lag: self.lag_total.load(Ordering::Relaxed),
@@ -190,6 +217,32 @@ impl JobMetrics {
             s.feedback_expired,
         );
         counter("flowboost_commits_total", "Offset commits.", s.commits);
+        let j = &s.join;
+        counter(
+            "flowboost_feedback_late_total",
+            "Feedback records that came after their event expired.",
+            j.late,
+        );
+        counter(
+            "flowboost_feedback_repeated_total",
+            "Feedback records for an event that had its feedback already.",
+            j.repeated,
+        );
+        counter(
+            "flowboost_feedback_unmatched_total",
+            "Feedback records that expired without their event.",
+            j.unmatched(),
+        );
+        counter(
+            "flowboost_events_duplicate_total",
+            "Events whose id was already waiting for feedback.",
+            j.duplicate,
+        );
+        let _ = writeln!(
+            out,
+            "# HELP flowboost_join_waiting Events waiting for their feedback now.\n# TYPE flowboost_join_waiting gauge\nflowboost_join_waiting {}\n# HELP flowboost_join_held Feedback records waiting for their event now.\n# TYPE flowboost_join_held gauge\nflowboost_join_held {}",
+            j.waiting, j.held
+        );
         let _ = writeln!(
             out,
             "# HELP flowboost_dead_letters_total Records sent to the dead-letter topic, by reason.\n# TYPE flowboost_dead_letters_total counter"

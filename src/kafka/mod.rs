@@ -1,20 +1,29 @@
 //! flowboost on Kafka: `flowboost run --source kafka:TOPIC --sink kafka:TOPIC ...`.
 //!
-//! - [`job`]: the job. Every timely worker reads its share of the partitions (manual
-//!   assignment, `partition % workers == index`) and sends the raw records to worker 0,
-//!   where [`merge::Merger`] puts them in an order given by `(partition, offset)`; worker 0
-//!   decodes them (bad records become dead letters), feeds the boosting pipeline (whose
-//!   stages are split across the workers), joins delayed feedback by event id, writes the
-//!   predictions, and commits offsets once the outputs they cover are acknowledged.
+//! - [`job`]: the job, one timely dataflow on every worker of every process: every worker
+//!   reads and decodes its share of the partitions ([`source_operator`]); worker 0 merges
+//!   them in an order given by the data and stamps them into epochs ([`merge_operator`],
+//!   [`merge::Merger`]); the boosting pipeline's stage blocks run across all workers, and
+//!   delayed feedback meets its events in the differential join; worker 0's sink writes
+//!   the predictions and dead letters and commits offsets once the outputs they cover are
+//!   acknowledged ([`sink_operator`]); [`control`] stops every worker together.
+//! - [`cluster`]: several processes (`--processes`, `--process`, `--hostfile`).
 //! - [`metrics`]: the counters, printed and served in the Prometheus text format.
 //! - [`job_file`]: `flowboost run --config job.toml`.
 //! - [`tools`]: `flowboost kafka produce|read`, the producer and reader of the demo and
 //!   benchmark scripts.
 
+pub mod cluster;
+pub mod control;
 pub mod job;
 pub mod job_file;
 pub mod merge;
+pub mod merge_operator;
 pub mod metrics;
+pub mod record;
+pub mod sink_operator;
+pub mod source_operator;
 pub mod tools;
+pub mod worker_state;
 
 pub use job::{JobOptions, JobSummary, run_job};

@@ -1,12 +1,12 @@
 //! The engine comparison shared by the `engine_equivalence*` tests: a run on the
 //! sequential runner against the timely dataflow with 1, 2 and 3 workers (7-record
-//! timestamps, so records span many of them), compared bit for bit.
+//! epochs, so records span many of them), compared bit for bit.
 
 use flowboost::connectors::generators::{Generator, GeneratorConfig};
 use flowboost::operators::boosters::{BoosterConfig, build};
 use flowboost::operators::data::Example;
 use flowboost::operators::dataflow::{DataflowOptions, run_dataflow};
-use flowboost::operators::engine::{Prediction, PredictionSink};
+use flowboost::operators::engine::{ItemStream, Prediction, PredictionSink};
 use std::sync::Arc;
 
 /// A sink that keeps every prediction.
@@ -65,18 +65,16 @@ pub fn sequential_equals_dataflow(
     for workers in [1, 2, 3] {
         let options = DataflowOptions {
             workers,
-            batch: 7,
-            max_batches_in_flight: 3,
+            max_epochs_in_flight: 3,
+            source_batch: 5,
         };
         let (s, c, g) = (schema.clone(), config.clone(), gen_config.clone());
         let dataflow = run_dataflow(
             &options,
-            move || {
-                let b = build(&s, &c)?;
-                Ok((b.stages, b.terminal, b.score_dim))
-            },
-            move || Ok(Generator::new(g.clone())?.map(Ok)),
+            move || build(&s, &c),
+            move || Ok(ItemStream::plain(Generator::new(g.clone())?.map(Ok), 7)),
             Collect::default,
+            None,
         )
         .unwrap();
         assert_eq!(

@@ -1,4 +1,5 @@
-//! Seeded synthetic streams for binary, multiclass and multi-label learning.
+//! Seeded synthetic streams for binary, multiclass and multi-label learning, and a click
+//! simulator with known truth ([`clicks`]).
 //!
 //! Every stream draws dense features uniformly in `[-1, 1)` and labels them with a hidden
 //! random concept: a two-layer network of steep `tanh` units ("soft hyperplanes", each on 4
@@ -33,6 +34,7 @@
 //! the label noise (stream 4; so the same seed gives the same features at any noise
 //! level).
 
+pub mod clicks;
 mod concept;
 
 use self::concept::{Concept, unit};

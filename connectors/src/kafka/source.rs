@@ -75,7 +75,8 @@ pub struct PartitionLag {
 /// The consumer's defaults (any can be overridden by [`KafkaConfig::settings`]):
 /// `enable.auto.commit=false`, `enable.auto.offset.store=false`,
 /// `auto.offset.reset=earliest` (an out-of-range position restarts at the oldest record),
-/// `session.timeout.ms=6000`, `heartbeat.interval.ms=500`, `enable.partition.eof=false`,
+/// `session.timeout.ms=6000`, `heartbeat.interval.ms=500`, `enable.partition.eof=true`
+/// (the end of a partition is noted, see [`at_end`](Self::at_end)),
 /// `fetch.wait.max.ms=100`, `client.id=flowboost-source-INDEX`.
 pub struct PartitionedSource {
     consumer: BaseConsumer,
@@ -88,6 +89,8 @@ pub struct PartitionedSource {
     last_record: Instant,
     errors: u64,
     last_error: Option<String>,
+    /// The owned partitions read to their end (and nothing newer since).
+    at_end: std::collections::BTreeSet<i32>,
 }
 
 impl PartitionedSource {
@@ -118,7 +121,7 @@ impl PartitionedSource {
                 ("auto.offset.reset", "earliest"),
                 ("session.timeout.ms", "6000"),
                 ("heartbeat.interval.ms", "500"),
-                ("enable.partition.eof", "false"),
+                ("enable.partition.eof", "true"),
                 ("fetch.wait.max.ms", "100"),
             ])
             .create()
@@ -139,8 +142,15 @@ impl PartitionedSource {
             last_record: Instant::now(),
             errors: 0,
             last_error: None,
+            at_end: Default::default(),
         };
         source.positions = source.start_positions(start)?;
+        for (&p, &position) in &source.positions {
+            let (_, high) = source.watermarks(p)?;
+            if position >= high {
+                source.at_end.insert(p);
+            }
+        }
         let mut assignment = TopicPartitionList::with_capacity(source.partitions.len());
         for (&p, &offset) in &source.positions {
             assignment
@@ -250,6 +260,7 @@ impl PartitionedSource {
                         continue;
                     }
                     *position = offset + 1;
+                    self.at_end.remove(&partition);
                     batch.push(SourceRecord {
                         partition,
                         offset,
@@ -258,7 +269,11 @@ impl PartitionedSource {
                         timestamp_ms: message.timestamp().to_millis(),
                     });
                 }
-                Err(RdKafkaError::PartitionEOF(_)) => {}
+                Err(RdKafkaError::PartitionEOF(p)) => {
+                    if self.positions.contains_key(&p) {
+                        self.at_end.insert(p);
+                    }
+                }
                 Err(e @ RdKafkaError::MessageConsumptionFatal(_)) => {
                     return Err(KafkaError::client(format!("consuming `{}`", self.topic), e));
                 }
@@ -346,6 +361,12 @@ impl PartitionedSource {
                 })
             })
             .collect()
+    }
+
+    /// Whether partition `p` was read to its end (librdkafka's end-of-partition event, or
+    /// at the start) and nothing came since.
+    pub fn at_end(&self, p: i32) -> bool {
+        self.at_end.contains(&p)
     }
 
     /// How long since the last batch with records (or since the source started).

@@ -5,7 +5,11 @@
 //! The columns are found by name in the header: `timestamp`, `item_id`, `position`
 //! (1-based), `click` (0 or 1), `propensity_score`, `user_feature_*` (hashed categorical
 //! values, kept as text) and `user-item_affinity_*` (numbers); other columns (the unnamed
-//! index) are ignored. Consecutive rows with the same timestamp and the same user features
+//! index) are ignored. Two optional columns, written by the click simulator
+//! ([`crate::generators::clicks`]), are read when present: `click_delay` (the impressions
+//! between the impression and its click; empty for a row without a click) and
+//! `slate_propensity` (the logging policy's probability of the whole slate; empty if
+//! unknown). Consecutive rows with the same timestamp and the same user features
 //! form one impression, as long as each position occurs once in it.
 //!
 //! The number of items is given, or read from `item_context.csv` in the log's folder (the
@@ -29,6 +33,8 @@ pub struct LoggedSlot {
     pub click: bool,
     /// The logging policy's probability of putting this item at this position, in `(0, 1]`.
     pub propensity: f64,
+    /// The click's delay in impressions (the `click_delay` column), when known.
+    pub delay: Option<u64>,
 }
 
 /// One impression: a user (context) and the logged slots shown to them.
@@ -44,6 +50,9 @@ pub struct LoggedImpression {
     pub affinity: Vec<f64>,
     /// The slots, in file order (distinct positions).
     pub slots: Vec<LoggedSlot>,
+    /// The logging policy's probability of the whole slate (the `slate_propensity` column
+    /// of the first row), when known.
+    pub slate_propensity: Option<f64>,
 }
 
 /// The column indices of the log.
@@ -57,6 +66,8 @@ struct Columns {
     propensity: usize,
     user: Vec<usize>,
     affinity: Vec<usize>,
+    delay: Option<usize>,
+    slate: Option<usize>,
 }
 
 /// An Open Bandit Dataset log file, opened and checked (header, number of items).
@@ -162,6 +173,8 @@ impl OpenBanditLog {
                 .into_iter()
                 .map(|(i, _)| i)
                 .collect(),
+            delay: h.iter().position(|c| *c == "click_delay"),
+            slate: h.iter().position(|c| *c == "slate_propensity"),
         };
         let items = match items {
             Some(0) => return Err(ReadError::file(path, "the number of items must be >= 1")),
@@ -228,6 +241,7 @@ struct Row {
     timestamp: String,
     user: Vec<String>,
     affinity: Vec<f64>,
+    slate: Option<f64>,
     slot: LoggedSlot,
 }
 
@@ -299,16 +313,36 @@ impl Impressions {
                     .map_err(|e| bad(number_reason(e, fields[j], "a user-item affinity")))?,
             );
         }
+        let delay = match c.delay.map(|j| fields[j]) {
+            None | Some("") => None,
+            Some(d) => Some(
+                d.parse::<u64>()
+                    .map_err(|_| bad(format!("bad click_delay `{d}` (expected 0, 1, ...)")))?,
+            ),
+        };
+        let slate = match c.slate.map(|j| fields[j]) {
+            None | Some("") => None,
+            Some(p) => {
+                let v =
+                    parse_number(p).map_err(|e| bad(number_reason(e, p, "slate_propensity")))?;
+                if !(v > 0.0 && v <= 1.0) {
+                    return Err(bad(format!("slate_propensity {v} outside (0, 1]")));
+                }
+                Some(v)
+            }
+        };
         Ok(Some(Row {
             timestamp: fields[c.timestamp].to_string(),
             user: c.user.iter().map(|&j| fields[j].to_string()).collect(),
             affinity,
+            slate,
             slot: LoggedSlot {
                 line: number,
                 item,
                 position,
                 click,
                 propensity,
+                delay,
             },
         }))
     }
@@ -342,6 +376,7 @@ impl Impressions {
             user: first.user,
             affinity: first.affinity,
             slots: vec![first.slot],
+            slate_propensity: first.slate,
         };
         loop {
             // An error after the first row ends this impression; it comes out next.
@@ -458,6 +493,51 @@ mod tests {
             assert!(e.reason.contains(reason), "{row}: {}", e.reason);
             assert!(it.next().is_none());
         }
+    }
+
+    #[test]
+    fn reads_the_simulator_columns_when_present() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("sim.csv");
+        std::fs::write(
+            &p,
+            ",timestamp,item_id,position,click,propensity_score,user_feature_0,click_delay,slate_propensity\n\
+             0,0,2,1,1,0.5,a,7,0.125\n\
+             1,0,0,2,0,0.25,a,,0.125\n\
+             2,1,1,1,0,0.5,b,,\n",
+        )
+        .unwrap();
+        let log = OpenBanditLog::open(&p, Some(3)).unwrap();
+        let imps: Vec<_> = log.impressions().unwrap().map(Result::unwrap).collect();
+        assert_eq!(imps.len(), 2);
+        assert_eq!(imps[0].slate_propensity, Some(0.125));
+        assert_eq!(imps[0].slots[0].delay, Some(7));
+        assert_eq!(imps[0].slots[1].delay, None);
+        assert_eq!(imps[1].slate_propensity, None);
+        for (row, reason) in [
+            ("0,0,2,1,1,0.5,a,-1,0.1", "bad click_delay `-1`"),
+            ("0,0,2,1,1,0.5,a,3,2", "slate_propensity 2 outside (0, 1]"),
+        ] {
+            std::fs::write(
+                &p,
+                format!(",timestamp,item_id,position,click,propensity_score,user_feature_0,click_delay,slate_propensity\n{row}\n"),
+            )
+            .unwrap();
+            let log = OpenBanditLog::open(&p, Some(3)).unwrap();
+            let e = log.impressions().unwrap().next().unwrap().unwrap_err();
+            assert!(e.reason.contains(reason), "{e}");
+            assert_eq!(e.line, Some(2));
+        }
+        // An Open Bandit Dataset log has neither column.
+        let p = write(dir.path(), "0,t1,2,3,1,0.5,a,b,0.0,1.0,0.0\n");
+        let imp = OpenBanditLog::open(&p, None)
+            .unwrap()
+            .impressions()
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap();
+        assert_eq!((imp.slots[0].delay, imp.slate_propensity), (None, None));
     }
 
     #[test]

@@ -109,6 +109,11 @@ pub struct AdaOlmrStage {
 }
 
 impl AdaOlmrStage {
+    /// The weak learner.
+    pub fn learner(&self) -> &WeakModel {
+        &self.weak
+    }
+
     /// A stage around `weak`; `trail` makes it append its expert's scores to the record
     /// for the terminal's Hedge; importance weights are multiplied by `weight_scale`.
     pub fn new(weak: WeakModel, trail: bool, weight_scale: f64) -> Self {

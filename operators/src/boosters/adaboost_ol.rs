@@ -34,6 +34,11 @@ pub struct AdaBoostOlStage {
 }
 
 impl AdaBoostOlStage {
+    /// The weak learner.
+    pub fn learner(&self) -> &crate::learners::WeakModel {
+        self.weak.model()
+    }
+
     /// Stage `i` (1-based); `sampling` selects AdaBoost.OL.S; `trail` makes the stage append
     /// its expert's score to the record for the terminal's Hedge.
     pub fn new(weak: WeakSlot, i: usize, sampling: bool, trail: bool, seed: u64) -> Self {

@@ -50,6 +50,11 @@ struct Work {
 }
 
 impl AdaBoostOlmStage {
+    /// The weak learner.
+    pub fn learner(&self) -> &crate::learners::WeakModel {
+        self.weak.model()
+    }
+
     /// Stage `i` (1-based) for `k` labels; `trail` makes the stage append its expert's
     /// scores to the record for the terminal's Hedge; the weak learner gets its weights
     /// times `weight_unit` (see [`OnlineMbbmStage::random_weight_unit`](super::OnlineMbbmStage::random_weight_unit); 1 keeps them).

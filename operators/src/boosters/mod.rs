@@ -10,7 +10,9 @@ mod online_bbm;
 mod online_bmr;
 mod online_mbbm;
 mod oza;
+pub mod registry;
 mod single;
+mod summary;
 mod threshold_stage;
 mod topk_adaptive;
 mod topk_bbm;
@@ -23,7 +25,9 @@ pub use online_bbm::OnlineBbmStage;
 pub use online_bmr::{OnlineBmrStage, RANDOM_WEIGHT_SCALE_RANGE, random_weight_scale};
 pub use online_mbbm::OnlineMbbmStage;
 pub use oza::OzaStage;
+pub use registry::{AlgorithmSpec, Family, ModelOption, REGISTRY};
 pub use single::SingleStage;
+pub use summary::StageSummary;
 pub use threshold_stage::ThresholdStage;
 pub use topk_adaptive::{TopkAdaptiveStage, estimated_logistic_gradient};
 pub use topk_bbm::TopkBbmStage;
@@ -31,7 +35,7 @@ pub use weak_slot::WeakSlot;
 
 use crate::data::{Schema, Task};
 use crate::engine::{
-    ExpertSelection, InFlight, LabelSetKind, LabelSetRule, ScoreKind, SequentialRunner, Stage,
+    Chain, ExpertSelection, InFlight, LabelSetKind, LabelSetRule, Position, ScoreKind, Stage,
     Terminal,
 };
 use crate::learners::{
@@ -86,71 +90,24 @@ pub enum Algorithm {
 }
 
 impl Algorithm {
-    /// Every algorithm, in the order of the command line's help.
-    pub const ALL: [Algorithm; 17] = [
-        Algorithm::Single,
-        Algorithm::OnlineBbm,
-        Algorithm::OnlineBbmS,
-        Algorithm::AdaBoostOl,
-        Algorithm::AdaBoostOlS,
-        Algorithm::Oza,
-        Algorithm::OnlineMbbm,
-        Algorithm::AdaBoostOlm,
-        Algorithm::OnlineBmr,
-        Algorithm::AdaOlmr,
-        Algorithm::TopkBbm,
-        Algorithm::TopkAdaptive,
-        Algorithm::Falt,
-        Algorithm::Salt,
-        Algorithm::FaltKernel,
-        Algorithm::Pa1Br,
-        Algorithm::Pa2Br,
-    ];
+    /// Every algorithm, in the registry's order (the command line's help).
+    pub fn all() -> impl Iterator<Item = Algorithm> {
+        REGISTRY.iter().map(|s| s.algorithm)
+    }
+
+    /// The algorithm's registry entry.
+    pub fn spec(self) -> &'static AlgorithmSpec {
+        registry::spec(self)
+    }
 
     /// The command-line name.
     pub fn name(self) -> &'static str {
-        match self {
-            Algorithm::Single => "single",
-            Algorithm::OnlineBbm => "online-bbm",
-            Algorithm::OnlineBbmS => "online-bbm-s",
-            Algorithm::AdaBoostOl => "adaboost-ol",
-            Algorithm::AdaBoostOlS => "adaboost-ol-s",
-            Algorithm::Oza => "oza",
-            Algorithm::OnlineMbbm => "online-mbbm",
-            Algorithm::AdaBoostOlm => "adaboost-olm",
-            Algorithm::OnlineBmr => "online-bmr",
-            Algorithm::AdaOlmr => "ada-olmr",
-            Algorithm::TopkBbm => "topk-bbm",
-            Algorithm::TopkAdaptive => "topk-adaptive",
-            Algorithm::Falt => "falt",
-            Algorithm::Salt => "salt",
-            Algorithm::FaltKernel => "falt-kernel",
-            Algorithm::Pa1Br => "pa1-br",
-            Algorithm::Pa2Br => "pa2-br",
-        }
+        self.spec().name
     }
 
     /// The tasks the algorithm handles.
     pub fn supports(self, task: Task) -> bool {
-        match self {
-            Algorithm::Single => true,
-            Algorithm::OnlineBbm
-            | Algorithm::OnlineBbmS
-            | Algorithm::AdaBoostOl
-            | Algorithm::AdaBoostOlS => task == Task::Binary,
-            Algorithm::Oza | Algorithm::OnlineMbbm | Algorithm::AdaBoostOlm => {
-                task != Task::Multilabel
-            }
-            Algorithm::OnlineBmr
-            | Algorithm::AdaOlmr
-            | Algorithm::TopkBbm
-            | Algorithm::TopkAdaptive => task == Task::Multilabel,
-            Algorithm::Falt
-            | Algorithm::Salt
-            | Algorithm::FaltKernel
-            | Algorithm::Pa1Br
-            | Algorithm::Pa2Br => task == Task::Multilabel,
-        }
+        self.spec().handles(task)
     }
 
     /// Whether the algorithm is one online multi-label classifier of the thresholding
@@ -162,11 +119,8 @@ impl Algorithm {
     /// The thresholding algorithm behind `falt`, `salt`, `falt-kernel`, `pa1-br`,
     /// `pa2-br`.
     pub fn thresholding(self) -> Option<ThresholdAlgorithm> {
-        match self {
-            Algorithm::Falt | Algorithm::FaltKernel => Some(ThresholdAlgorithm::Falt),
-            Algorithm::Salt => Some(ThresholdAlgorithm::Salt),
-            Algorithm::Pa1Br => Some(ThresholdAlgorithm::Pa1Br),
-            Algorithm::Pa2Br => Some(ThresholdAlgorithm::Pa2Br),
+        match self.spec().family {
+            Family::Thresholding { algorithm, .. } => Some(algorithm),
             _ => None,
         }
     }
@@ -174,7 +128,15 @@ impl Algorithm {
     /// Whether the algorithm learns from top-k feedback (its terminal shows a randomized
     /// top-k of its ranking).
     pub fn is_topk(self) -> bool {
-        matches!(self, Algorithm::TopkBbm | Algorithm::TopkAdaptive)
+        matches!(self.spec().family, Family::Booster { topk: true, .. })
+    }
+
+    /// The number of weak learners (stages) a configuration of `learners` builds.
+    pub fn stages(self, learners: usize) -> usize {
+        match self.spec().family {
+            Family::Booster { .. } => learners,
+            Family::Single | Family::Thresholding { .. } => 1,
+        }
     }
 }
 
@@ -187,11 +149,10 @@ impl fmt::Display for Algorithm {
 impl FromStr for Algorithm {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
-        Algorithm::ALL
-            .into_iter()
-            .find(|a| a.name() == s)
+        registry::by_name(s)
+            .map(|spec| spec.algorithm)
             .ok_or_else(|| {
-                let names: Vec<_> = Algorithm::ALL.iter().map(|a| a.name()).collect();
+                let names: Vec<_> = REGISTRY.iter().map(|a| a.name).collect();
                 format!(
                     "unknown algorithm '{s}' (expected one of: {})",
                     names.join(", ")
@@ -336,22 +297,7 @@ impl Stage for AnyStage {
 }
 
 /// A built booster: its stages, its terminal and the size of its score vectors.
-#[derive(Clone, Debug)]
-pub struct Booster {
-    /// The stages, in chain order.
-    pub stages: Vec<AnyStage>,
-    /// The terminal.
-    pub terminal: Terminal,
-    /// The number of values in a record's score vector.
-    pub score_dim: usize,
-}
-
-impl Booster {
-    /// The sequential runner over this booster.
-    pub fn into_sequential(self) -> SequentialRunner<AnyStage> {
-        SequentialRunner::new(self.stages, self.terminal, self.score_dim)
-    }
-}
+pub type Booster = Chain<AnyStage>;
 
 /// Builds weak learner `i` (0-based) of an ensemble.
 pub fn build_weak(schema: &Schema, config: &BoosterConfig, i: usize) -> WeakModel {
@@ -373,8 +319,47 @@ pub fn build_weak(schema: &Schema, config: &BoosterConfig, i: usize) -> WeakMode
     }
 }
 
+/// Why a booster cannot be built.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum BuildError {
+    /// The algorithm does not handle the stream's task.
+    #[error("{algorithm} does not handle {task} streams (it handles: {handles})")]
+    Task {
+        /// The algorithm.
+        algorithm: Algorithm,
+        /// The stream's task.
+        task: &'static str,
+        /// The tasks it handles.
+        handles: String,
+    },
+    /// Fewer than two labels.
+    #[error("a stream needs at least 2 labels")]
+    TooFewLabels,
+    /// No weak learner.
+    #[error("the number of learners must be at least 1")]
+    NoLearners,
+    /// The edge is outside `[0, 1)`.
+    #[error("gamma must lie in [0, 1), got {0}")]
+    Gamma(f64),
+    /// The top-k setting does not fit the labels.
+    #[error("{0}")]
+    TopK(String),
+    /// A thresholding learner's hyper-parameters are invalid.
+    #[error("{0}")]
+    Thresholding(String),
+    /// The label-set rule cannot be used here.
+    #[error("{0}")]
+    LabelSet(String),
+}
+
+impl From<BuildError> for String {
+    fn from(e: BuildError) -> String {
+        e.to_string()
+    }
+}
+
 /// Builds the stages and terminal of `config.algorithm` for streams of `schema`.
-pub fn build(schema: &Schema, config: &BoosterConfig) -> Result<Booster, String> {
+pub fn build(schema: &Schema, config: &BoosterConfig) -> Result<Booster, BuildError> {
     let alg = config.algorithm;
     if !alg.supports(schema.task) {
         let handles: Vec<&str> = [Task::Binary, Task::Multiclass, Task::Multilabel]
@@ -382,20 +367,22 @@ pub fn build(schema: &Schema, config: &BoosterConfig) -> Result<Booster, String>
             .filter(|&t| alg.supports(t))
             .map(Task::name)
             .collect();
-        return Err(format!(
-            "{alg} does not handle {} streams (it handles: {})",
-            schema.task.name(),
-            handles.join(", ")
-        ));
+        return Err(BuildError::Task {
+            algorithm: alg,
+            task: schema.task.name(),
+            handles: handles.join(", "),
+        });
     }
     if schema.num_labels() < 2 {
-        return Err("a stream needs at least 2 labels".into());
+        return Err(BuildError::TooFewLabels);
     }
     let k = schema.num_labels();
     if let Some(tc) = config.threshold_config() {
         // One online multi-label classifier: one stage, its own threshold.
-        let learner = ThresholdLearner::new(&tc, schema.dim(), k, config.seed)?;
-        let rule = LabelSetRule::new(LabelSetKind::Positive, 0, &config.score_threshold)?;
+        let learner = ThresholdLearner::new(&tc, schema.dim(), k, config.seed)
+            .map_err(BuildError::Thresholding)?;
+        let rule = LabelSetRule::new(LabelSetKind::Positive, 0, &config.score_threshold)
+            .map_err(BuildError::LabelSet)?;
         let terminal = Terminal::new(
             schema.task,
             ScoreKind::Votes,
@@ -409,43 +396,31 @@ pub fn build(schema: &Schema, config: &BoosterConfig) -> Result<Booster, String>
             stages: vec![AnyStage::Threshold(ThresholdStage::new(learner))],
             terminal,
             score_dim: k,
+            position: Position::default(),
         });
     }
-    let n = if alg == Algorithm::Single {
-        1
-    } else {
-        config.learners
-    };
+    let n = alg.stages(config.learners);
     if n == 0 {
-        return Err("the number of learners must be at least 1".into());
+        return Err(BuildError::NoLearners);
     }
     if !(0.0..1.0).contains(&config.gamma) {
-        return Err(format!("gamma must lie in [0, 1), got {}", config.gamma));
+        return Err(BuildError::Gamma(config.gamma));
     }
     let weak = |i: usize| WeakSlot::new(build_weak(schema, config, i));
     let seed = config.seed;
-    let (kind, selection, score_dim) = match alg {
-        Algorithm::Single | Algorithm::Oza => (ScoreKind::Votes, ExpertSelection::Last, k),
-        Algorithm::OnlineBbm | Algorithm::OnlineBbmS => {
-            (ScoreKind::Margin, ExpertSelection::Last, 1)
-        }
-        Algorithm::AdaBoostOl | Algorithm::AdaBoostOlS => {
-            (ScoreKind::Margin, ExpertSelection::Hedge, 1)
-        }
-        Algorithm::OnlineMbbm | Algorithm::OnlineBmr | Algorithm::TopkBbm => {
-            (ScoreKind::Votes, ExpertSelection::Last, k)
-        }
-        Algorithm::AdaBoostOlm | Algorithm::AdaOlmr | Algorithm::TopkAdaptive => {
-            (ScoreKind::Votes, ExpertSelection::Hedge, k)
-        }
-        Algorithm::Falt
-        | Algorithm::Salt
-        | Algorithm::FaltKernel
-        | Algorithm::Pa1Br
-        | Algorithm::Pa2Br => unreachable!("built above"),
+    let (kind, selection) = match alg.spec().family {
+        Family::Booster {
+            kind, selection, ..
+        } => (kind, selection),
+        Family::Single => (ScoreKind::Votes, ExpertSelection::Last),
+        Family::Thresholding { .. } => unreachable!("built above"),
+    };
+    let score_dim = match kind {
+        ScoreKind::Margin => 1,
+        ScoreKind::Votes => k,
     };
     if alg.is_topk() {
-        config.topk.validate(k)?;
+        config.topk.validate(k).map_err(BuildError::TopK)?;
     }
     let trail = selection == ExpertSelection::Hedge;
     let stages = (0..n)
@@ -551,27 +526,27 @@ pub fn build(schema: &Schema, config: &BoosterConfig) -> Result<Booster, String>
     }
     if let Some(kind) = config.label_set {
         if schema.task != Task::Multilabel {
-            return Err(format!(
+            return Err(BuildError::LabelSet(format!(
                 "the label-set rule ({}) applies to multi-label streams only",
                 kind.name()
-            ));
+            )));
         }
         if kind == LabelSetKind::Learned && alg.is_topk() {
-            return Err(
+            return Err(BuildError::LabelSet(
                 "the learned threshold needs every relevant label; top-k boosters see only \
                  the shown ones (use --label-set top-m)"
                     .into(),
-            );
+            ));
         }
-        terminal = terminal.with_label_set(LabelSetRule::new(
-            kind,
-            schema.dim(),
-            &config.score_threshold,
-        )?);
+        terminal = terminal.with_label_set(
+            LabelSetRule::new(kind, schema.dim(), &config.score_threshold)
+                .map_err(BuildError::LabelSet)?,
+        );
     }
     Ok(Booster {
         stages,
         terminal,
         score_dim,
+        position: Position::default(),
     })
 }

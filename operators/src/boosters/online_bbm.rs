@@ -24,6 +24,11 @@ pub struct OnlineBbmStage {
 }
 
 impl OnlineBbmStage {
+    /// The weak learner.
+    pub fn learner(&self) -> &crate::learners::WeakModel {
+        self.weak.model()
+    }
+
     /// Stage `i` (1-based) of `n` with edge `gamma`; `sampling` selects Online BBM with
     /// rejection sampling instead of importance weights.
     pub fn new(weak: WeakSlot, i: usize, n: usize, gamma: f64, sampling: bool, seed: u64) -> Self {

@@ -66,6 +66,11 @@ pub struct OnlineBmrStage {
 }
 
 impl OnlineBmrStage {
+    /// The weak learner.
+    pub fn learner(&self) -> &WeakModel {
+        &self.weak
+    }
+
     /// Stage `i` (1-based) of `n` with edge `gamma`, the potential of `loss`, and the weak
     /// learner's importance weights multiplied by `weight_scale`.
     pub fn new(

@@ -82,6 +82,11 @@ struct Work {
 }
 
 impl OnlineMbbmStage {
+    /// The weak learner.
+    pub fn learner(&self) -> &crate::learners::WeakModel {
+        self.weak.model()
+    }
+
     /// Stage `i` (1-based) of `n` for `k` labels with edge `gamma`; the weak learner gets
     /// its weights times `weight_unit` (see [`random_weight_unit`](Self::random_weight_unit);
     /// 1 keeps them).

@@ -25,6 +25,11 @@ pub struct OzaStage {
 }
 
 impl OzaStage {
+    /// The weak learner.
+    pub fn learner(&self) -> &crate::learners::WeakModel {
+        self.weak.model()
+    }
+
     /// Stage `i` (1-based).
     pub fn new(weak: WeakSlot, i: usize, seed: u64) -> Self {
         OzaStage {

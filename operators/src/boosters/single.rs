@@ -12,6 +12,11 @@ pub struct SingleStage {
 }
 
 impl SingleStage {
+    /// The weak learner.
+    pub fn learner(&self) -> &crate::learners::WeakModel {
+        self.weak.model()
+    }
+
     /// A stage around one weak learner.
     pub fn new(weak: WeakSlot) -> Self {
         SingleStage { weak }

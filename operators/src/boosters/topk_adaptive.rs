@@ -51,6 +51,11 @@ pub struct TopkAdaptiveStage {
 }
 
 impl TopkAdaptiveStage {
+    /// The weak learner.
+    pub fn learner(&self) -> &WeakModel {
+        &self.weak
+    }
+
     /// A stage with exploration rate `rho` (it sets the step size), the gradient clip, and
     /// the weak learner's importance weights multiplied by `weight_scale`.
     pub fn new(weak: WeakModel, rho: f64, clip_gradient: f64, weight_scale: f64) -> Self {

@@ -38,6 +38,11 @@ pub struct TopkBbmStage {
 }
 
 impl TopkBbmStage {
+    /// The weak learner.
+    pub fn learner(&self) -> &WeakModel {
+        &self.weak
+    }
+
     /// Stage `i` (1-based) of `n` over `m` labels with edge `gamma`.
     pub fn new(weak: WeakModel, i: usize, n: usize, gamma: f64, weight_scale: f64) -> Self {
         let m = weak.num_labels();

@@ -12,13 +12,15 @@
 //! Every worker builds the same graph; with `W` workers the predictions equal those of the
 //! sequential runner bit for bit.
 
-mod ordered_stash;
+pub(crate) mod ordered_stash;
 mod pipeline;
 mod runner;
+mod sink_parts;
 mod stage_operator;
 mod terminal_operator;
 
-pub use pipeline::{block_range, pipeline};
-pub use runner::{Built, DataflowOptions, run_dataflow, run_dataflow_with_feedback};
-pub use stage_operator::StageBlockExt;
+pub use pipeline::{JoinOutputs, PipelineStreams, block_range, pipeline};
+pub use runner::{DataflowOptions, run_dataflow};
+pub use sink_parts::{CountsTracker, SnapshotAssembler, empty};
+pub use stage_operator::{StageBlock, StageBlockExt};
 pub use terminal_operator::TerminalExt;

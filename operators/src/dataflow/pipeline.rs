@@ -1,9 +1,12 @@
-use super::{StageBlockExt, TerminalExt};
-use crate::data::Example;
-use crate::engine::{InFlight, Prediction, Stage, Terminal};
+use super::{StageBlock, StageBlockExt, TerminalExt};
+use crate::engine::{Chain, ChainOutput, FeedbackSetup, InFlight, Input, Item, Stage};
+use crate::join::{FeedbackItem, FeedbackJoinExt, JoinPart, WaitingEvent, learning_pass};
+use serde::Serialize;
 use std::ops::Range;
-use std::sync::Arc;
 use timely::dataflow::Stream;
+use timely::dataflow::channels::pact::Pipeline;
+use timely::dataflow::operators::generic::Operator;
+use timely::dataflow::operators::{Concat, ConnectLoop, Feedback};
 
 /// The stages of block `b` when `n` stages are split into `workers` contiguous blocks of
 /// nearly equal size (the first blocks are the smaller ones when `n` is not a multiple).
@@ -11,31 +14,220 @@ pub fn block_range(n: usize, workers: usize, b: usize) -> Range<usize> {
     (b * n / workers)..((b + 1) * n / workers)
 }
 
-/// Chains `stages` across the workers: block `b` (see [`block_range`]) runs on worker `b`,
-/// then the terminal runs on worker 0. Every worker calls this with the same arguments
-/// (`worker` is its own index, `peers` the number of workers); each keeps only its own block
-/// and, on worker 0, the terminal.
-pub fn pipeline<'scope, S: Stage + 'static>(
-    input: Stream<'scope, u64, Vec<InFlight>>,
+/// What a pipeline hands back.
+pub struct PipelineStreams<'scope> {
+    /// Every prediction with its event, and the chain's state at every snapshot marker, at
+    /// their epochs, on worker 0.
+    pub outputs: Stream<'scope, u64, Vec<ChainOutput>>,
+    /// With feedback: the join's live counts (see
+    /// [`JoinStreams::counts`](crate::join::JoinStreams)) and its parts of the snapshots,
+    /// on worker 0.
+    pub join: Option<JoinOutputs<'scope>>,
+}
+
+/// What the feedback join hands the sink.
+pub struct JoinOutputs<'scope> {
+    /// The live counts, a differential aggregate, on worker 0.
+    pub counts: Stream<'scope, u64, Vec<crate::join::CountUpdate>>,
+    /// Every worker's part of the join's state at each snapshot epoch, on worker 0.
+    pub parts: Stream<'scope, u64, Vec<JoinPart>>,
+}
+
+/// Builds the model's dataflow on a stream of stamped items (at their epochs): the events
+/// become records that pass through `stages` in contiguous blocks, block `b` on worker `b`,
+/// then the terminal on worker 0; with `feedback`, the events that wait for their feedback
+/// and the feedback records meet in the feedback join (on differential-dataflow, sharded by
+/// event id), whose learning passes come back, `lag` epochs later, through a loop into
+/// the first block, first in their epoch. A snapshot marker gathers every block's and the
+/// terminal's state on its way, and the join's keepers send their parts of its state after
+/// the marker's epoch. Every worker calls this with the same arguments (`worker` is its own index,
+/// `peers` the number of workers); each keeps only its own block and, on worker 0, the
+/// terminal.
+#[allow(clippy::too_many_arguments)]
+pub fn pipeline<'scope, S: Stage + Serialize + 'static>(
+    items: Stream<'scope, u64, Vec<Item>>,
     worker: usize,
     peers: usize,
-    stages: Vec<S>,
-    terminal: Terminal,
-) -> Stream<'scope, u64, Vec<(Prediction, Arc<Example>)>> {
+    chain: Chain<S>,
+    feedback: Option<FeedbackSetup>,
+) -> PipelineStreams<'scope> {
+    let scope = items.scope();
+    let Chain {
+        stages,
+        terminal,
+        score_dim,
+        position,
+    } = chain;
+    let records = items.clone().unary(Pipeline, "Records", move |_, _| {
+        move |input, output| {
+            input.for_each(|time, data: &mut Vec<Item>| {
+                let mut session = output.session(&time);
+                for item in data.drain(..) {
+                    match item.input {
+                        Input::Event { example, wait } => {
+                            session.give(if wait || example.label.is_none() {
+                                InFlight::predict_only(item.seq, example, score_dim)
+                            } else {
+                                InFlight::new(item.seq, example, score_dim)
+                            })
+                        }
+                        Input::Snapshot(_) => session.give(InFlight::marker(item.seq)),
+                        Input::Feedback { .. } => {}
+                    }
+                }
+            })
+        }
+    });
+    let loop_in = feedback
+        .as_ref()
+        .map(|f| scope.feedback::<Vec<InFlight>>(f.join.lag.max(1)));
+    let mut stream = match &loop_in {
+        Some((_, learning)) => records.concat(learning.clone()),
+        None => records,
+    };
     let n = stages.len();
     let mut all: Vec<Option<S>> = stages.into_iter().map(Some).collect();
-    let mut stream = input;
     for b in 0..peers {
-        let block: Vec<S> = if b == worker {
-            block_range(n, peers, b)
-                .filter_map(|i| all[i].take())
-                .collect()
+        let range = block_range(n, peers, b);
+        let first = range.start;
+        let stages: Vec<S> = if b == worker {
+            range.filter_map(|i| all[i].take()).collect()
         } else {
             Vec::new()
         };
+        let block = StageBlock {
+            first,
+            stages,
+            position: (b == 0 && worker == 0).then_some(position),
+        };
         stream = stream.stage_block(b, block);
     }
-    stream.terminal(0, (worker == 0).then_some(terminal))
+    let outputs = stream.terminal(0, (worker == 0).then_some(terminal));
+    let (Some(setup), Some((handle, _))) = (feedback, loop_in) else {
+        return PipelineStreams {
+            outputs,
+            join: None,
+        };
+    };
+    // The join: the events that wait, the feedback records, the snapshot epochs.
+    let waiting = outputs.clone().unary(Pipeline, "Waiting", |_, _| {
+        move |input, output| {
+            input.for_each(|time, data: &mut Vec<ChainOutput>| {
+                let t = *time.time();
+                output
+                    .session(&time)
+                    .give_iterator(data.iter().filter_map(|o| match o {
+                        ChainOutput::Prediction(e) if e.waits => Some(WaitingEvent {
+                            seq: e.prediction.seq,
+                            epoch: t,
+                            example: e.example.clone(),
+                            prediction: e.prediction.clone(),
+                        }),
+                        _ => None,
+                    }));
+            })
+        }
+    });
+    let feedback_items = items.clone().unary(Pipeline, "FeedbackRecords", |_, _| {
+        move |input, output| {
+            input.for_each(|time, data: &mut Vec<Item>| {
+                let t = *time.time();
+                output.session(&time).give_iterator(data.iter().filter_map(
+                    |item| match &item.input {
+                        Input::Feedback { id, kind } => Some(FeedbackItem {
+                            seq: item.seq,
+                            epoch: t,
+                            id: *id,
+                            kind: kind.clone(),
+                        }),
+                        _ => None,
+                    },
+                ));
+            })
+        }
+    });
+    let requests = items.unary(Pipeline, "SnapshotEpochs", |_, _| {
+        move |input, output| {
+            input.for_each(|time, data: &mut Vec<Item>| {
+                let t = *time.time();
+                if data.iter().any(|i| matches!(i.input, Input::Snapshot(_))) {
+                    output.session(&time).give(t);
+                }
+            })
+        }
+    });
+    let joined = waiting.feedback_join(
+        feedback_items,
+        requests,
+        setup.join,
+        setup.topk,
+        setup.labels,
+        score_dim,
+        setup.restored.clone(),
+    );
+    // The learning passes of a restored join's pairs still in flight enter too (on
+    // worker 0, at the epochs their pairs formed).
+    let restored_learning = restored_learning(scope, worker, &setup, score_dim);
+    joined
+        .learning
+        .concat(restored_learning)
+        .connect_loop(handle);
+    let counts = joined.counts.unary(
+        timely::dataflow::channels::pact::Exchange::new(|_: &crate::join::CountUpdate| 0u64),
+        "JoinCounts",
+        |_, _| {
+            move |input, output| {
+                input.for_each(|time, data: &mut Vec<crate::join::CountUpdate>| {
+                    output.session(&time).give_container(data);
+                })
+            }
+        },
+    );
+    PipelineStreams {
+        outputs,
+        join: Some(JoinOutputs {
+            counts,
+            parts: joined.parts,
+        }),
+    }
+}
+
+/// The learning passes a restored join still owes, at the epochs their pairs formed
+/// (the loop delays them by `lag`).
+fn restored_learning<'scope>(
+    scope: timely::dataflow::Scope<'scope, u64>,
+    worker: usize,
+    setup: &FeedbackSetup,
+    score_dim: usize,
+) -> Stream<'scope, u64, Vec<InFlight>> {
+    let owed: Vec<(u64, InFlight)> = match (&setup.restored, worker) {
+        (Some(state), 0) => state
+            .pairs
+            .iter()
+            .map(|fp| {
+                (
+                    fp.formed,
+                    learning_pass(&fp.pair, &setup.topk, setup.labels, score_dim),
+                )
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
+    timely::dataflow::operators::generic::operator::source(
+        scope,
+        "RestoredLearning",
+        move |capability, _info| {
+            let mut pending = Some((capability, owed));
+            move |output| {
+                if let Some((capability, owed)) = pending.take() {
+                    for (formed, rec) in owed {
+                        let cap = capability.delayed(&formed);
+                        output.session(&cap).give(rec);
+                    }
+                }
+            }
+        },
+    )
 }
 
 #[cfg(test)]

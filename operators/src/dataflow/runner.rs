@@ -1,223 +1,348 @@
+use super::JoinOutputs;
 use super::pipeline;
-use crate::data::Example;
-use crate::engine::{FeedbackLoop, InFlight, Prediction, PredictionSink, Stage, Terminal};
+use super::sink_parts::{CountsTracker, SnapshotAssembler, empty};
+use crate::engine::{
+    Chain, ChainOutput, FeedbackSetup, Input, Item, PredictionSink, SourceState, Stage,
+};
+use crate::join::JoinCounts;
+use serde::Serialize;
 use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet};
 use std::rc::Rc;
-use std::sync::Arc;
-use timely::container::CapacityContainerBuilder;
+use std::time::Duration;
 use timely::dataflow::channels::pact::Pipeline;
+use timely::dataflow::operators::Probe;
 use timely::dataflow::operators::generic::Operator;
-use timely::dataflow::operators::{Input, Probe};
+use timely::dataflow::operators::generic::builder_rc::OperatorBuilder;
+use timely::dataflow::operators::generic::operator::source;
+use timely::dataflow::{ProbeHandle, Stream};
 
 /// How to run a pipeline on timely.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DataflowOptions {
     /// The number of timely worker threads in this process.
     pub workers: usize,
-    /// Records per timestamp (timestamps are coarse: one per batch, not one per record).
-    pub batch: usize,
-    /// How many timestamps the source may run ahead of the sink (bounds the memory in flight).
-    pub max_batches_in_flight: u64,
+    /// How many epochs the source may run ahead of the terminal (bounds the memory in
+    /// flight).
+    pub max_epochs_in_flight: u64,
+    /// Items the source emits per activation (the workers' turns interleave in between).
+    pub source_batch: usize,
 }
 
 impl Default for DataflowOptions {
     fn default() -> Self {
         DataflowOptions {
             workers: 1,
-            batch: 256,
-            max_batches_in_flight: 8,
+            max_epochs_in_flight: 8,
+            source_batch: 1024,
         }
     }
 }
 
-/// Worker 0's input side: sequence numbers and timestamps (one per `batch` records, or
-/// earlier when the feedback loop must see a prediction before going on).
-struct Feeder {
-    seq: u64,
-    time: u64,
-    in_batch: usize,
-    batch: usize,
+/// What the source and the sink of worker 0 share: the first error, the sink, the join's
+/// final counts.
+struct Shared<K> {
+    error: Option<String>,
+    sink: Option<K>,
+    join_counts: Option<JoinCounts>,
 }
 
-type InputSide = timely::dataflow::InputHandle<u64, CapacityContainerBuilder<Vec<InFlight>>>;
-
-impl Feeder {
-    /// Sends `rec` with the next sequence number; closes the timestamp when the batch is
-    /// full (returns `true` then).
-    fn send(&mut self, mut rec: InFlight, input: &mut InputSide) -> bool {
-        rec.seq = self.seq;
-        self.seq += 1;
-        input.send(rec);
-        self.in_batch += 1;
-        if self.in_batch >= self.batch {
-            self.close(input);
-            true
-        } else {
-            false
-        }
-    }
-
-    /// Closes the current timestamp (if anything was sent in it).
-    fn close(&mut self, input: &mut InputSide) {
-        if self.in_batch > 0 {
-            self.in_batch = 0;
-            self.time += 1;
-            input.advance_to(self.time);
-        }
-    }
-}
-
-/// A prediction with its example, as the terminal emits it.
-type Emitted = (Prediction, Arc<Example>);
-
-/// The built pieces every worker needs: all the stages, the terminal and the score size.
-pub type Built<S> = (Vec<S>, Terminal, usize);
-
-/// Runs a pipeline on `options.workers` timely worker threads.
-///
-/// Every worker calls `build` (it must return the same stages on every worker: build them
-/// from seeds, as the boosters do) and keeps its block. Worker 0 pulls examples from
-/// `source()`, stamps them with sequence numbers and timestamps, and hands every prediction,
-/// with its example, in sequence order, to the sink that `sink()` creates there. Returns
-/// what the sink's `finish` returns.
-pub fn run_dataflow<S, B, Src, I, KF, K>(
+/// A stamped stream as a timely source on worker 0: items at their epochs, a bounded
+/// number of epochs ahead of `probe`; parks while the model is behind; stops at the first
+/// error (of its own or of the sink). Snapshot markers also go, with the source's state,
+/// to `snapshots`.
+fn item_source<'scope, I, K>(
+    scope: timely::dataflow::Scope<'scope, u64>,
+    items: Option<I>,
+    probe: ProbeHandle<u64>,
     options: &DataflowOptions,
-    build: B,
-    source: Src,
-    sink: KF,
-) -> Result<K::Output, String>
+    shared: Rc<RefCell<Shared<K>>>,
+) -> Stream<'scope, u64, Vec<Item>>
 where
-    S: Stage + 'static,
-    B: Fn() -> Result<Built<S>, String> + Send + Sync + 'static,
-    Src: Fn() -> Result<I, String> + Send + Sync + 'static,
-    I: Iterator<Item = Result<Example, String>>,
-    KF: Fn() -> K + Send + Sync + 'static,
-    K: PredictionSink,
-    K::Output: Send + 'static,
+    I: Iterator<Item = Result<Item, String>> + 'static,
+    K: 'static,
 {
-    run_dataflow_with_feedback(options, build, source, sink, || None)
+    let lag = options.max_epochs_in_flight.max(1);
+    let batch = options.source_batch.max(1);
+    source(scope, "Source", move |capability, info| {
+        let activator = scope.activator_for(info.address);
+        let mut state = items.map(|it| (capability, it.peekable()));
+        move |output| {
+            let Some((capability, items)) = state.as_mut() else {
+                return;
+            };
+            if shared.borrow().error.is_some() {
+                state = None;
+                return;
+            }
+            for _ in 0..batch {
+                let Some(next) = items.peek() else {
+                    state = None;
+                    return;
+                };
+                let epoch = match next {
+                    Ok(item) => item.epoch,
+                    Err(_) => {
+                        if let Some(Err(e)) = items.next() {
+                            shared.borrow_mut().error.get_or_insert(e);
+                        }
+                        state = None;
+                        return;
+                    }
+                };
+                // Everything before the next item's epoch is complete on the source's side.
+                if *capability.time() < epoch {
+                    capability.downgrade(&epoch);
+                }
+                // Backpressure: no further than `lag` epochs ahead of the terminal.
+                if probe.less_than(&epoch.saturating_sub(lag)) {
+                    activator.activate_after(Duration::from_millis(1));
+                    return;
+                }
+                if let Some(Ok(item)) = items.next() {
+                    output.session(&*capability).give(item);
+                }
+            }
+            activator.activate();
+        }
+    })
 }
 
-/// [`run_dataflow`] with feedback after the predictions: `feedback()` (called on worker 0)
-/// gives the [`FeedbackLoop`] (`None`: labels are learned right away). Every event is
-/// predicted with its label hidden and learned from when its feedback is due, at the same
-/// position of the record sequence as in [`SequentialRunner::run_with_feedback`](crate::engine::SequentialRunner::run_with_feedback)
-/// (crate::engine::SequentialRunner): when a due event's prediction has not come out
-/// yet, worker 0 closes the current timestamp and steps the dataflow until it has.
-pub fn run_dataflow_with_feedback<S, B, Src, I, KF, K, FF>(
+/// Worker 0's sink: the predictions of every completed epoch, in order, handed to the
+/// `PredictionSink`; at a snapshot epoch, the snapshot too (the chain's state from the
+/// terminal, the join's parts, the source's state), and the join's live counts at the end.
+#[allow(clippy::too_many_arguments)]
+fn prediction_sink<'scope, K: PredictionSink + 'static>(
+    outputs: Stream<'scope, u64, Vec<ChainOutput>>,
+    items: Stream<'scope, u64, Vec<Item>>,
+    join: Option<JoinOutputs<'scope>>,
+    shared: Rc<RefCell<Shared<K>>>,
+    stages: usize,
+    score_dim: usize,
+    restored_counts: JoinCounts,
+) {
+    let scope = outputs.scope();
+    let has_join = join.is_some();
+    let (counts, parts) = match join {
+        Some(j) => (j.counts, j.parts),
+        None => (empty(scope), empty(scope)),
+    };
+    let states = items.unary(Pipeline, "SnapshotStates", |_, _| {
+        move |input, output| {
+            input.for_each(|time, data: &mut Vec<Item>| {
+                output
+                    .session(&time)
+                    .give_iterator(data.drain(..).filter_map(|i| match i.input {
+                        Input::Snapshot(state) => Some(*state),
+                        _ => None,
+                    }));
+            })
+        }
+    });
+    let mut builder = OperatorBuilder::new("Sink".to_string(), scope);
+    let mut outputs_in = builder.new_input(outputs, Pipeline);
+    let mut states_in = builder.new_input(states, Pipeline);
+    let mut counts_in = builder.new_input(counts, Pipeline);
+    let mut parts_in = builder.new_input(parts, Pipeline);
+    builder.build(move |_capabilities| {
+        let mut predictions: BTreeMap<u64, Vec<ChainOutput>> = BTreeMap::new();
+        let mut assembler = SnapshotAssembler::default();
+        let mut epochs: BTreeSet<u64> = BTreeSet::new();
+        let mut tracker = CountsTracker::new(restored_counts);
+        move |frontiers| {
+            outputs_in.for_each(|time, data: &mut Vec<ChainOutput>| {
+                epochs.insert(*time.time());
+                predictions.entry(*time.time()).or_default().append(data);
+            });
+            states_in.for_each(|time, data: &mut Vec<SourceState>| {
+                epochs.insert(*time.time());
+                for s in data.drain(..) {
+                    assembler.source(*time.time(), s);
+                }
+            });
+            counts_in.for_each(|_time, data: &mut Vec<crate::join::CountUpdate>| {
+                for ((field, total), _, diff) in data.drain(..) {
+                    tracker.update(field, total, diff);
+                }
+            });
+            parts_in.for_each(|time, data: &mut Vec<crate::join::JoinPart>| {
+                for p in data.drain(..) {
+                    assembler.join(*time.time(), p);
+                }
+            });
+            let mut shared = shared.borrow_mut();
+            while let Some(&t) = epochs.first() {
+                if frontiers.iter().any(|f| f.less_equal(&t)) {
+                    break;
+                }
+                epochs.remove(&t);
+                if shared.error.is_some() {
+                    continue;
+                }
+                for o in predictions.remove(&t).unwrap_or_default() {
+                    let result = match o {
+                        ChainOutput::Prediction(e) => match shared.sink.as_mut() {
+                            Some(sink) => sink.accept(e.prediction, e.example),
+                            None => Ok(()),
+                        },
+                        ChainOutput::Snapshot(parts) => {
+                            assembler.chain(t, parts);
+                            Ok(())
+                        }
+                    };
+                    if let Err(e) = result {
+                        shared.error.get_or_insert(e);
+                    }
+                }
+                if let Some(snapshot) = assembler.take(t, stages, score_dim, has_join) {
+                    let result = snapshot.and_then(|s| match shared.sink.as_mut() {
+                        Some(sink) => sink.snapshot(s),
+                        None => Ok(()),
+                    });
+                    if let Err(e) = result {
+                        shared.error.get_or_insert(e);
+                    }
+                }
+            }
+            if frontiers.iter().all(|f| f.is_empty()) && has_join {
+                shared.join_counts = Some(tracker.counts());
+            }
+        }
+    });
+}
+
+/// Runs a model on a stamped stream on `options.workers` timely worker threads.
+///
+/// Every worker calls `build` (it must return the same chain on every worker: build it
+/// from seeds, as the boosters do, or restore it from the same snapshot) and keeps its
+/// block. On worker 0, `items()` is the source (a timely operator: the items at their
+/// epochs, a bounded number of epochs ahead of the terminal), and the sink that `sink()`
+/// makes gets every prediction, with its event, in order, and every snapshot; with
+/// `feedback`, the feedback join runs on every worker. Returns what the sink's `finish`
+/// returns.
+///
+/// ```
+/// use flowboost_operators::boosters::{Algorithm, BoosterConfig, build};
+/// use flowboost_operators::data::{Attribute, Example, Features, Label, Schema, Task};
+/// use flowboost_operators::dataflow::{DataflowOptions, run_dataflow};
+/// use flowboost_operators::engine::{EpochRule, Input, Item, Prediction, PredictionSink, Sequencer, SourceState};
+/// use std::sync::Arc;
+///
+/// struct Count(u64);
+/// impl PredictionSink for Count {
+///     type Output = u64;
+///     fn accept(&mut self, _p: Prediction, _ex: Arc<Example>) -> Result<(), String> {
+///         self.0 += 1;
+///         Ok(())
+///     }
+///     fn finish(self) -> u64 {
+///         self.0
+///     }
+/// }
+///
+/// let schema = Schema {
+///     attributes: vec![Attribute::numeric("x")],
+///     labels: vec!["no".into(), "yes".into()],
+///     task: Task::Binary,
+/// };
+/// let config = BoosterConfig::new(Algorithm::AdaBoostOl, WeakKind::Vfdt, 7);
+/// # use flowboost_operators::learners::WeakKind;
+/// let options = DataflowOptions { workers: 2, ..DataflowOptions::default() };
+/// let items = || {
+///     let mut sequencer = Sequencer::new(EpochRule::default(), SourceState::default());
+///     (0..100u64).map(move |i| {
+///         let label = Some(Label::Class((i % 2) as u32));
+///         let example = Arc::new(Example { id: i, features: Features::Dense(vec![(i % 2) as f64]), label });
+///         Ok(sequencer.stamp(Input::Event { example, wait: false }))
+///     })
+/// };
+/// let count = run_dataflow(
+///     &options,
+///     move || build(&schema, &config),
+///     move || Ok(items()),
+///     || Count(0),
+///     None,
+/// )
+/// .unwrap();
+/// assert_eq!(count, 100);
+/// ```
+pub fn run_dataflow<S, B, E, Src, I, KF, K>(
     options: &DataflowOptions,
     build: B,
-    source: Src,
+    items: Src,
     sink: KF,
-    feedback: FF,
+    feedback: Option<FeedbackSetup>,
 ) -> Result<K::Output, String>
 where
-    S: Stage + 'static,
-    B: Fn() -> Result<Built<S>, String> + Send + Sync + 'static,
+    S: Stage + Serialize + 'static,
+    B: Fn() -> Result<Chain<S>, E> + Send + Sync + 'static,
+    E: std::fmt::Display,
     Src: Fn() -> Result<I, String> + Send + Sync + 'static,
-    I: Iterator<Item = Result<Example, String>>,
+    I: Iterator<Item = Result<Item, String>> + 'static,
     KF: Fn() -> K + Send + Sync + 'static,
-    K: PredictionSink,
+    K: PredictionSink + 'static,
     K::Output: Send + 'static,
-    FF: Fn() -> Option<FeedbackLoop> + Send + Sync + 'static,
 {
     if options.workers == 0 {
         return Err("the number of workers must be at least 1".into());
     }
-    let batch = options.batch.max(1);
-    let lag = options.max_batches_in_flight.max(1);
     let config = timely::Config::process(options.workers);
+    let options = options.clone();
     let guards = timely::execute(config, move |worker| -> Option<Result<K::Output, String>> {
         let index = worker.index();
         let peers = worker.peers();
-        let (stages, terminal, score_dim) = match build() {
+        let chain = match build() {
             Ok(b) => b,
-            Err(e) => return Some(Err(e)),
+            Err(e) => return Some(Err(e.to_string())),
         };
-        let outputs: Rc<RefCell<Vec<Emitted>>> = Rc::default();
-        let (mut input, probe) = worker.dataflow::<u64, _, _>(|scope| {
-            let (input, stream) = scope.new_input::<Vec<InFlight>>();
-            let predictions = pipeline(stream, index, peers, stages, terminal);
-            let (probe, predictions) = predictions.probe();
-            let outputs = outputs.clone();
-            predictions.sink(Pipeline, "Predictions", move |(input, _frontier)| {
-                input.for_each(|_time, data| outputs.borrow_mut().append(data));
-            });
-            (input, probe)
+        let n = chain.stages.len();
+        let score_dim = chain.score_dim;
+        let source_items = if index == 0 {
+            match items() {
+                Ok(it) => Some(it),
+                Err(e) => return Some(Err(e)),
+            }
+        } else {
+            None
+        };
+        let shared = Rc::new(RefCell::new(Shared {
+            error: None,
+            sink: (index == 0).then(&sink),
+            join_counts: None,
+        }));
+        let probe = ProbeHandle::new();
+        let restored_counts = feedback
+            .as_ref()
+            .and_then(|f| f.restored.as_ref())
+            .map(|s| s.counts)
+            .unwrap_or_default();
+        worker.dataflow::<u64, _, _>(|scope| {
+            let items = item_source(scope, source_items, probe.clone(), &options, shared.clone());
+            let streams = pipeline(items.clone(), index, peers, chain, feedback.clone());
+            let outputs = streams.outputs.probe_with(&probe);
+            prediction_sink(
+                outputs,
+                items,
+                streams.join,
+                shared.clone(),
+                n,
+                score_dim,
+                restored_counts,
+            );
         });
+        while worker.step_or_park(None) {}
         if index != 0 {
-            drop(input);
             return None;
         }
-        let mut sink = sink();
-        let mut feedback = feedback();
-        let drain = |sink: &mut K, feedback: &mut Option<FeedbackLoop>| -> Result<(), String> {
-            for (p, ex) in outputs.borrow_mut().drain(..) {
-                if let Some(f) = feedback.as_mut() {
-                    f.on_prediction(&p);
-                }
-                sink.accept(p, ex)?;
-            }
-            Ok(())
-        };
-        let result = (|| -> Result<(), String> {
-            let mut feeder = Feeder {
-                seq: 0,
-                time: 0,
-                in_batch: 0,
-                batch,
-            };
-            let mut examples = source()?;
-            let mut exhausted = false;
-            loop {
-                // The feedback due now, each learning pass at its position in the sequence.
-                let flush = exhausted;
-                while let Some(id) = feedback.as_ref().and_then(|f| f.next_due(flush)) {
-                    if !feedback.as_ref().is_some_and(|f| f.ready(id)) {
-                        // Release what was sent and wait for the due event's prediction.
-                        feeder.close(&mut input);
-                        drain(&mut sink, &mut feedback)?;
-                        while !feedback.as_ref().is_some_and(|f| f.ready(id))
-                            && probe.less_than(input.time())
-                        {
-                            worker.step();
-                            drain(&mut sink, &mut feedback)?;
-                        }
-                        drain(&mut sink, &mut feedback)?;
-                    }
-                    let Some(f) = feedback.as_mut() else { break };
-                    if let Some(rec) = f.pop_learn(score_dim) {
-                        feeder.send(rec, &mut input);
-                    }
-                }
-                if exhausted {
-                    break;
-                }
-                let Some(ex) = examples.next() else {
-                    exhausted = true;
-                    continue;
-                };
-                let ex = Arc::new(ex?);
-                let rec = match feedback.as_mut() {
-                    Some(f) => f.admit(ex, score_dim),
-                    None => InFlight::new(0, ex, score_dim),
-                };
-                if feeder.send(rec, &mut input) {
-                    while probe.less_than(&feeder.time.saturating_sub(lag)) {
-                        worker.step();
-                    }
-                    drain(&mut sink, &mut feedback)?;
-                }
-            }
-            Ok(())
-        })();
-        drop(input);
-        while worker.step_or_park(None) {}
-        let result = result.and_then(|()| drain(&mut sink, &mut feedback));
-        if let Some(f) = &feedback {
-            sink.feedback_counters(f.counters());
+        let mut shared = shared.borrow_mut();
+        if let Some(e) = shared.error.take() {
+            return Some(Err(e));
         }
-        Some(result.map(|()| sink.finish()))
+        let mut sink = shared.sink.take()?;
+        if let Some(counts) = shared.join_counts.take() {
+            sink.join_counts(counts);
+        }
+        Some(Ok(sink.finish()))
     })?;
     let mut out = None;
     for r in guards.join() {

@@ -1,36 +1,108 @@
 use super::ordered_stash::OrderedStash;
-use crate::engine::{InFlight, Stage};
+use crate::engine::{InFlight, Position, Stage, encode};
+use serde::Serialize;
 use timely::dataflow::Stream;
 use timely::dataflow::channels::pact::Exchange;
 use timely::dataflow::operators::generic::Operator;
 
+/// A contiguous block of a chain's stages, as one operator holds it.
+pub struct StageBlock<S> {
+    /// The global (chain) index of the block's first stage.
+    pub first: usize,
+    /// The stages, in chain order.
+    pub stages: Vec<S>,
+    /// The first block counts the chain's position (and adds it to snapshot markers).
+    pub position: Option<Position>,
+}
+
 /// Adds [`stage_block`](StageBlockExt::stage_block) to streams of records in flight.
 pub trait StageBlockExt<'scope> {
-    /// Routes every record to worker `worker` and passes it, there, through `stages` in
-    /// order. Records are processed per completed timestamp, sorted by sequence number, so
-    /// the result does not depend on the arrival order. On every other worker the operator
-    /// exists (all workers build the same graph) but receives nothing; give it no stages.
-    fn stage_block<S: Stage + 'static>(
+    /// Routes every record to worker `worker` and passes it, there, through the block's
+    /// stages in order. Records are processed per completed timestamp, sorted by sequence
+    /// number, so the result does not depend on the arrival order. A snapshot marker
+    /// ([`InFlight::marker`]) gets the block's serialized stages added, and goes on. On every other worker the operator exists (all workers
+    /// build the same graph) but receives nothing; give it an empty block.
+    ///
+    /// ```
+    /// use flowboost_operators::boosters::{Algorithm, BoosterConfig, build};
+    /// use flowboost_operators::data::{Attribute, Example, Features, Label, Schema, Task};
+    /// use flowboost_operators::dataflow::{StageBlock, StageBlockExt};
+    /// use flowboost_operators::engine::InFlight;
+    /// use flowboost_operators::learners::WeakKind;
+    /// use std::sync::Arc;
+    /// use timely::dataflow::operators::vec::Map;
+    /// use timely::dataflow::operators::{Capture, ToStream, capture::Extract};
+    ///
+    /// let schema = Schema {
+    ///     attributes: vec![Attribute::numeric("x")],
+    ///     labels: vec!["no".into(), "yes".into()],
+    ///     task: Task::Binary,
+    /// };
+    /// let config = BoosterConfig::new(Algorithm::AdaBoostOl, WeakKind::Vfdt, 1);
+    /// let out = timely::example(move |scope| {
+    ///     // Every worker builds the same stages from the seed.
+    ///     let booster = build(&schema, &config).unwrap();
+    ///     let records: Vec<InFlight> = (0..4)
+    ///         .map(|i| {
+    ///             let x = Features::Dense(vec![i as f64]);
+    ///             let ex = Example { id: i, features: x, label: Some(Label::Class((i % 2) as u32)) };
+    ///             InFlight::new(i, Arc::new(ex), booster.score_dim)
+    ///         })
+    ///         .collect();
+    ///     let block = StageBlock { first: 0, stages: booster.stages, position: None };
+    ///     records
+    ///         .to_stream(scope)
+    ///         .stage_block(0, block)
+    ///         .map(|r| r.seq)
+    ///         .capture()
+    /// });
+    /// assert_eq!(out.extract()[0].1, vec![0, 1, 2, 3]);
+    /// ```
+    fn stage_block<S: Stage + Serialize + 'static>(
         self,
         worker: usize,
-        stages: Vec<S>,
+        block: StageBlock<S>,
     ) -> Stream<'scope, u64, Vec<InFlight>>;
 }
 
 impl<'scope> StageBlockExt<'scope> for Stream<'scope, u64, Vec<InFlight>> {
-    fn stage_block<S: Stage + 'static>(
+    fn stage_block<S: Stage + Serialize + 'static>(
         self,
         worker: usize,
-        mut stages: Vec<S>,
+        block: StageBlock<S>,
     ) -> Stream<'scope, u64, Vec<InFlight>> {
         let name = format!("StageBlock{worker}");
         let pact = Exchange::new(move |_: &InFlight| worker as u64);
+        let StageBlock {
+            first,
+            mut stages,
+            mut position,
+        } = block;
         self.unary_frontier(pact, &name, move |_capability, _info| {
             let mut stash = OrderedStash::default();
             move |(input, frontier), output| {
                 stash.absorb(input, output.output_index());
                 while let Some((capability, mut records)) = stash.next_complete(frontier) {
                     for rec in records.iter_mut() {
+                        if let Some(parts) = rec.snapshot.as_mut() {
+                            for (i, stage) in stages.iter().enumerate() {
+                                match encode(stage) {
+                                    Ok(bytes) => {
+                                        parts.stages.insert(first + i, bytes);
+                                    }
+                                    Err(e) => {
+                                        parts.error.get_or_insert(e);
+                                    }
+                                }
+                            }
+                            if let Some(p) = position {
+                                parts.position = Some(p);
+                            }
+                            continue;
+                        }
+                        if let Some(p) = position.as_mut() {
+                            p.count(rec);
+                        }
                         for stage in stages.iter_mut() {
                             stage.process(rec);
                         }

@@ -3,13 +3,12 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 /// Feedback that arrives from outside the evaluation, keyed by event id: a log's clicks
-/// for each impression ([`Oracle::Logged`](super::Oracle::Logged)).
+/// for each impression ([`OracleKind::Logged`](super::OracleKind::Logged)).
 ///
 /// The source posts an event's feedback when it reads the event; the
-/// [`FeedbackLoop`](super::FeedbackLoop) takes it when the event's feedback is due (the
-/// entry is removed then, joined or not, so the inbox holds at most the events in the delay
-/// window). Clones share the same inbox, so a source and a loop built on different closures
-/// can meet.
+/// [`Oracle`](super::Oracle) takes it when the event's feedback is due (the entry is
+/// removed then, so the inbox holds at most the events in the delay window). Clones share
+/// the same inbox, so a source and an oracle built on different closures can meet.
 #[derive(Clone, Debug, Default)]
 pub struct FeedbackInbox(Arc<Mutex<HashMap<u64, Arc<PairFeedback>>>>);
 
@@ -44,7 +43,8 @@ impl FeedbackInbox {
 mod tests {
     use super::*;
     use crate::data::{Example, Features, Label};
-    use crate::engine::{FeedbackLoop, FeedbackOptions, Oracle, Prediction};
+    use crate::engine::{Input, Oracle, OracleKind, OracleState};
+    use crate::join::FeedbackKind;
     use crate::topk::logged_pairs;
 
     fn event(id: u64) -> Arc<Example> {
@@ -56,41 +56,33 @@ mod tests {
     }
 
     #[test]
-    fn the_loop_joins_the_posted_feedback_and_the_inbox_forgets_it() {
+    fn the_logged_oracle_gives_the_posted_pairs_when_due_and_the_inbox_forgets_them() {
         let inbox = FeedbackInbox::default();
-        let options = FeedbackOptions {
-            delay: 1,
-            capacity: 1,
-            ..FeedbackOptions::default()
-        };
-        let mut fl = FeedbackLoop::new(options, Oracle::Logged, 4).with_inbox(inbox.clone());
-        let predicted = |fl: &mut FeedbackLoop, id| {
-            fl.on_prediction(&Prediction {
-                id,
-                ..Prediction::default()
-            })
-        };
+        let mut oracle =
+            Oracle::new(OracleKind::Logged, 1, OracleState::default()).with_inbox(inbox.clone());
+        let mut out = Vec::new();
         inbox.post(0, logged_pairs(4, &[(1, 0.25)], 0.0));
-        let _ = fl.admit(event(0), 4);
-        predicted(&mut fl, 0);
-        assert_eq!(fl.next_due(false), None);
+        oracle.event(event(0), &mut out);
+        // Delay 1: nothing due after the first event.
+        assert_eq!(out.len(), 1);
+        assert!(matches!(&out[0], Input::Event { wait: true, .. }));
         inbox.post(1, logged_pairs(4, &[(1, 0.5)], 0.0));
-        let _ = fl.admit(event(1), 4);
-        predicted(&mut fl, 1);
-        // Event 0 was evicted by event 1 (capacity 1): its feedback is late, and the inbox
-        // forgets it anyway.
-        assert_eq!(fl.next_due(false), Some(0));
-        assert!(fl.pop_learn(4).is_none());
-        assert_eq!(inbox.len(), 1);
-        assert_eq!(fl.counters().late, 1);
-        // Event 1 joins with exactly the posted pairs.
-        let rec = fl
-            .pop_learn(4)
-            .expect("flushed anyway: the due queue pops in order");
-        let pairs = rec.pairs.expect("logged pairs");
+        oracle.event(event(1), &mut out);
+        // Event 0's feedback is due after event 1: the posted pairs, taken from the inbox.
+        assert_eq!(out.len(), 3);
+        let Input::Feedback {
+            id: 0,
+            kind: FeedbackKind::Pairs(pairs),
+        } = &out[2]
+        else {
+            panic!("{:?}", out[2]);
+        };
         assert_eq!(pairs.pairs.len(), 3);
-        assert!(pairs.pairs.iter().all(|p| p.a == 1 && p.weight == 2.0));
-        assert!(rec.hide_label && !rec.emit);
+        assert!(pairs.pairs.iter().all(|p| p.a == 1 && p.weight == 4.0));
+        assert_eq!(inbox.len(), 1);
+        // At the end, the rest.
+        oracle.due(true, &mut out);
+        assert_eq!(out.len(), 4);
         assert!(inbox.is_empty());
     }
 }

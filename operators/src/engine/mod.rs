@@ -7,31 +7,37 @@
 //! updates Hedge. [`SequentialRunner`] runs the chain in a plain loop; the timely operators
 //! run the very same stages, so both give bit-identical results.
 //!
-//! Feedback that comes after the prediction (delayed labels, top-k clicks) goes through a
-//! [`FeedbackLoop`]: the event is predicted with its label hidden and kept in a bounded
-//! [`PendingEvents`] cache; when its feedback arrives, a learning pass of the same event
-//! runs through the chain at that position of the record sequence.
+//! The inputs are stamped by the [`Sequencer`] (positions and epochs); feedback that
+//! comes after the prediction (delayed labels, top-k clicks, logged clicks) meets its
+//! event in the feedback join ([`crate::join`]), and a learning pass of the event runs
+//! through the chain at the start of a later epoch. An evaluation's [`Oracle`] makes that
+//! feedback from the true labels.
 
+mod chain;
 mod feedback_inbox;
-mod feedback_loop;
 mod hedge;
+mod item;
 mod label_set;
-mod pending;
 mod prediction;
 mod record;
 mod sequential;
 mod sink;
+mod snapshot;
 mod stage;
 mod terminal;
 
+pub use chain::Chain;
 pub use feedback_inbox::FeedbackInbox;
-pub use feedback_loop::{FeedbackLoop, FeedbackOptions, Oracle};
 pub use hedge::Hedge;
+pub use item::{
+    DueFeedback, EpochRule, Input, Item, ItemStream, Oracle, OracleKind, OracleState, Sequencer,
+    SourceState,
+};
 pub use label_set::{LabelSetKind, LabelSetRule};
-pub use pending::{FeedbackCounters, Miss, PendingEvent, PendingEvents};
-pub use prediction::Prediction;
-pub use record::InFlight;
-pub use sequential::SequentialRunner;
+pub use prediction::{ChainOutput, Emitted, Prediction};
+pub use record::{ChainParts, InFlight};
+pub use sequential::{FeedbackSetup, SequentialRunner};
 pub use sink::PredictionSink;
+pub use snapshot::{ChainSnapshot, Position, SnapshotPolicy, decode, encode};
 pub use stage::Stage;
 pub use terminal::{ExpertSelection, ScoreKind, Terminal};

@@ -14,7 +14,7 @@ use std::sync::Arc;
 /// delayed label joined to the example), or `pairs` (top-k feedback); neither: predict only.
 /// A record with `emit == false` is a learning pass for an event predicted earlier: the
 /// stages recompute their votes and learn, the terminal updates Hedge, nothing is emitted.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct InFlight {
     /// The global sequence number: records are processed in this order by every stage.
     pub seq: u64,
@@ -33,6 +33,52 @@ pub struct InFlight {
     /// Whether the stages must not see the example's label (a prediction pass whose
     /// feedback comes later, or a learning pass from top-k feedback only).
     pub hide_label: bool,
+    /// How many records the model had learned from when this one reached the chain (set
+    /// by the first stage: the prediction's model version).
+    pub version: u64,
+    /// A snapshot marker rather than a record: the stages and the terminal do not process
+    /// it; each adds its state to it when it reaches them (it comes last in its
+    /// timestamp), so it leaves the chain with the whole chain's state at that point.
+    pub snapshot: Option<Box<ChainParts>>,
+}
+
+/// The chain's state as a snapshot marker gathers it on its way: each stage serialized by
+/// the block that holds it, the position (from the first block), the terminal.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct ChainParts {
+    /// The stages, by index in the chain, serialized with [`encode`](super::encode).
+    pub stages: std::collections::BTreeMap<usize, Vec<u8>>,
+    /// The position, as the first block counted it.
+    pub position: Option<super::Position>,
+    /// The terminal.
+    pub terminal: Option<super::Terminal>,
+    /// The first error met serializing.
+    pub error: Option<String>,
+}
+
+impl ChainParts {
+    /// The stages in order and the terminal, once all `n` stages are in.
+    pub fn complete(
+        self,
+        n: usize,
+    ) -> Result<(Vec<Vec<u8>>, super::Terminal, super::Position), String> {
+        if let Some(e) = self.error {
+            return Err(e);
+        }
+        if self.stages.len() != n || self.stages.keys().copied().ne(0..n) {
+            return Err(format!(
+                "a snapshot is incomplete: {} of {n} stages",
+                self.stages.len()
+            ));
+        }
+        let terminal = self
+            .terminal
+            .ok_or("a snapshot is incomplete: no terminal")?;
+        let position = self
+            .position
+            .ok_or("a snapshot is incomplete: no position")?;
+        Ok((self.stages.into_values().collect(), terminal, position))
+    }
 }
 
 impl InFlight {
@@ -47,7 +93,43 @@ impl InFlight {
             pairs: None,
             emit: true,
             hide_label: false,
+            version: 0,
+            snapshot: None,
         }
+    }
+
+    /// A snapshot marker that follows record `seq` (see [`InFlight::snapshot`]).
+    pub fn marker(seq: u64) -> Self {
+        let example = Arc::new(Example {
+            id: u64::MAX,
+            features: crate::data::Features::Dense(Vec::new()),
+            label: None,
+        });
+        InFlight {
+            emit: false,
+            hide_label: true,
+            snapshot: Some(Box::default()),
+            ..InFlight::new(seq, example, 0)
+        }
+    }
+
+    /// The order of records within a timestamp: learning passes (of pairs that formed
+    /// earlier) first, then the new records, each by sequence number; a snapshot marker
+    /// after the record it follows.
+    pub fn order(&self) -> (bool, bool, u64) {
+        let marker = self.is_marker();
+        (marker, !marker && self.emit, self.seq)
+    }
+
+    /// Whether the stages may learn from this record (a label they see, or top-k
+    /// feedback).
+    pub fn learns(&self) -> bool {
+        !self.is_marker() && (self.pairs.is_some() || self.label().is_some())
+    }
+
+    /// Whether this is a snapshot marker.
+    pub fn is_marker(&self) -> bool {
+        self.snapshot.is_some()
     }
 
     /// A prediction pass that learns nothing: the label, if the example has one, is hidden

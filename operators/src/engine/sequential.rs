@@ -1,42 +1,86 @@
-use super::{FeedbackLoop, InFlight, Prediction, PredictionSink, Stage, Terminal};
+use super::{
+    Chain, ChainSnapshot, InFlight, Input, Item, Position, Prediction, PredictionSink,
+    SnapshotPolicy, SourceState, Stage, Terminal, encode,
+};
 use crate::data::Example;
+use crate::join::{
+    FeedbackItem, JoinConfig, JoinReference, JoinState, Pairing, WaitingEvent, learning_pass,
+};
+use crate::topk::TopKConfig;
+use serde::Serialize;
+use std::collections::BTreeMap;
 use std::sync::Arc;
+
+/// What a run with feedback needs besides the chain: the join's rules, the top-k setting
+/// (clicks become pairs with it) and the number of labels.
+#[derive(Clone, Debug)]
+pub struct FeedbackSetup {
+    /// The join's time-to-live and loop delay.
+    pub join: JoinConfig,
+    /// The top-k setting of the booster (for click feedback).
+    pub topk: TopKConfig,
+    /// The number of labels.
+    pub labels: usize,
+    /// The join's state a resumed run starts from.
+    pub restored: Option<Arc<JoinState>>,
+}
 
 /// Runs a chain of stages and the terminal in a plain loop, one record at a time.
 ///
 /// This is the reference engine: the dataflow engine runs the same stages and must give
-/// bit-identical predictions.
+/// bit-identical predictions (and snapshots). With feedback, it runs the merged sequence
+/// epoch by epoch as the dataflow does: the learning passes due in an epoch first (by
+/// position), then the epoch's inputs in order, then the feedback join's epoch
+/// ([`JoinReference`]).
 #[derive(Clone, Debug)]
 pub struct SequentialRunner<S> {
     stages: Vec<S>,
     terminal: Terminal,
     score_dim: usize,
-    next_seq: u64,
+    position: Position,
+    snapshots: SnapshotPolicy,
 }
 
-impl<S: Stage> SequentialRunner<S> {
+impl<S: Stage + Serialize> SequentialRunner<S> {
     /// A runner over `stages` ending in `terminal`; records carry `score_dim` scores.
     pub fn new(stages: Vec<S>, terminal: Terminal, score_dim: usize) -> Self {
         SequentialRunner {
             stages,
             terminal,
             score_dim,
-            next_seq: 0,
+            position: Position::default(),
+            snapshots: SnapshotPolicy::default(),
         }
     }
 
+    /// A runner over `chain`, continuing from its position.
+    pub fn from_chain(chain: Chain<S>) -> Self {
+        SequentialRunner {
+            position: chain.position,
+            ..SequentialRunner::new(chain.stages, chain.terminal, chain.score_dim)
+        }
+    }
+
+    /// Takes snapshots while running [`run`](Self::run) (handed to the sink's
+    /// [`snapshot`](PredictionSink::snapshot)); [`run_items`](Self::run_items) takes them
+    /// where its items say.
+    pub fn with_snapshots(mut self, policy: SnapshotPolicy) -> Self {
+        self.snapshots = policy;
+        self
+    }
+
     /// Predicts `example` (and learns from it when it is labeled), writing the prediction
-    /// into `out`.
+    /// into `out`; it takes the next position.
     pub fn process(&mut self, example: Arc<Example>, out: &mut Prediction) {
-        let rec = InFlight::new(self.next_seq, example, self.score_dim);
+        let rec = InFlight::new(self.position.seq, example, self.score_dim);
         self.process_record(rec, out);
     }
 
-    /// Runs one record (its `seq` is replaced by the runner's next sequence number) through
-    /// the chain; returns whether the terminal wrote a prediction into `out`.
-    pub fn process_record(&mut self, mut rec: InFlight, out: &mut Prediction) -> bool {
-        rec.seq = self.next_seq;
-        self.next_seq += 1;
+    /// Runs one record through the chain (at its own position); returns whether the
+    /// terminal wrote a prediction into `out`.
+    pub fn process_record(&mut self, rec: InFlight, out: &mut Prediction) -> bool {
+        let mut rec = rec;
+        self.position.count(&mut rec);
         for stage in &mut self.stages {
             stage.process(&mut rec);
         }
@@ -48,8 +92,15 @@ impl<S: Stage> SequentialRunner<S> {
         self.score_dim
     }
 
-    /// Runs every example of `source` through the chain, in order, handing each prediction
-    /// to `sink`; stops at the first error of the source or the sink.
+    /// Where the stream stands.
+    pub fn position(&self) -> Position {
+        self.position
+    }
+
+    /// Runs every example of `source` through the chain, in order (each predicted, then
+    /// learned from if labeled), handing each prediction to `sink`; stops at the first
+    /// error of the source or the sink. Snapshots follow the runner's
+    /// [`SnapshotPolicy`].
     pub fn run<I, K>(&mut self, source: I, mut sink: K) -> Result<K::Output, String>
     where
         I: IntoIterator<Item = Result<Example, String>>,
@@ -60,44 +111,76 @@ impl<S: Stage> SequentialRunner<S> {
             let mut out = Prediction::default();
             self.process(ex.clone(), &mut out);
             sink.accept(out, ex)?;
+            if self.snapshots.due(self.position.events) {
+                sink.snapshot(self.snapshot(None, None)?)?;
+            }
+        }
+        if self.snapshots.at_end {
+            sink.snapshot(self.snapshot(None, None)?)?;
         }
         Ok(sink.finish())
     }
 
-    /// [`run`](Self::run) with feedback after the predictions: every event is predicted
-    /// with its label hidden, and learned from when `feedback` says its feedback is due.
-    pub fn run_with_feedback<I, K>(
+    /// Runs a stamped sequence (events, feedback, snapshot markers; see
+    /// [`Sequencer`](super::Sequencer)) epoch by epoch, with the feedback join when
+    /// `feedback` is given, handing every prediction to `sink` and every snapshot to its
+    /// [`snapshot`](PredictionSink::snapshot). After the last item, the epochs that the
+    /// join still has work in (learning passes, expiries) run too.
+    pub fn run_items<I, K>(
         &mut self,
-        source: I,
+        items: I,
         mut sink: K,
-        feedback: &mut FeedbackLoop,
+        feedback: Option<FeedbackSetup>,
     ) -> Result<K::Output, String>
     where
-        I: IntoIterator<Item = Result<Example, String>>,
+        I: IntoIterator<Item = Result<Item, String>>,
         K: PredictionSink,
     {
-        let dim = self.score_dim;
-        let mut learn_out = Prediction::default();
-        let mut learn_due = |runner: &mut Self, feedback: &mut FeedbackLoop, flush: bool| {
-            while feedback.next_due(flush).is_some() {
-                if let Some(rec) = feedback.pop_learn(dim) {
-                    runner.process_record(rec, &mut learn_out);
+        let mut run = ItemRun::new(feedback);
+        let mut current: Option<u64> = None;
+        for item in items {
+            let item = item?;
+            if current != Some(item.epoch) {
+                if let Some(t) = current {
+                    run.end_epoch(self, t, &mut sink)?;
                 }
+                // Epochs with only join work in between (nothing of the source).
+                while let Some(e) = run.next_work().filter(|&e| e < item.epoch) {
+                    run.start_epoch(self, e);
+                    run.end_epoch(self, e, &mut sink)?;
+                }
+                run.start_epoch(self, item.epoch);
+                current = Some(item.epoch);
             }
-        };
-        for ex in source {
-            let ex = Arc::new(ex?);
-            let rec = feedback.admit(ex.clone(), dim);
-            let mut out = Prediction::default();
-            if self.process_record(rec, &mut out) {
-                feedback.on_prediction(&out);
-                sink.accept(out, ex)?;
-            }
-            learn_due(self, feedback, false);
+            run.item(self, item, &mut sink)?;
         }
-        learn_due(self, feedback, true);
-        sink.feedback_counters(feedback.counters());
+        if let Some(t) = current {
+            run.end_epoch(self, t, &mut sink)?;
+        }
+        while let Some(e) = run.next_work() {
+            run.start_epoch(self, e);
+            run.end_epoch(self, e, &mut sink)?;
+        }
+        if let Some(j) = &run.join {
+            sink.join_counts(j.counts());
+        }
         Ok(sink.finish())
+    }
+
+    /// The chain's state now, with a join's and a source's state.
+    pub fn snapshot(
+        &self,
+        join: Option<JoinState>,
+        source: Option<SourceState>,
+    ) -> Result<ChainSnapshot, String> {
+        Ok(ChainSnapshot {
+            stages: self.stages.iter().map(encode).collect::<Result<_, _>>()?,
+            terminal: self.terminal.clone(),
+            score_dim: self.score_dim,
+            position: self.position,
+            join,
+            source,
+        })
     }
 
     /// The stages.
@@ -108,5 +191,139 @@ impl<S: Stage> SequentialRunner<S> {
     /// The terminal.
     pub fn terminal(&self) -> &Terminal {
         &self.terminal
+    }
+
+    /// The chain, to run elsewhere or to save.
+    pub fn into_chain(self) -> Chain<S> {
+        Chain {
+            stages: self.stages,
+            terminal: self.terminal,
+            score_dim: self.score_dim,
+            position: self.position,
+        }
+    }
+}
+
+/// The state of one [`SequentialRunner::run_items`].
+struct ItemRun {
+    setup: Option<FeedbackSetup>,
+    join: Option<JoinReference>,
+    /// Learning passes by the epoch they enter the chain in.
+    due: BTreeMap<u64, Vec<Pairing>>,
+    waiting: Vec<WaitingEvent>,
+    feedback: Vec<FeedbackItem>,
+    snapshot: Option<SourceState>,
+}
+
+impl ItemRun {
+    fn new(setup: Option<FeedbackSetup>) -> Self {
+        let mut due: BTreeMap<u64, Vec<Pairing>> = BTreeMap::new();
+        let join = setup.as_ref().map(|s| match &s.restored {
+            Some(state) => {
+                let j = JoinReference::restore(s.join, state);
+                for (epoch, pair) in j.learning_due_after(state.epoch) {
+                    due.entry(epoch).or_default().push(pair);
+                }
+                j
+            }
+            None => JoinReference::new(s.join),
+        });
+        ItemRun {
+            setup,
+            join,
+            due,
+            waiting: Vec::new(),
+            feedback: Vec::new(),
+            snapshot: None,
+        }
+    }
+
+    /// The next epoch the join has work in: a learning pass or a scheduled change.
+    fn next_work(&self) -> Option<u64> {
+        let due = self.due.keys().next().copied();
+        let scheduled = self.join.as_ref().and_then(JoinReference::next_scheduled);
+        match (due, scheduled) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// The learning passes due in epoch `t`, in position order.
+    fn start_epoch<S: Stage + Serialize>(&mut self, runner: &mut SequentialRunner<S>, t: u64) {
+        let (Some(pairs), Some(setup)) = (self.due.remove(&t), &self.setup) else {
+            return;
+        };
+        let mut out = Prediction::default();
+        for p in pairs {
+            let rec = learning_pass(&p, &setup.topk, setup.labels, runner.score_dim);
+            runner.process_record(rec, &mut out);
+        }
+    }
+
+    fn item<S: Stage + Serialize, K: PredictionSink>(
+        &mut self,
+        runner: &mut SequentialRunner<S>,
+        item: Item,
+        sink: &mut K,
+    ) -> Result<(), String> {
+        let dim = runner.score_dim;
+        match item.input {
+            Input::Event { example, wait } => {
+                let waits = wait || example.label.is_none();
+                let rec = if waits {
+                    InFlight::predict_only(item.seq, example.clone(), dim)
+                } else {
+                    InFlight::new(item.seq, example.clone(), dim)
+                };
+                let mut out = Prediction::default();
+                if runner.process_record(rec, &mut out) {
+                    if waits && self.join.is_some() {
+                        self.waiting.push(WaitingEvent {
+                            seq: item.seq,
+                            epoch: item.epoch,
+                            example: example.clone(),
+                            prediction: out.clone(),
+                        });
+                    }
+                    sink.accept(out, example)?;
+                }
+            }
+            Input::Feedback { id, kind } => {
+                if self.join.is_some() {
+                    self.feedback.push(FeedbackItem {
+                        seq: item.seq,
+                        epoch: item.epoch,
+                        id,
+                        kind,
+                    });
+                }
+            }
+            Input::Snapshot(state) => self.snapshot = Some(*state),
+        }
+        Ok(())
+    }
+
+    fn end_epoch<S: Stage + Serialize, K: PredictionSink>(
+        &mut self,
+        runner: &mut SequentialRunner<S>,
+        t: u64,
+        sink: &mut K,
+    ) -> Result<(), String> {
+        if let (Some(join), Some(setup)) = (self.join.as_mut(), &self.setup) {
+            let waiting = std::mem::take(&mut self.waiting);
+            let feedback = std::mem::take(&mut self.feedback);
+            let pairs = join.epoch(t, waiting, feedback);
+            if !pairs.is_empty() {
+                self.due
+                    .entry(t + setup.join.lag.max(1))
+                    .or_default()
+                    .extend(pairs);
+            }
+        }
+        if let Some(source) = self.snapshot.take() {
+            let join = self.join.as_ref().map(|j| j.state(t));
+            sink.snapshot(runner.snapshot(join, Some(source))?)?;
+        }
+        Ok(())
     }
 }

@@ -8,9 +8,15 @@ pub trait PredictionSink {
     type Output;
     /// Takes one prediction with its example.
     fn accept(&mut self, prediction: Prediction, example: Arc<Example>) -> Result<(), String>;
-    /// Receives the delayed-feedback counters before [`finish`](Self::finish), when the run
-    /// had a feedback loop (the default ignores them).
-    fn feedback_counters(&mut self, _counters: super::FeedbackCounters) {}
+    /// Receives the feedback join's counts before [`finish`](Self::finish), when the run
+    /// had a join (the default ignores them).
+    fn join_counts(&mut self, _counts: crate::join::JoinCounts) {}
+    /// Receives a snapshot of the chain, after every prediction up to it was accepted
+    /// (see [`SnapshotPolicy`](super::SnapshotPolicy)); a sink adds its own state and
+    /// writes it (the default ignores it).
+    fn snapshot(&mut self, _snapshot: super::ChainSnapshot) -> Result<(), String> {
+        Ok(())
+    }
     /// Consumes the sink and returns its result.
     fn finish(self) -> Self::Output;
 }

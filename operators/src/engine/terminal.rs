@@ -88,6 +88,23 @@ impl Terminal {
         self
     }
 
+    /// Whether this terminal has the shape of `other` (task, score kind and size, experts,
+    /// expert selection, top-k or not), as a terminal restored from a file must have that
+    /// of a freshly built one.
+    pub fn fits(&self, other: &Terminal) -> bool {
+        let selectors = match (&self.selector, &other.selector) {
+            (Selector::Last, Selector::Last) => true,
+            (Selector::Hedge(a), Selector::Hedge(b)) => a.len() == b.len(),
+            _ => false,
+        };
+        self.task == other.task
+            && self.kind == other.kind
+            && self.score_dim == other.score_dim
+            && self.experts == other.experts
+            && selectors
+            && self.topk.is_some() == other.topk.is_some()
+    }
+
     /// The label-set rule.
     pub fn label_set(&self) -> &LabelSetRule {
         &self.rule
@@ -145,6 +162,7 @@ impl Terminal {
             out.seq = rec.seq;
             out.id = rec.example.id;
             out.expert = expert as u32 + 1;
+            out.version = rec.version;
             out.scores.clear();
             out.scores.extend_from_slice(scores);
             out.class = self.class_of(scores);

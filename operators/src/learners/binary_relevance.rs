@@ -24,6 +24,11 @@ impl BinaryRelevance {
             .then_some(BinaryRelevance { models })
     }
 
+    /// The binary learners, one per label.
+    pub fn models(&self) -> &[WeakModel] {
+        &self.models
+    }
+
     /// The probability that label `l` is relevant for `x` (0 for an unknown label).
     pub fn probability(&self, x: &Features, l: usize) -> f64 {
         let Some(m) = self.models.get(l) else {

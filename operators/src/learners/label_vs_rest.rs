@@ -45,7 +45,12 @@ impl LabelVsRest {
         })
     }
 
-    /// The label this learner decides on.
+    /// The two-label learner inside.
+    pub fn inner(&self) -> &WeakModel {
+        &self.inner
+    }
+
+    /// The label it decides.
     pub fn label(&self) -> u32 {
         self.label
     }

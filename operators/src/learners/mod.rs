@@ -6,11 +6,13 @@ mod cost_sensitive;
 pub mod hoeffding_tree;
 mod label_vs_rest;
 pub mod linear;
+mod summary;
 
 pub use binary_relevance::BinaryRelevance;
 pub use hoeffding_tree::{HoeffdingTree, HoeffdingTreeConfig, LeafPrediction};
 pub use label_vs_rest::{LabelVsRest, binary_schema};
 pub use linear::{LinearConfig, LinearLearner};
+pub use summary::LearnerSummary;
 
 use crate::data::Features;
 use serde::{Deserialize, Serialize};

@@ -39,6 +39,11 @@ impl Scratch {
 }
 
 impl Falt {
+    /// The number of weights.
+    pub fn num_weights(&self) -> usize {
+        self.weights.len()
+    }
+
     /// A zero model (`W_1 = 0`) for `dim` features and `num_labels` labels.
     pub fn new(dim: usize, num_labels: usize, eta: f64, repetitions: usize) -> Self {
         Falt {

@@ -164,6 +164,16 @@ impl ThresholdLearner {
         }
     }
 
+    /// The number of weights of a linear model (0 for the kernel models).
+    pub fn num_weights(&self) -> usize {
+        match &self.model {
+            ThresholdModel::Falt(m) => m.num_weights(),
+            ThresholdModel::Salt(m) => m.num_weights(),
+            ThresholdModel::PaBr(m) => m.num_weights(),
+            _ => 0,
+        }
+    }
+
     /// The number of support vectors (0 for the linear models).
     pub fn support_vectors(&self) -> usize {
         match &self.model {

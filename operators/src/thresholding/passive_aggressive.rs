@@ -46,6 +46,11 @@ pub struct PaBr {
 }
 
 impl PaBr {
+    /// The number of weights.
+    pub fn num_weights(&self) -> usize {
+        self.weights.len()
+    }
+
     /// A zero model.
     pub fn new(dim: usize, num_labels: usize, variant: PaVariant, c: f64) -> Self {
         PaBr {

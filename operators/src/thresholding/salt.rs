@@ -28,6 +28,11 @@ pub struct Salt {
 }
 
 impl Salt {
+    /// The number of weights.
+    pub fn num_weights(&self) -> usize {
+        self.weights.len()
+    }
+
     /// A zero model for `dim` features and `num_labels` labels.
     pub fn new(dim: usize, num_labels: usize, eta: f64, delta: f64, repetitions: usize) -> Self {
         let n = dim * (num_labels + 1);

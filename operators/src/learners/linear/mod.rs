@@ -190,6 +190,11 @@ impl LinearLearner {
         self.outputs == 1
     }
 
+    /// The number of weights (inputs times weight vectors).
+    pub fn num_weights(&self) -> usize {
+        self.num_inputs() * self.outputs
+    }
+
     /// The number of encoded inputs (numeric attributes, nominal values, and the bias).
     pub fn num_inputs(&self) -> usize {
         self.encoding.width()

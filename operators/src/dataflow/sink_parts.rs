@@ -1,0 +1,130 @@
+use crate::engine::{ChainParts, ChainSnapshot, SourceState};
+use crate::join::{COUNT_NAMES, JoinCounts, JoinPart, JoinState};
+use std::collections::BTreeMap;
+use timely::dataflow::Stream;
+use timely::dataflow::operators::generic::operator::source;
+
+/// Gathers the pieces of each snapshot as they reach worker 0 (the chain's state from the
+/// terminal, every worker's part of the join's state, the source's state) and makes the
+/// snapshot once an epoch is complete.
+#[derive(Default)]
+pub struct SnapshotAssembler {
+    chain: BTreeMap<u64, Box<ChainParts>>,
+    join: BTreeMap<u64, Vec<JoinPart>>,
+    source: BTreeMap<u64, SourceState>,
+}
+
+impl SnapshotAssembler {
+    /// The chain's state at `epoch`.
+    pub fn chain(&mut self, epoch: u64, parts: Box<ChainParts>) {
+        self.chain.insert(epoch, parts);
+    }
+
+    /// A worker's part of the join's state at `epoch`.
+    pub fn join(&mut self, epoch: u64, part: JoinPart) {
+        self.join.entry(epoch).or_default().push(part);
+    }
+
+    /// The source's state at `epoch`.
+    pub fn source(&mut self, epoch: u64, state: SourceState) {
+        self.source.insert(epoch, state);
+    }
+
+    /// The snapshot of `epoch` (once every input has passed it), if one was taken there:
+    /// the chain's `stages` stages, `score_dim`, and, with a join, its parts merged.
+    pub fn take(
+        &mut self,
+        epoch: u64,
+        stages: usize,
+        score_dim: usize,
+        join: bool,
+    ) -> Option<Result<ChainSnapshot, String>> {
+        let source = self.source.remove(&epoch)?;
+        let parts = self.join.remove(&epoch);
+        let Some(chain) = self.chain.remove(&epoch) else {
+            return Some(Err(format!(
+                "the snapshot after epoch {epoch} has no chain state"
+            )));
+        };
+        Some(chain.complete(stages).map(|(stages, terminal, position)| {
+            let join = join.then(|| {
+                let mut parts = parts.unwrap_or_default();
+                parts.sort_by_key(|p| p.worker);
+                JoinState::merge(epoch, parts.into_iter().map(|p| p.state))
+            });
+            ChainSnapshot {
+                stages,
+                terminal,
+                score_dim,
+                position,
+                join,
+                source: Some(source),
+            }
+        }))
+    }
+}
+
+/// The join's counts as the differential aggregate reports them (the latest total of each
+/// count), plus those of a restored run.
+#[derive(Clone, Debug, Default)]
+pub struct CountsTracker {
+    totals: [i64; 8],
+    base: JoinCounts,
+}
+
+impl CountsTracker {
+    /// A tracker that adds `base` (a restored run's counts).
+    pub fn new(base: JoinCounts) -> Self {
+        CountsTracker {
+            totals: [0; 8],
+            base,
+        }
+    }
+
+    /// One change of the aggregate: count `field` has total `total` (diff +1) or no longer
+    /// (diff -1).
+    pub fn update(&mut self, field: u8, total: isize, diff: isize) {
+        if let Some(t) = self.totals.get_mut(field as usize) {
+            if diff > 0 {
+                *t = total as i64;
+            } else if *t == total as i64 {
+                *t = 0;
+            }
+        }
+    }
+
+    /// The counts now.
+    pub fn counts(&self) -> JoinCounts {
+        let mut c = self.base;
+        let g = |i: usize| self.totals[i].max(0) as u64;
+        c.admitted += g(0);
+        c.feedback += g(1);
+        c.joined += g(2);
+        c.duplicate += g(3);
+        c.repeated += g(4);
+        c.late += g(5);
+        // The gauges are what the join holds now, restored facts included.
+        c.waiting = g(6);
+        c.held = g(7);
+        c
+    }
+
+    /// The names of the counts, in field order.
+    pub fn names() -> [&'static str; 8] {
+        COUNT_NAMES
+    }
+}
+
+/// A stream with nothing in it (and a frontier that is empty at once).
+pub fn empty<'scope, D: Clone + 'static>(
+    scope: timely::dataflow::Scope<'scope, u64>,
+) -> Stream<'scope, u64, Vec<D>> {
+    source::<_, timely::container::CapacityContainerBuilder<Vec<D>>, _, _>(
+        scope,
+        "Empty",
+        |capability, _| {
+            drop(capability);
+            |_output| {}
+        },
+    )
+}

@@ -1,0 +1,72 @@
+use super::WeakModel;
+use serde::Serialize;
+
+/// The size of a learner, for `flowboost inspect`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct LearnerSummary {
+    /// What it is: `vfdt`, `linear`, `label-vs-rest`, `binary-relevance`, or a
+    /// thresholding learner's name.
+    pub kind: String,
+    /// Hoeffding trees inside it.
+    pub trees: usize,
+    /// Their leaves.
+    pub leaves: usize,
+    /// Their nodes (leaves and split nodes).
+    pub nodes: usize,
+    /// The deepest tree's depth.
+    pub depth: usize,
+    /// Weights of the linear models inside it.
+    pub weights: usize,
+    /// Support vectors of a kernel model.
+    pub support_vectors: usize,
+}
+
+impl LearnerSummary {
+    fn add(&mut self, other: LearnerSummary) {
+        self.trees += other.trees;
+        self.leaves += other.leaves;
+        self.nodes += other.nodes;
+        self.depth = self.depth.max(other.depth);
+        self.weights += other.weights;
+        self.support_vectors += other.support_vectors;
+    }
+}
+
+impl WeakModel {
+    /// The learner's size.
+    pub fn summary(&self) -> LearnerSummary {
+        match self {
+            WeakModel::Tree(t) => LearnerSummary {
+                kind: "vfdt".into(),
+                trees: 1,
+                leaves: t.num_leaves(),
+                nodes: t.num_nodes(),
+                depth: t.depth(),
+                ..LearnerSummary::default()
+            },
+            WeakModel::Linear(l) => LearnerSummary {
+                kind: "linear".into(),
+                weights: l.num_weights(),
+                ..LearnerSummary::default()
+            },
+            WeakModel::LabelVsRest(m) => {
+                let mut s = LearnerSummary {
+                    kind: "label-vs-rest".into(),
+                    ..LearnerSummary::default()
+                };
+                s.add(m.inner().summary());
+                s
+            }
+            WeakModel::BinaryRelevance(m) => {
+                let mut s = LearnerSummary {
+                    kind: "binary-relevance".into(),
+                    ..LearnerSummary::default()
+                };
+                for inner in m.models() {
+                    s.add(inner.summary());
+                }
+                s
+            }
+        }
+    }
+}

@@ -1,0 +1,271 @@
+#!/usr/bin/env python3
+"""Logged clicks at scale: a simulated log of 10 million impressions (46 items, top 3
+shown, uniform logging, clicks delayed by 50 impressions on average) replayed from a file
+through `flowboost replay-clicks` with a top-k booster, on 1 and 2 dataflow workers;
+beside it, Vowpal Wabbit's conditional contextual bandit reduction (`--ccb_explore_adf`)
+learning from the same log.
+
+    scripts/clicks_bench.py                          # 10M impressions (long: see docs/topk.md)
+    scripts/clicks_bench.py --impressions 1000000 --vw-impressions 200000
+    scripts/clicks_bench.py --binary target/release/flowboost --skip-vw
+
+What it runs, one command at a time, each under `/usr/bin/time -v` (wall and CPU seconds,
+maximum resident set size) and pinned with `taskset` (1 worker: core 1; 2 workers: cores
+0 and 1) when taskset exists:
+
+1. `flowboost simulate-clicks --impressions N --click-delay 50 --output bench-out/clicks-N`
+   (the log, OBD format, with its simulator.json);
+2. `flowboost replay-clicks --data bench-out/clicks-N/clicks.csv --algo topk-bbm
+   --weak linear --learners 5 --k 3 --feedback-delay 1000 --engine dataflow --workers W
+   --json` for W = 1, 2 (the attribution window of 1,000 impressions: a click delayed
+   longer is not learned; with the simulator's mean delay of 50 none is). Linear weak
+   learners: their memory is constant, while the Hoeffding trees' grows with the stream
+   (docs/topk.md);
+3. Vowpal Wabbit (`pip install vowpalwabbit` into .venv-vw): on the first
+   `--vw-impressions` impressions of the same log (the simulator streams, so they are
+   the log of that length), `--ccb_explore_adf -q UA --epsilon 0`: for each impression a
+   greedy prediction of the 3 slots first (its ranking, scored with the simulator's truth
+   from simulator.json), then learning from the logged slots (cost -click, probability of
+   the logged item in its slot given the items before it, 1/(46 - j) under uniform
+   logging). The Python loop formats VW's text examples; its throughput includes that.
+   `flowboost replay-clicks` on a log of the same length (1 worker) is the comparison
+   point.
+
+Prints a Markdown table and writes JSON to --out (default bench-out/clicks_bench.json).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+VENV = REPO / ".venv-vw"
+VW = "vowpalwabbit==9.11.9"
+
+
+def timed(cmd: list[str], cores: str | None) -> tuple[str, dict]:
+    """Runs cmd under /usr/bin/time -v (pinned to `cores`); returns stdout and the times."""
+    full = list(cmd)
+    if cores and shutil.which("taskset"):
+        full = ["taskset", "-c", cores] + full
+    full = ["/usr/bin/time", "-v"] + full
+    p = subprocess.run(full, capture_output=True, text=True)
+    if p.returncode != 0:
+        sys.stderr.write(p.stderr)
+        raise SystemExit(f"failed: {' '.join(cmd)}")
+    t = {}
+    for key, pat in [("user", r"User time \(seconds\): ([\d.]+)"),
+                     ("sys", r"System time \(seconds\): ([\d.]+)"),
+                     ("rss_kb", r"Maximum resident set size \(kbytes\): (\d+)"),
+                     ("wall", r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): ([\d:.]+)")]:
+        m = re.search(pat, p.stderr)
+        t[key] = m.group(1) if m else None
+    parts = [float(x) for x in (t["wall"] or "0").split(":")]
+    wall = 0.0
+    for x in parts:
+        wall = wall * 60 + x
+    return p.stdout, {"wall_s": wall, "cpu_s": float(t["user"]) + float(t["sys"]),
+                      "max_rss_mb": int(t["rss_kb"]) / 1024}
+
+
+def binary(args) -> str:
+    if args.binary:
+        return args.binary
+    subprocess.run(["cargo", "build", "--release", "--quiet"], cwd=REPO, check=True)
+    return str(REPO / "target" / "release" / "flowboost")
+
+
+def simulate(exe: str, n: int, out: Path) -> tuple[dict, dict]:
+    stdout, t = timed([exe, "simulate-clicks", "--impressions", str(n), "--click-delay", "50",
+                       "--output", str(out)], "1")
+    return json.loads(stdout.strip().splitlines()[-1]), t
+
+
+def replay(exe: str, log: Path, workers: int) -> tuple[dict, dict]:
+    cmd = [exe, "replay-clicks", "--data", str(log), "--algo", "topk-bbm", "--weak", "linear",
+           "--learners", "5", "--k", "3", "--feedback-delay", "1000", "--engine", "dataflow",
+           "--workers", str(workers), "--json"]
+    stdout, t = timed(cmd, "1" if workers == 1 else "0,1")
+    return json.loads(stdout.strip().splitlines()[-1]), t
+
+
+def vw_python() -> Path:
+    py = VENV / "bin" / "python"
+    marker = VENV / ".vw-installed"
+    if not marker.is_file():
+        if not py.is_file():
+            subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True)
+        subprocess.run([str(py), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+                        VW], check=True, env=dict(os.environ, PIP_ROOT_USER_ACTION="ignore"))
+        marker.write_text(VW + "\n")
+    return py
+
+
+# Runs in .venv-vw: VW's CCB on the first N impressions of a simulated log; prints JSON.
+VW_SIDE = r"""
+import csv, json, math, sys, time
+from vowpalwabbit import Workspace
+
+log, n_max = sys.argv[1], int(sys.argv[2])
+sim = json.load(open(log.rsplit('/', 1)[0] + '/simulator.json'))
+cfg, tr = sim['config'], sim['truth']
+m, k, L, V = cfg['items'], cfg['slots'], tr['latent'], tr['feature_values']
+if cfg['logging'] != 'uniform':
+    raise SystemExit('the VW comparison needs a uniform log (its per-slot probabilities)')
+exam = tr['examination']
+emb, iv, ib = tr['user_embeddings'], tr['item_vectors'], tr['item_bias']
+cache = {}
+def relevance(user):
+    r = cache.get(user)
+    if r is None:
+        z = [0.0] * L
+        for f, v in enumerate(user):
+            at = (f * V + v) * L
+            for i in range(L):
+                z[i] += emb[at + i]
+        norm = 1.0 / (math.sqrt(len(user)) * math.sqrt(L))
+        r = []
+        for a in range(m):
+            dot = sum(z[i] * iv[a * L + i] for i in range(L))
+            r.append(1.0 / (1.0 + math.exp(-(tr['intercept'] + ib[a] + tr['scale'] * dot * norm))))
+        cache[user] = r
+    return r
+
+vw = Workspace('--ccb_explore_adf -q UA --epsilon 0 --quiet')
+actions = [f'ccb action |A a{a}' for a in range(m)]
+predict_slots = [f'ccb slot |S p{j}' for j in range(k)]
+f = open(log)
+reader = csv.reader(f)
+header = next(reader)
+col = {h: i for i, h in enumerate(header)}
+ucols = [col[h] for h in header if h.startswith('user_feature_')]
+ts, it, pos, clk = col['timestamp'], col['item_id'], col['position'], col['click']
+truth_sum = logging_sum = 0.0
+n = 0
+rows = []
+t0, c0 = time.time(), time.process_time()
+def finish(rows):
+    global truth_sum, n
+    user = tuple(int(rows[0][c]) for c in ucols)
+    shared = 'ccb shared |U ' + ' '.join(f'f{i}_{v}' for i, v in enumerate(user))
+    pred = vw.predict([shared] + actions + predict_slots)
+    ranking = [slot[0][0] for slot in pred]
+    rel = relevance(user)
+    truth_sum += sum(e * rel[a] for e, a in zip(exam, ranking)) / k
+    labels = [f'ccb slot {r[it]}:{-1.0 if r[clk] == "1" else 0.0}:{1.0 / (m - j)} |S p{j}'
+              for j, r in enumerate(sorted(rows, key=lambda r: int(r[pos])))]
+    vw.learn([shared] + actions + labels)
+    n += 1
+for r in reader:
+    if rows and r[ts] != rows[0][ts]:
+        finish(rows)
+        rows = []
+        if n >= n_max:
+            break
+    rows.append(r)
+if rows and n < n_max:
+    finish(rows)
+wall, cpu = time.time() - t0, time.process_time() - c0
+vw.finish()
+print(json.dumps({'impressions': n, 'true_ctr': truth_sum / n, 'wall_s': wall, 'cpu_s': cpu,
+                  'impressions_per_second': n / wall}))
+"""
+
+
+def run_vw(log: Path, n: int) -> tuple[dict, dict]:
+    py = vw_python()
+    stdout, t = timed([str(py), "-c", VW_SIDE, str(log), str(n)], "1")
+    return json.loads(stdout.strip().splitlines()[-1]), t
+
+
+def fmt(e: dict) -> str:
+    return f"{e['estimate']:.5f} [{e['low']:.5f}, {e['high']:.5f}]"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--impressions", type=int, default=10_000_000)
+    ap.add_argument("--vw-impressions", type=int, default=1_000_000)
+    ap.add_argument("--binary", help="the flowboost binary (default: build target/release)")
+    ap.add_argument("--skip-vw", action="store_true")
+    ap.add_argument("--out", default=str(REPO / "bench-out" / "clicks_bench.json"))
+    args = ap.parse_args()
+    exe = binary(args)
+    out_dir = REPO / "bench-out"
+    results = {"date": time.strftime("%Y-%m-%d"), "machine": os.uname().nodename,
+               "cores": os.cpu_count()}
+
+    big = out_dir / f"clicks-{args.impressions}"
+    summary, t = simulate(exe, args.impressions, big)
+    results["simulate"] = {"summary": summary, "time": t}
+    print(f"simulated {summary['impressions']} impressions ({summary['rows']} rows, "
+          f"{summary['clicks']} clicks): {t['wall_s']:.1f} s wall, {t['cpu_s']:.1f} s CPU, "
+          f"{(big / 'clicks.csv').stat().st_size / 1e9:.2f} GB", flush=True)
+    runs = []
+    for workers in [1, 2]:
+        report, t = replay(exe, big / "clicks.csv", workers)
+        runs.append({"workers": workers, "report": report, "time": t})
+        print(f"replayed on {workers} worker(s): {t['wall_s']:.1f} s wall, {t['cpu_s']:.1f} s CPU, "
+              f"{report['impressions'] / t['wall_s']:.0f} impressions/s, "
+              f"{t['max_rss_mb']:.0f} MB", flush=True)
+    results["replay"] = runs
+
+    if not args.skip_vw:
+        n = min(args.vw_impressions, args.impressions)
+        small = out_dir / f"clicks-{n}"
+        if n != args.impressions:
+            simulate(exe, n, small)
+        else:
+            small = big
+        fb, fb_t = replay(exe, small / "clicks.csv", 1)
+        vw, vw_t = run_vw(small / "clicks.csv", n)
+        results["vw"] = {"impressions": n, "vw": vw, "vw_time": vw_t, "flowboost": fb,
+                         "flowboost_time": fb_t}
+
+    print()
+    print(f"| {args.impressions:,} impressions | workers | wall s | CPU s | impressions/s (wall) | "
+          f"impressions per CPU s | max RSS MB |")
+    print("|---|---|---|---|---|---|---|")
+    for r in runs:
+        t = r["time"]
+        print(f"| flowboost replay-clicks (file) | {r['workers']} | {t['wall_s']:.1f} | "
+              f"{t['cpu_s']:.1f} | {r['report']['impressions'] / t['wall_s']:.0f} | "
+              f"{r['report']['impressions'] / t['cpu_s']:.0f} | {t['max_rss_mb']:.0f} |")
+    rep = runs[0]["report"]
+    tc = rep["true_ctr"]
+    print()
+    print("| policy | true CTR per slot | IPW | SNIPW | DR |")
+    print("|---|---|---|---|---|")
+    print(f"| logging (uniform) | {tc['logging']['estimate']:.5f} | logged: {fmt(rep['logged_ctr'])} | | |")
+    print(f"| topk-bbm, 5 linear learners | {tc['learned']['estimate']:.5f} | {fmt(rep['ipw_ctr'])} | "
+          f"{fmt(rep['snipw_ctr'])} | {fmt(rep['dr_ctr'])} |")
+    print(f"| best ranking | {tc['best']['estimate']:.5f} | | | |")
+    if "vw" in results:
+        v = results["vw"]
+        print()
+        print(f"| first {v['impressions']:,} impressions | learned policy's true CTR | wall s | CPU s | "
+              f"impressions/s | max RSS MB |")
+        print("|---|---|---|---|---|---|")
+        f, ft = v["flowboost"], v["flowboost_time"]
+        print(f"| flowboost topk-bbm (1 worker) | {f['true_ctr']['learned']['estimate']:.5f} | "
+              f"{ft['wall_s']:.1f} | {ft['cpu_s']:.1f} | {f['impressions'] / ft['wall_s']:.0f} | "
+              f"{ft['max_rss_mb']:.0f} |")
+        w, wt = v["vw"], v["vw_time"]
+        print(f"| VW --ccb_explore_adf -q UA (Python loop) | {w['true_ctr']:.5f} | {wt['wall_s']:.1f} | "
+              f"{wt['cpu_s']:.1f} | {w['impressions'] / wt['wall_s']:.0f} | {wt['max_rss_mb']:.0f} |")
+        print(f"| logging policy (uniform) | {f['true_ctr']['logging']['estimate']:.5f} | | | | |")
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(json.dumps(results, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,29 @@
+use crate::model::inspect;
+use clap::Args;
+use std::path::PathBuf;
+
+/// Options of `flowboost inspect`.
+#[derive(Debug, Args)]
+pub struct InspectArgs {
+    /// The model file.
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Runs `flowboost inspect`.
+pub fn run(args: InspectArgs) -> Result<(), String> {
+    let report = inspect(&args.file)?;
+    if args.json {
+        println!(
+            "{}",
+            serde_json::to_string(&report).map_err(|e| e.to_string())?
+        );
+    } else {
+        print!("{}", report.to_text());
+    }
+    Ok(())
+}

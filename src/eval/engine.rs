@@ -1,0 +1,80 @@
+//! The engine that runs a model on a stream: the sequential runner (the reference) or the
+//! timely dataflow, driven the same way for every command.
+
+use flowboost_operators::boosters::Booster;
+use flowboost_operators::dataflow::{DataflowOptions, run_dataflow};
+use flowboost_operators::engine::{EpochRule, FeedbackSetup, Item, PredictionSink};
+
+/// Which engine runs the stages.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Engine {
+    /// The plain loop (the reference).
+    Sequential,
+    /// Timely dataflow, stages in contiguous blocks across the workers.
+    Dataflow(DataflowOptions),
+}
+
+impl Engine {
+    /// `sequential` or `dataflow`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Engine::Sequential => "sequential",
+            Engine::Dataflow(_) => "dataflow",
+        }
+    }
+
+    /// The number of workers (1 for the sequential engine).
+    pub fn workers(&self) -> usize {
+        match self {
+            Engine::Sequential => 1,
+            Engine::Dataflow(o) => o.workers,
+        }
+    }
+
+    /// Runs the model that `build` makes on the stamped stream that `items` makes,
+    /// handing predictions and snapshots to the sink that `sink` makes, with the feedback
+    /// join when `feedback` is given. Both engines give the same result.
+    pub fn run<K, KF, I, Src>(
+        &self,
+        build: impl Fn() -> Result<Booster, String> + Send + Sync + 'static,
+        items: Src,
+        sink: KF,
+        feedback: Option<FeedbackSetup>,
+    ) -> Result<K::Output, String>
+    where
+        K: PredictionSink + 'static,
+        K::Output: Send + 'static,
+        KF: Fn() -> K + Send + Sync + 'static,
+        I: Iterator<Item = Result<Item, String>> + 'static,
+        Src: Fn() -> Result<I, String> + Send + Sync + 'static,
+    {
+        match self {
+            Engine::Sequential => build()?
+                .into_sequential()
+                .run_items(items()?, sink(), feedback),
+            Engine::Dataflow(options) => run_dataflow(options, build, items, sink, feedback),
+        }
+    }
+}
+
+/// Feedback after the predictions in an evaluation: how many events later it comes, and
+/// how long the join keeps what waits.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FeedbackOptions {
+    /// The feedback of an event comes after the event `delay` events later (0: right
+    /// after its own).
+    pub delay: u64,
+    /// An event or feedback record waits at most this many epochs in the join (`None`:
+    /// until the end).
+    pub ttl: Option<u64>,
+}
+
+/// The epochs of a run: `size` inputs each, and, when the run has feedback, one ends after
+/// every feedback record (so its learning pass comes right after it, as the papers'
+/// protocols have it).
+pub fn epoch_rule(size: usize, feedback: bool) -> EpochRule {
+    EpochRule {
+        size: size.max(1),
+        feedback_closes: feedback,
+    }
+}

@@ -1,0 +1,246 @@
+//! The merge: on worker 0, the records of every partition (from every worker's source) in
+//! one order that depends only on the data, stamped by the sequencer into epochs: the one
+//! place that assigns positions.
+
+use super::merge::{EVENTS, Merger, RawRecord, StreamId};
+use super::metrics::JobMetrics;
+use super::record::{Control, RecordBody, SideRecord, SourceMessage};
+use super::worker_state::WorkerState;
+use flowboost_operators::engine::{EpochRule, Input, Item, Sequencer, SourceState};
+use std::cell::RefCell;
+use std::collections::{BTreeMap, VecDeque};
+use std::rc::Rc;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+use timely::dataflow::channels::pact::{Exchange, Pipeline};
+use timely::dataflow::operators::generic::OutputBuilder;
+use timely::dataflow::operators::generic::builder_rc::OperatorBuilder;
+use timely::dataflow::{ProbeHandle, Stream};
+
+/// How the merge cuts and paces the sequence.
+#[derive(Clone, Debug)]
+pub struct MergeOptions {
+    /// The partitions (of both topics) the merge waits for.
+    pub partitions: Vec<(StreamId, i32)>,
+    /// Offsets per merge block.
+    pub block: i64,
+    /// Inputs per epoch.
+    pub epoch: EpochRule,
+    /// A record held this long for other partitions is released anyway (live streams).
+    pub max_wait: Duration,
+    /// Stop once no record came for this long and everything is read (bounded runs).
+    pub exit_when_idle: Option<Duration>,
+    /// At most this many epochs between the merge and the model's output.
+    pub max_epochs_in_flight: u64,
+    /// Whether feedback records go to the feedback join.
+    pub feedback: bool,
+    /// Put a snapshot marker (for `--save-model`) after the last epoch.
+    pub snapshot_at_end: bool,
+    /// Where the sequence starts (a model's position).
+    pub start: SourceState,
+}
+
+/// What the merge hands on.
+pub struct Merged<'scope> {
+    /// The stamped sequence.
+    pub items: Stream<'scope, u64, Vec<Item>>,
+    /// Dead letters and commit marks, at their epochs.
+    pub side: Stream<'scope, u64, Vec<SideRecord>>,
+}
+
+/// Builds the merge (on worker 0; it exists on every worker, as timely wants).
+pub fn merge<'scope>(
+    messages: Stream<'scope, u64, Vec<SourceMessage>>,
+    control: Stream<'scope, u64, Vec<Control>>,
+    options: MergeOptions,
+    done: ProbeHandle<u64>,
+    metrics: Arc<JobMetrics>,
+    worker: Rc<RefCell<WorkerState>>,
+) -> Merged<'scope> {
+    let scope = messages.scope();
+    let index = scope.index();
+    let mut builder = OperatorBuilder::new("Merge".to_string(), scope);
+    let info = builder.operator_info();
+    let activator = scope.activator_for(info.address);
+    let mut input = builder.new_input_connection(
+        messages,
+        Exchange::new(|_: &SourceMessage| 0u64),
+        std::iter::empty(),
+    );
+    let mut control_in = builder.new_input_connection(control, Pipeline, std::iter::empty());
+    let (items_out, items) = builder.new_output_connection::<Vec<Item>, _>(std::iter::empty());
+    let (side_out, side) = builder.new_output_connection::<Vec<SideRecord>, _>(std::iter::empty());
+    let mut items_out = OutputBuilder::from(items_out);
+    let mut side_out = OutputBuilder::from(side_out);
+    builder.build(move |mut capabilities| {
+        let mut side_cap = capabilities.pop();
+        let mut items_cap = capabilities.pop();
+        if index != 0 {
+            side_cap = None;
+            items_cap = None;
+        }
+        let mut merger: Merger<RecordBody> = Merger::new(options.partitions.clone(), options.block);
+        let mut sequencer = Sequencer::new(options.epoch, options.start.clone());
+        let mut ready: VecDeque<RawRecord<RecordBody>> = VecDeque::new();
+        let mut last_record = Instant::now();
+        let mut held_since: Option<Instant> = None;
+        let mut stopping = false;
+        move |frontiers| {
+            control_in.for_each(|_t, data| {
+                if !data.is_empty() {
+                    stopping = true;
+                }
+                data.clear();
+            });
+            input.for_each(|_t, data| {
+                for m in data.drain(..) {
+                    if matches!(m, super::merge::Raw::Record(_)) {
+                        last_record = Instant::now();
+                    }
+                    merger.push(m);
+                }
+            });
+            let (Some(icap), Some(scap)) = (items_cap.as_mut(), side_cap.as_mut()) else {
+                return;
+            };
+            let sources_done = frontiers[0].is_empty();
+            let now = Instant::now();
+            // What can be released: the data's order; everything at the end, or when a
+            // record waited too long for the other partitions (live streams).
+            if merger.held() > 0 {
+                held_since.get_or_insert(now);
+            } else {
+                held_since = None;
+            }
+            let waited = held_since.is_some_and(|t| now - t >= options.max_wait);
+            if sources_done || waited {
+                ready.extend(merger.release_all());
+                held_since = None;
+            } else {
+                ready.extend(merger.release());
+            }
+            let mut items_buf: Vec<Item> = Vec::new();
+            let mut side_buf: Vec<(u64, SideRecord)> = Vec::new();
+            let behind = |epoch: u64| {
+                done.with_frontier(|f| f.first().copied())
+                    .is_some_and(|d| epoch.saturating_sub(d) > options.max_epochs_in_flight)
+            };
+            while let Some(r) = ready.front() {
+                if behind(sequencer.epoch()) && !sources_done {
+                    break;
+                }
+                let _ = r;
+                let r = ready.pop_front().expect("front");
+                let before = sequencer.epoch();
+                match r.body {
+                    RecordBody::Event(example) => {
+                        metrics.events_in.fetch_add(1, Ordering::Relaxed);
+                        metrics.first_event();
+                        if example.label.is_some() {
+                            metrics.learned.fetch_add(1, Ordering::Relaxed);
+                        }
+                        items_buf.push(sequencer.stamp(Input::Event {
+                            example: Arc::new(example),
+                            wait: false,
+                        }));
+                    }
+                    RecordBody::Feedback { id, kind } => {
+                        metrics.feedback_in.fetch_add(1, Ordering::Relaxed);
+                        if options.feedback {
+                            items_buf.push(sequencer.stamp(Input::Feedback { id, kind }));
+                        }
+                    }
+                    RecordBody::Dead(body) => {
+                        metrics.dead_letter(&body.kind);
+                        side_buf.push((
+                            sequencer.epoch(),
+                            SideRecord::Dead {
+                                stream: r.stream,
+                                partition: r.partition,
+                                offset: r.offset,
+                                body,
+                            },
+                        ));
+                    }
+                }
+                if sequencer.epoch() != before {
+                    side_buf.push((before, SideRecord::Commit(commit_marks(&merger, &ready))));
+                }
+            }
+            // A partial epoch ends when there is nothing more to read now (a replay's end,
+            // a live stream's quiet moment), or at the end.
+            let quiet = ready.is_empty() && (merger.all_caught_up() || sources_done);
+            if quiet && sequencer.in_epoch() > 0 {
+                let before = sequencer.epoch();
+                sequencer.close();
+                side_buf.push((before, SideRecord::Commit(commit_marks(&merger, &ready))));
+            }
+            let finished = sources_done && ready.is_empty() && merger.held() == 0;
+            if finished && options.snapshot_at_end {
+                items_buf.push(sequencer.snapshot(None));
+            }
+            for item in items_buf {
+                if *icap.time() < item.epoch {
+                    icap.downgrade(&item.epoch);
+                }
+                items_out.activate().session(&*icap).give(item);
+            }
+            for (epoch, record) in side_buf {
+                if *scap.time() < epoch {
+                    scap.downgrade(&epoch);
+                }
+                side_out.activate().session(&*scap).give(record);
+            }
+            if finished {
+                items_cap = None;
+                side_cap = None;
+                return;
+            }
+            let epoch = sequencer.epoch();
+            if *icap.time() < epoch {
+                icap.downgrade(&epoch);
+            }
+            if *scap.time() < epoch {
+                scap.downgrade(&epoch);
+            }
+            // Idle: nothing came for a while and everything is read.
+            if let Some(idle) = options.exit_when_idle
+                && !stopping
+                && last_record.elapsed() >= idle
+                && merger.all_caught_up()
+                && ready.is_empty()
+            {
+                worker.borrow_mut().idle = true;
+            }
+            if !ready.is_empty() {
+                activator.activate_after(Duration::from_millis(1));
+            } else if merger.held() > 0 {
+                activator.activate_after(options.max_wait / 4 + Duration::from_millis(1));
+            } else if options.exit_when_idle.is_some() {
+                activator.activate_after(Duration::from_millis(50));
+            }
+        }
+    });
+    let _ = EVENTS;
+    Merged { items, side }
+}
+
+/// Per partition, the offset before which every record has been stamped: the merger's
+/// (records it still holds, or its position), lowered to the first record released but
+/// not yet stamped.
+fn commit_marks(
+    merger: &Merger<RecordBody>,
+    ready: &VecDeque<RawRecord<RecordBody>>,
+) -> Vec<(StreamId, i32, i64)> {
+    let mut marks: BTreeMap<(StreamId, i32), i64> = merger
+        .committable()
+        .into_iter()
+        .map(|(s, p, o)| ((s, p), o))
+        .collect();
+    for r in ready {
+        let m = marks.entry((r.stream, r.partition)).or_insert(r.offset);
+        *m = (*m).min(r.offset);
+    }
+    marks.into_iter().map(|((s, p), o)| (s, p, o)).collect()
+}

@@ -1,0 +1,67 @@
+//! What flows through the Kafka job's dataflow besides the model's own records.
+
+use super::merge::{Raw, StreamId};
+use flowboost_operators::data::Example;
+use flowboost_operators::join::FeedbackKind;
+use serde::{Deserialize, Serialize};
+
+/// A record read from Kafka, decoded on the worker that read it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum RecordBody {
+    /// An event.
+    Event(Example),
+    /// Feedback for an event.
+    Feedback {
+        /// The event.
+        id: u64,
+        /// What it says.
+        kind: FeedbackKind,
+    },
+    /// A record that could not be decoded: it goes to the dead-letter topic.
+    Dead(DeadBody),
+}
+
+/// A bad record, as it goes to the dead-letter topic.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DeadBody {
+    /// The kind of problem (a metric label).
+    pub kind: String,
+    /// The reason, in words.
+    pub reason: String,
+    /// The record's key.
+    pub key: Option<Vec<u8>>,
+    /// The record's bytes.
+    pub payload: Vec<u8>,
+}
+
+/// What a worker's sources send to the merge.
+pub type SourceMessage = Raw<RecordBody>;
+
+/// What the merge hands the sink besides the predictions, at the epoch it belongs to.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum SideRecord {
+    /// A bad record to dead-letter.
+    Dead {
+        /// Its topic.
+        stream: StreamId,
+        /// Its partition.
+        partition: i32,
+        /// Its offset.
+        offset: i64,
+        /// What it was.
+        body: DeadBody,
+    },
+    /// Everything before these offsets was released by the end of this epoch: they can be
+    /// committed once the epoch's outputs are delivered.
+    Commit(Vec<(StreamId, i32, i64)>),
+}
+
+/// A message of the job's control stream (broadcast to every worker).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Control {
+    /// Stop reading: the job ends (idle, a signal), or failed (`error`).
+    Stop {
+        /// Why it failed, if it did.
+        error: Option<String>,
+    },
+}

@@ -1,0 +1,331 @@
+//! The sink: on worker 0, every epoch's predictions and dead letters produced (never
+//! waiting for the broker), and the offsets of every epoch whose outputs are all delivered
+//! committed; at a snapshot (the graceful stop's `--save-model`), the model saved.
+
+use super::merge::StreamId;
+use super::metrics::JobMetrics;
+use super::record::SideRecord;
+use super::worker_state::WorkerState;
+use crate::eval::Scorer;
+use crate::model::{ModelWriter, Progress};
+use flowboost_connectors::kafka::{
+    DeadLetter, DeadLetterWriter, KafkaSink, OffsetCommitter, PredictionEncoder, PredictionOutput,
+};
+use flowboost_operators::dataflow::{CountsTracker, JoinOutputs, SnapshotAssembler, empty};
+use flowboost_operators::engine::{ChainOutput, Input, Item, SourceState};
+use flowboost_operators::join::{JoinCounts, JoinPart};
+use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet};
+use std::rc::Rc;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+use timely::dataflow::Stream;
+use timely::dataflow::channels::pact::Pipeline;
+use timely::dataflow::operators::generic::Operator;
+use timely::dataflow::operators::generic::builder_rc::OperatorBuilder;
+
+/// The sink's Kafka clients and settings (worker 0 only).
+pub struct SinkClients {
+    /// The predictions topic.
+    pub predictions: KafkaSink,
+    /// The dead-letter topic, if any.
+    pub dead_letters: Option<DeadLetterWriter>,
+    /// Commits the consumed offsets.
+    pub committer: OffsetCommitter,
+    /// The input topics' names, by stream id.
+    pub topics: [String; 2],
+    /// Encodes predictions.
+    pub encoder: PredictionEncoder,
+    /// Commits at most this often.
+    pub commit_interval: Duration,
+}
+
+/// What the sink knows about the model (for saving it).
+pub struct SinkModel {
+    /// Where to save at the end, if anywhere.
+    pub writer: Option<ModelWriter>,
+    /// The chain's number of stages.
+    pub stages: usize,
+    /// The score vector's size.
+    pub score_dim: usize,
+    /// A restored run's join counts.
+    pub restored: JoinCounts,
+}
+
+/// Offsets that can be committed once the producers have delivered so many records.
+struct PendingCommit {
+    offsets: Vec<(StreamId, i32, i64)>,
+    predictions: u64,
+    dead_letters: u64,
+}
+
+/// What the sink reports when the job ends.
+#[derive(Debug, Default)]
+pub struct SinkEnd {
+    /// When it first produced and last delivered.
+    pub busy: Option<(Instant, Instant)>,
+}
+
+/// Builds the sink (it exists on every worker; only worker 0 has clients).
+#[allow(clippy::too_many_arguments)]
+pub fn kafka_sink<'scope>(
+    outputs: Stream<'scope, u64, Vec<ChainOutput>>,
+    side: Stream<'scope, u64, Vec<SideRecord>>,
+    items: Stream<'scope, u64, Vec<Item>>,
+    join: Option<JoinOutputs<'scope>>,
+    clients: Option<SinkClients>,
+    model: SinkModel,
+    mut scorer: Scorer,
+    metrics: Arc<JobMetrics>,
+    worker: Rc<RefCell<WorkerState>>,
+    end: Rc<RefCell<SinkEnd>>,
+) {
+    let scope = outputs.scope();
+    let has_join = join.is_some();
+    let (counts, parts) = match join {
+        Some(j) => (j.counts, j.parts),
+        None => (empty(scope), empty(scope)),
+    };
+    let states = items.unary(Pipeline, "SaveStates", |_, _| {
+        move |input, output| {
+            input.for_each(|time, data: &mut Vec<Item>| {
+                output
+                    .session(&time)
+                    .give_iterator(data.drain(..).filter_map(|i| match i.input {
+                        Input::Snapshot(state) => Some(*state),
+                        _ => None,
+                    }));
+            })
+        }
+    });
+    let mut builder = OperatorBuilder::new("KafkaSink".to_string(), scope);
+    let info = builder.operator_info();
+    let activator = scope.activator_for(info.address);
+    let mut outputs_in = builder.new_input(outputs, Pipeline);
+    let mut side_in = builder.new_input(side, Pipeline);
+    let mut states_in = builder.new_input(states, Pipeline);
+    let mut counts_in = builder.new_input(counts, Pipeline);
+    let mut parts_in = builder.new_input(parts, Pipeline);
+    builder.build(move |_capabilities| {
+        let mut clients = clients;
+        let mut epochs: BTreeSet<u64> = BTreeSet::new();
+        let mut predictions: BTreeMap<u64, Vec<ChainOutput>> = BTreeMap::new();
+        let mut side_records: BTreeMap<u64, Vec<SideRecord>> = BTreeMap::new();
+        let mut assembler = SnapshotAssembler::default();
+        let mut tracker = CountsTracker::new(model.restored);
+        // The latest commit marks of epochs whose outputs are all handed to the
+        // producers (committable once the producers delivered that much).
+        let mut marks: Option<PendingCommit> = None;
+        let mut committed: BTreeMap<(StreamId, i32), i64> = BTreeMap::new();
+        let mut last_commit = Instant::now();
+        let mut buf = Vec::with_capacity(256);
+        let mut finished = false;
+        move |frontiers| {
+            outputs_in.for_each(|time, data: &mut Vec<ChainOutput>| {
+                epochs.insert(*time.time());
+                predictions.entry(*time.time()).or_default().append(data);
+            });
+            side_in.for_each(|time, data: &mut Vec<SideRecord>| {
+                epochs.insert(*time.time());
+                side_records.entry(*time.time()).or_default().append(data);
+            });
+            states_in.for_each(|time, data: &mut Vec<SourceState>| {
+                epochs.insert(*time.time());
+                for s in data.drain(..) {
+                    assembler.source(*time.time(), s);
+                }
+            });
+            counts_in.for_each(
+                |_t, data: &mut Vec<flowboost_operators::join::CountUpdate>| {
+                    for ((field, total), _, diff) in data.drain(..) {
+                        tracker.update(field, total, diff);
+                    }
+                },
+            );
+            parts_in.for_each(|time, data: &mut Vec<JoinPart>| {
+                for p in data.drain(..) {
+                    assembler.join(*time.time(), p);
+                }
+            });
+            // The counts are exchanged to worker 0, whose sink alone has clients and
+            // alone reports them (the other workers' trackers stay empty).
+            let Some(c) = clients.as_mut() else {
+                return;
+            };
+            if has_join {
+                metrics.set_join(tracker.counts());
+            }
+            let failed = worker.borrow().error.is_some();
+            while let Some(&t) = epochs.first() {
+                if frontiers.iter().any(|f| f.less_equal(&t)) {
+                    break;
+                }
+                epochs.remove(&t);
+                for o in predictions.remove(&t).unwrap_or_default() {
+                    match o {
+                        ChainOutput::Prediction(e) => {
+                            let p = &e.prediction;
+                            if let Some(label) = e.example.label.as_ref() {
+                                scorer.update(p, Some(label));
+                            }
+                            buf.clear();
+                            c.encoder.encode_into(
+                                &PredictionOutput {
+                                    id: p.id,
+                                    class: p.class,
+                                    labels: &p.labels,
+                                    scores: &p.scores,
+                                    expert: p.expert,
+                                    model_version: p.version,
+                                    shown: &p.shown,
+                                },
+                                &mut buf,
+                            );
+                            if let Err(err) =
+                                c.predictions.send(Some(p.id.to_string().as_bytes()), &buf)
+                            {
+                                worker
+                                    .borrow_mut()
+                                    .fail(format!("writing a prediction: {err}"));
+                            }
+                            metrics.predictions_sent.fetch_add(1, Ordering::Relaxed);
+                            let mut end = end.borrow_mut();
+                            let now = Instant::now();
+                            end.busy = Some(end.busy.map_or((now, now), |(a, _)| (a, now)));
+                        }
+                        ChainOutput::Snapshot(parts) => assembler.chain(t, parts),
+                    }
+                }
+                for r in side_records.remove(&t).unwrap_or_default() {
+                    match r {
+                        SideRecord::Dead {
+                            stream,
+                            partition,
+                            offset,
+                            body,
+                        } => match c.dead_letters.as_mut() {
+                            Some(w) => {
+                                let letter = DeadLetter {
+                                    reason: &body.reason,
+                                    topic: &c.topics[stream as usize],
+                                    partition,
+                                    offset,
+                                    key: body.key.as_deref(),
+                                    payload: &body.payload,
+                                };
+                                if let Err(err) = w.write(&letter) {
+                                    worker
+                                        .borrow_mut()
+                                        .fail(format!("writing a dead letter: {err}"));
+                                }
+                            }
+                            None => eprintln!(
+                                "flowboost: kafka: bad record `{}` [{partition}] @{offset}: {}",
+                                c.topics[stream as usize], body.reason
+                            ),
+                        },
+                        SideRecord::Commit(offsets) => {
+                            marks = Some(PendingCommit {
+                                offsets,
+                                predictions: c.predictions.stats().produced,
+                                dead_letters: c
+                                    .dead_letters
+                                    .as_ref()
+                                    .map_or(0, |w| w.stats().produced),
+                            });
+                        }
+                    }
+                }
+                if let Some(snapshot) = assembler.take(t, model.stages, model.score_dim, has_join) {
+                    let result = snapshot.and_then(|s| match &model.writer {
+                        Some(w) => w
+                            .write(
+                                s,
+                                Some(Progress {
+                                    seen: metrics.predictions_sent.load(Ordering::Relaxed),
+                                    scorer: scorer.clone(),
+                                }),
+                                None,
+                            )
+                            .map_err(String::from),
+                        None => Ok(()),
+                    });
+                    if let Err(err) = result {
+                        worker.borrow_mut().fail(err);
+                    }
+                }
+            }
+            metrics.scored.store(scorer.count(), Ordering::Relaxed);
+            let (_, value) = scorer.headline();
+            metrics.set_loss(if scorer.count() == 0 {
+                0.0
+            } else if matches!(scorer, Scorer::Single(_)) {
+                1.0 - value
+            } else {
+                value
+            });
+            let done = frontiers.iter().all(|f| f.is_empty());
+            // Deliveries: never wait, except once at the very end.
+            c.predictions.poll();
+            if done && !finished {
+                let timeout = Duration::from_secs(60);
+                if let Err(err) = c.predictions.flush(timeout) {
+                    worker
+                        .borrow_mut()
+                        .fail(format!("delivering predictions: {err}"));
+                }
+                if let Some(w) = c.dead_letters.as_mut()
+                    && let Err(err) = w.flush(timeout)
+                {
+                    worker
+                        .borrow_mut()
+                        .fail(format!("delivering dead letters: {err}"));
+                }
+            }
+            metrics
+                .predictions_out
+                .store(c.predictions.stats().delivered, Ordering::Relaxed);
+            // Commit the marks whose outputs are all delivered (not after an error: a
+            // restart resumes from the last commit).
+            let delivered = c.predictions.stats().delivered;
+            let dead_delivered = c.dead_letters.as_ref().map_or(0, |w| w.stats().delivered);
+            let due = done || last_commit.elapsed() >= c.commit_interval;
+            if !failed
+                && worker.borrow().error.is_none()
+                && due
+                && let Some(pending) = marks.as_ref()
+                && delivered >= pending.predictions
+                && dead_delivered >= pending.dead_letters
+            {
+                let m = &pending.offsets;
+                let changed: Vec<(&str, i32, i64)> = m
+                    .iter()
+                    .filter(|(s, p, o)| committed.get(&(*s, *p)) != Some(o))
+                    .map(|&(s, p, o)| (c.topics[s as usize].as_str(), p, o))
+                    .collect();
+                if !changed.is_empty() {
+                    match c.committer.commit(&changed) {
+                        Ok(()) => {
+                            for &(s, p, o) in m {
+                                committed.insert((s, p), o);
+                            }
+                            metrics.commits.fetch_add(1, Ordering::Relaxed);
+                        }
+                        Err(err) => worker
+                            .borrow_mut()
+                            .fail(format!("committing offsets: {err}")),
+                    }
+                }
+                marks = None;
+                last_commit = Instant::now();
+            }
+            if done {
+                finished = true;
+                clients = None;
+            } else if marks.is_some() {
+                activator.activate_after(Duration::from_millis(5));
+            }
+        }
+    });
+}

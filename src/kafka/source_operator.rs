@@ -1,0 +1,236 @@
+//! The Kafka source: a timely operator on every worker, reading its share of the
+//! partitions of the events and feedback topics (of all processes), decoding what it reads
+//! there, and never blocking: it polls without waiting and parks between polls.
+
+use super::JobOptions;
+use super::merge::{EVENTS, FEEDBACK, Raw, RawRecord, StreamId};
+use super::record::{Control, DeadBody, RecordBody, SourceMessage};
+use super::worker_state::WorkerState;
+use flowboost_connectors::kafka::{FeedbackKind as WireFeedback, PartitionedSource, RecordDecoder};
+use flowboost_operators::data::Schema;
+use flowboost_operators::join::FeedbackKind;
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::rc::Rc;
+use std::time::Duration;
+use timely::dataflow::channels::pact::Pipeline;
+use timely::dataflow::operators::generic::builder_rc::OperatorBuilder;
+use timely::dataflow::{ProbeHandle, Stream};
+
+/// One worker's consumers and decoder.
+pub struct KafkaReader {
+    sources: Vec<(StreamId, PartitionedSource)>,
+    decoder: RecordDecoder,
+    /// The last progress sent per (topic, partition): position, at its end.
+    sent: BTreeMap<(StreamId, i32), (i64, bool)>,
+}
+
+impl KafkaReader {
+    /// Opens this worker's share (worker `index` of `peers`, all processes) of the topics.
+    pub fn open(
+        options: &JobOptions,
+        schema: &Schema,
+        index: usize,
+        peers: usize,
+    ) -> Result<Self, String> {
+        let config = options.kafka();
+        let mut topics = vec![(EVENTS, options.source.as_str())];
+        if let Some(f) = &options.feedback {
+            topics.push((FEEDBACK, f.as_str()));
+        }
+        let mut sources = Vec::new();
+        for (stream, topic) in topics {
+            let s =
+                PartitionedSource::new(&config, topic, &options.group, index, peers, options.start)
+                    .map_err(|e| format!("source `{topic}`: {e}"))?;
+            sources.push((stream, s));
+        }
+        Ok(KafkaReader {
+            sources,
+            decoder: RecordDecoder::new(schema, options.format),
+            sent: BTreeMap::new(),
+        })
+    }
+
+    /// Takes what the consumers have fetched (at most `max` records, without waiting),
+    /// decoded, then the progress of every partition whose position or end changed.
+    /// Returns the number of records.
+    pub fn poll(&mut self, max: usize, out: &mut Vec<SourceMessage>) -> Result<usize, String> {
+        let mut n = 0;
+        let per = (max / self.sources.len().max(1)).max(1);
+        for (stream, source) in &mut self.sources {
+            let batch = source
+                .poll_batch(per, Duration::ZERO)
+                .map_err(|e| format!("reading `{}`: {e}", source.topic()))?;
+            for r in batch {
+                let body = if *stream == EVENTS {
+                    match self.decoder.decode(r.key.as_deref(), &r.payload) {
+                        Ok(ex) => RecordBody::Event(ex),
+                        Err(e) => RecordBody::Dead(DeadBody {
+                            kind: e.kind.name().to_string(),
+                            reason: e.to_string(),
+                            key: r.key,
+                            payload: r.payload,
+                        }),
+                    }
+                } else {
+                    match self.decoder.decode_feedback(&r.payload) {
+                        Ok(fb) => RecordBody::Feedback {
+                            id: fb.id,
+                            kind: match fb.kind {
+                                WireFeedback::Labels => FeedbackKind::Label(fb.label),
+                                WireFeedback::Clicks => {
+                                    FeedbackKind::Clicks(fb.label.relevant().to_vec())
+                                }
+                            },
+                        },
+                        Err(e) => RecordBody::Dead(DeadBody {
+                            kind: e.kind.name().to_string(),
+                            reason: e.to_string(),
+                            key: r.key,
+                            payload: r.payload,
+                        }),
+                    }
+                };
+                out.push(Raw::Record(RawRecord {
+                    stream: *stream,
+                    partition: r.partition,
+                    offset: r.offset,
+                    body,
+                }));
+                n += 1;
+            }
+        }
+        for (stream, source) in &self.sources {
+            for (p, position) in source.positions() {
+                let at_end = source.at_end(p);
+                if self.sent.get(&(*stream, p)) != Some(&(position, at_end)) {
+                    self.sent.insert((*stream, p), (position, at_end));
+                    out.push(Raw::Progress {
+                        stream: *stream,
+                        partition: p,
+                        position,
+                        caught_up: at_end,
+                    });
+                }
+            }
+        }
+        Ok(n)
+    }
+
+    /// The transient client errors met so far, and the last one.
+    pub fn errors(&self) -> (u64, Option<String>) {
+        let mut n = 0;
+        let mut last = None;
+        for (_, s) in &self.sources {
+            n += s.errors();
+            if let Some(e) = s.last_error() {
+                last = Some(format!("`{}`: {e}", s.topic()));
+            }
+        }
+        (n, last)
+    }
+}
+
+/// How far the model may fall behind the merge before the sources stop reading.
+pub struct Backpressure {
+    /// The merge's output (the epoch it is at).
+    pub merged: ProbeHandle<u64>,
+    /// The terminal's output (the epoch the model has finished).
+    pub done: ProbeHandle<u64>,
+    /// At most this many epochs in between.
+    pub max_epochs: u64,
+}
+
+impl Backpressure {
+    /// Whether the model is too far behind.
+    pub fn behind(&self) -> bool {
+        let merged = self.merged.with_frontier(|f| f.first().copied());
+        let done = self.done.with_frontier(|f| f.first().copied());
+        match (merged, done) {
+            (Some(m), Some(d)) => m.saturating_sub(d) > self.max_epochs,
+            _ => false,
+        }
+    }
+}
+
+/// The source operator of one worker: reads (when the model keeps up), decodes, sends
+/// records and progress; parks between polls (1 ms after records, backing off to 50 ms
+/// when idle); stops on the control stream's `Stop` (or a local error, which it reports
+/// there through the worker's state).
+pub fn kafka_source<'scope>(
+    control: Stream<'scope, u64, Vec<Control>>,
+    reader: Option<KafkaReader>,
+    backpressure: Backpressure,
+    worker: Rc<RefCell<WorkerState>>,
+) -> Stream<'scope, u64, Vec<SourceMessage>> {
+    let scope = control.scope();
+    let mut builder = OperatorBuilder::new("KafkaSource".to_string(), scope);
+    let info = builder.operator_info();
+    let activator = scope.activator_for(info.address);
+    let mut control_in = builder.new_input_connection(control, Pipeline, std::iter::empty());
+    let (output, stream) =
+        builder.new_output_connection::<Vec<SourceMessage>, _>(std::iter::empty());
+    let mut output = timely::dataflow::operators::generic::OutputBuilder::from(output);
+    builder.build(move |mut capabilities| {
+        let mut capability = capabilities.pop();
+        let mut reader = reader;
+        let mut wait = Duration::from_millis(1);
+        let mut buffer = Vec::new();
+        move |_frontiers| {
+            control_in.for_each(|_time, data| {
+                for Control::Stop { error } in data.drain(..) {
+                    let mut w = worker.borrow_mut();
+                    w.stopping = true;
+                    if let Some(e) = error {
+                        w.error.get_or_insert(e);
+                    }
+                }
+            });
+            let Some(cap) = capability.as_ref() else {
+                return;
+            };
+            let stopping = worker.borrow().stopping || worker.borrow().error.is_some();
+            let Some(r) = reader.as_mut() else {
+                capability = None;
+                return;
+            };
+            if stopping {
+                // A last look at the partitions, so the merge can release everything.
+                let _ = r.poll(0, &mut buffer);
+                let mut out = output.activate();
+                out.session(cap).give_container(&mut buffer);
+                drop(out);
+                capability = None;
+                worker.borrow_mut().source_done = true;
+                return;
+            }
+            if backpressure.behind() {
+                activator.activate_after(Duration::from_millis(2));
+                return;
+            }
+            match r.poll(4096, &mut buffer) {
+                Err(e) => {
+                    worker.borrow_mut().fail(e);
+                    activator.activate();
+                }
+                Ok(n) => {
+                    let (errors, last) = r.errors();
+                    worker.borrow_mut().consumer_errors(errors, last);
+                    if !buffer.is_empty() {
+                        let mut out = output.activate();
+                        out.session(cap).give_container(&mut buffer);
+                    }
+                    if n > 0 {
+                        wait = Duration::from_millis(1);
+                        activator.activate();
+                    } else {
+                        activator.activate_after(wait);
+                        wait = (wait * 2).min(Duration::from_millis(50));
+                    }
+                }
+            }
+        }
+    });
+    stream
+}

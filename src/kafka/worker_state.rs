@@ -1,0 +1,35 @@
+//! What the operators of one worker share: whether the job is stopping, the first error,
+//! and what the merge and the sources decided.
+
+/// The shared state of one worker's operators (one thread: `Rc<RefCell<_>>`).
+#[derive(Debug, Default)]
+pub struct WorkerState {
+    /// A stop was decided (here or, through the control stream, elsewhere).
+    pub stopping: bool,
+    /// The first error seen on this worker (its own, or another's through the control
+    /// stream).
+    pub error: Option<String>,
+    /// This worker's source has stopped reading.
+    pub source_done: bool,
+    /// Worker 0's merge found the job idle for `--exit-when-idle`.
+    pub idle: bool,
+    /// Transient consumer errors so far (a metric), and the last one.
+    pub consumer_errors: u64,
+    /// The last transient consumer error.
+    pub last_consumer_error: Option<String>,
+}
+
+impl WorkerState {
+    /// Records a fatal error (the first one wins).
+    pub fn fail(&mut self, error: String) {
+        self.error.get_or_insert(error);
+    }
+
+    /// Records the consumers' transient error count.
+    pub fn consumer_errors(&mut self, count: u64, last: Option<String>) {
+        self.consumer_errors = count;
+        if last.is_some() {
+            self.last_consumer_error = last;
+        }
+    }
+}

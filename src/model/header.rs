@@ -1,0 +1,45 @@
+use flowboost_operators::boosters::BoosterConfig;
+use flowboost_operators::data::Schema;
+use flowboost_operators::engine::Position;
+use serde::{Deserialize, Serialize};
+
+/// The first bytes of every model file.
+pub const MAGIC: &[u8; 16] = b"FLOWBOOST MODEL\n";
+
+/// The format version this build writes (and the newest it reads).
+pub const FORMAT_VERSION: u32 = 1;
+
+/// How a model file's body is stored.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Compression {
+    /// As is.
+    None,
+    /// DEFLATE (zlib framing).
+    Deflate,
+}
+
+/// What a model file says about its model, readable without loading it: a JSON object
+/// right after the magic bytes and the format version (`head -c 4096 model.fbm` shows it).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ModelHeader {
+    /// The format version of the file.
+    pub format: u32,
+    /// The flowboost version that wrote it.
+    pub flowboost: String,
+    /// The algorithm's command-line name.
+    pub algorithm: String,
+    /// Every option that shapes the model.
+    pub config: BoosterConfig,
+    /// The stream's schema: task, features (names and kinds) and labels.
+    pub schema: Schema,
+    /// Where the model's stream stood: events taken, records learned from, the next
+    /// sequence number.
+    pub position: Position,
+    /// The number of stages (weak learners).
+    pub stages: usize,
+    /// Events waiting for feedback, saved with the model.
+    pub pending: usize,
+    /// How the body is stored.
+    pub compression: Compression,
+}

@@ -1,0 +1,30 @@
+//! Durable models: a versioned file format for every algorithm, and the River-like
+//! [`Model`] API over it.
+//!
+//! A model file is the magic bytes `FLOWBOOST MODEL\n`, the format version, a JSON
+//! [`ModelHeader`] (the algorithm and every option that shapes it, the schema, the stream
+//! position; readable with `head`), its CRC-32, then the body: every stage, the terminal,
+//! the pending feedback and the progressive metrics, in postcard (a compact, maintained
+//! serde format with bit-exact floats), optionally DEFLATE-compressed, and its CRC-32.
+//! Files are written atomically (a temporary file, fsync, rename).
+//!
+//! Loading a model and continuing its stream gives predictions and a final model
+//! bit-identical to a run that never stopped, on both engines and for any worker count.
+
+mod api;
+mod body;
+mod error;
+mod file;
+mod header;
+mod inspect;
+mod saved;
+mod writer;
+
+pub use api::{Feedback, FeedbackOutcome, Model};
+pub use body::{FeedbackRun, ModelBody, Progress, StageBytes};
+pub use error::ModelError;
+pub use file::{read_all, read_bytes, read_header};
+pub use header::{Compression, FORMAT_VERSION, MAGIC, ModelHeader};
+pub use inspect::{Inspection, inspect, set_heap_probe};
+pub use saved::{SavedModel, schema_difference};
+pub use writer::ModelWriter;

@@ -1,0 +1,214 @@
+use super::ModelError;
+use super::body::{FeedbackRun, ModelBody, Progress, StageBytes};
+use super::file;
+use super::header::{Compression, FORMAT_VERSION, ModelHeader};
+use flowboost_operators::boosters::{AnyStage, Booster, BoosterConfig, build};
+use flowboost_operators::data::{AttributeKind, Schema};
+use flowboost_operators::engine::{ChainSnapshot, decode};
+use std::path::Path;
+
+/// A model as a file holds it: the header and the body.
+#[derive(Clone, Debug)]
+pub struct SavedModel {
+    /// What the model is.
+    pub header: ModelHeader,
+    /// Its state.
+    pub body: ModelBody,
+}
+
+impl SavedModel {
+    /// A model of `config` on `schema` from a snapshot of its run, with the run's
+    /// progressive metrics and how it made its feedback, if any.
+    pub fn from_snapshot(
+        config: &BoosterConfig,
+        schema: &Schema,
+        snapshot: ChainSnapshot,
+        progress: Option<Progress>,
+        feedback_run: Option<FeedbackRun>,
+    ) -> Self {
+        let waiting = snapshot.join.as_ref().map_or(0, |j| j.waiting());
+        SavedModel {
+            header: ModelHeader {
+                format: FORMAT_VERSION,
+                flowboost: env!("CARGO_PKG_VERSION").to_string(),
+                algorithm: config.algorithm.name().to_string(),
+                config: config.clone(),
+                schema: schema.clone(),
+                position: snapshot.position,
+                stages: snapshot.stages.len(),
+                pending: waiting,
+                compression: Compression::None,
+            },
+            body: ModelBody {
+                stages: snapshot.stages.into_iter().map(StageBytes).collect(),
+                terminal: snapshot.terminal,
+                score_dim: snapshot.score_dim,
+                position: snapshot.position,
+                join: snapshot.join,
+                source: snapshot.source,
+                feedback_run,
+                progress,
+            },
+        }
+    }
+
+    /// Stores the body compressed (DEFLATE) or not.
+    pub fn compressed(mut self, compress: bool) -> Self {
+        self.header.compression = if compress {
+            Compression::Deflate
+        } else {
+            Compression::None
+        };
+        self
+    }
+
+    /// Reads a model file (and checks that its header and body agree).
+    pub fn read(path: &Path) -> Result<Self, ModelError> {
+        let (header, body) = file::read_file(path)?;
+        let model = SavedModel { header, body };
+        model.check_consistent(&path.display().to_string())?;
+        Ok(model)
+    }
+
+    /// Reads a model from bytes (`name` stands for the file in errors).
+    pub fn from_bytes(bytes: &[u8], name: &str) -> Result<Self, ModelError> {
+        let (header, body) = file::read_bytes(bytes, name)?;
+        let model = SavedModel { header, body };
+        model.check_consistent(name)?;
+        Ok(model)
+    }
+
+    /// Writes the model file atomically.
+    pub fn write(&self, path: &Path) -> Result<(), ModelError> {
+        file::write_file(path, &self.header, &self.body)
+    }
+
+    /// The model file's bytes.
+    pub fn to_bytes(&self) -> Result<Vec<u8>, ModelError> {
+        let mut out = Vec::new();
+        file::write_to(&mut out, &self.header, &self.body).map_err(ModelError::Invalid)?;
+        Ok(out)
+    }
+
+    fn check_consistent(&self, name: &str) -> Result<(), ModelError> {
+        let bad = |detail: String| ModelError::Corrupted {
+            file: name.to_string(),
+            detail,
+        };
+        let h = &self.header;
+        if h.algorithm != h.config.algorithm.name() {
+            return Err(bad(format!(
+                "the header names {} but its options are {}'s",
+                h.algorithm, h.config.algorithm
+            )));
+        }
+        if h.stages != self.body.stages.len() {
+            return Err(bad(format!(
+                "the header counts {} stages, the body holds {}",
+                h.stages,
+                self.body.stages.len()
+            )));
+        }
+        if h.position != self.body.position {
+            return Err(bad("the header's and the body's positions differ".into()));
+        }
+        Ok(())
+    }
+
+    /// The chain, ready to run: every stage decoded and the whole checked against a fresh
+    /// build of the header's algorithm on its schema (same stages, same terminal shape).
+    pub fn chain(&self, name: &str) -> Result<Booster, ModelError> {
+        let fresh =
+            build(&self.header.schema, &self.header.config).map_err(|e| ModelError::Corrupted {
+                file: name.to_string(),
+                detail: format!("its options do not build a model: {e}"),
+            })?;
+        let mut stages = Vec::with_capacity(self.body.stages.len());
+        for (i, bytes) in self.body.stages.iter().enumerate() {
+            let stage: AnyStage = decode(&bytes.0).map_err(|e| ModelError::Corrupted {
+                file: name.to_string(),
+                detail: format!("stage {}: {e}", i + 1),
+            })?;
+            stages.push(stage);
+        }
+        let shape_ok = stages.len() == fresh.stages.len()
+            && stages
+                .iter()
+                .zip(&fresh.stages)
+                .all(|(a, b)| std::mem::discriminant(a) == std::mem::discriminant(b))
+            && self.body.score_dim == fresh.score_dim
+            && self.body.terminal.fits(&fresh.terminal);
+        if !shape_ok {
+            return Err(ModelError::Corrupted {
+                file: name.to_string(),
+                detail: format!(
+                    "its stages or terminal are not those of {} with its options",
+                    self.header.algorithm
+                ),
+            });
+        }
+        Ok(Booster {
+            stages,
+            terminal: self.body.terminal.clone(),
+            score_dim: self.body.score_dim,
+            position: self.body.position,
+        })
+    }
+
+    /// Checks that the model was trained on streams of `schema`; the error names the first
+    /// difference.
+    pub fn check_schema(&self, schema: &Schema, name: &str) -> Result<(), ModelError> {
+        match schema_difference(&self.header.schema, schema) {
+            None => Ok(()),
+            Some(d) => Err(ModelError::Mismatch {
+                file: name.to_string(),
+                detail: format!("the model does not fit this stream: {d}"),
+            }),
+        }
+    }
+}
+
+fn kind_name(kind: &AttributeKind) -> String {
+    match kind {
+        AttributeKind::Numeric => "numeric".into(),
+        AttributeKind::Nominal(v) => format!("nominal with {} values", v.len()),
+    }
+}
+
+/// The first difference between the schema a model was trained on and a stream's.
+pub fn schema_difference(model: &Schema, stream: &Schema) -> Option<String> {
+    if model.task != stream.task {
+        return Some(format!(
+            "the model's task is {}, the stream's {}",
+            model.task.name(),
+            stream.task.name()
+        ));
+    }
+    if model.labels != stream.labels {
+        return Some(format!(
+            "the model's labels are [{}], the stream's [{}]",
+            model.labels.join(", "),
+            stream.labels.join(", ")
+        ));
+    }
+    if model.attributes.len() != stream.attributes.len() {
+        return Some(format!(
+            "the model has {} features, the stream has {}",
+            model.attributes.len(),
+            stream.attributes.len()
+        ));
+    }
+    for (j, (a, b)) in model.attributes.iter().zip(&stream.attributes).enumerate() {
+        if a.name != b.name || a.kind != b.kind {
+            return Some(format!(
+                "feature {} is `{}` ({}) in the model and `{}` ({}) in the stream",
+                j + 1,
+                a.name,
+                kind_name(&a.kind),
+                b.name,
+                kind_name(&b.kind)
+            ));
+        }
+    }
+    None
+}

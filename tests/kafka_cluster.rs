@@ -1,0 +1,551 @@
+//! The Kafka job as one dataflow, against the real broker of `scripts/kafka.sh`: on a
+//! replay, the predictions are byte-identical for 1 process x 1 thread, 1 x 2 and 2
+//! processes x 2 threads, and equal to the sequential runner's on the same records (merged
+//! in the data's order, feedback joined by the in-memory join); a flood of feedback for
+//! unknown ids stays within the join's bound and is counted while the job runs; a process
+//! of a cluster that dies makes the others stop with an error.
+
+mod common;
+
+use common::{flowboost, last_json, temp_dir};
+use flowboost::connectors::generators::{Generator, GeneratorConfig};
+use flowboost::connectors::kafka::testing::{test_brokers, unique_name};
+use flowboost::connectors::kafka::{
+    FeedbackKind as WireFeedback, KafkaConfig, PartitionedSource, PredictionEncoder,
+    PredictionOutput, RecordDecoder, RecordFormat, StartFrom, admin,
+};
+use flowboost::kafka::merge::{EVENTS, FEEDBACK, Merger, Raw, RawRecord};
+use flowboost::operators::boosters::{Algorithm, BoosterConfig, TreeParams, build};
+use flowboost::operators::data::Example;
+use flowboost::operators::engine::{
+    EpochRule, FeedbackSetup, Input, Prediction, PredictionSink, Sequencer, SourceState,
+};
+use flowboost::operators::join::{FeedbackKind, JoinConfig};
+use flowboost::operators::learners::WeakKind;
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+fn brokers() -> String {
+    test_brokers().unwrap_or_else(|e| panic!("no Kafka broker for the tests: {e}"))
+}
+
+fn create(brokers: &str, prefix: &str, partitions: i32) -> String {
+    let name = unique_name(prefix);
+    admin::create_topic(&KafkaConfig::new(brokers), &name, partitions).expect("create topic");
+    name
+}
+
+/// Every value of a topic, in its order (one partition).
+fn read_lines(brokers: &str, topic: &str, expect: u64) -> Vec<String> {
+    let dir = temp_dir(&unique_name("read"));
+    let file = dir.join("values.jsonl");
+    let out = flowboost(&[
+        "kafka",
+        "read",
+        "--brokers",
+        brokers,
+        "--topic",
+        topic,
+        "--expect",
+        &expect.to_string(),
+        "--timeout",
+        "60",
+        "--output",
+        file.to_str().unwrap(),
+    ]);
+    last_json(&out);
+    std::fs::read_to_string(&file)
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+/// The model of the replay test.
+fn model() -> BoosterConfig {
+    let mut c = BoosterConfig::new(Algorithm::AdaBoostOlm, WeakKind::Vfdt, 1);
+    c.learners = 4;
+    c.tree_params = TreeParams::Random;
+    c
+}
+
+const BATCH: usize = 64;
+const LAG: u64 = 2;
+const TTL_EVENTS: u64 = 640;
+
+fn job_args(b: &str, events: &str, feedback: &str, sink: &str) -> Vec<String> {
+    [
+        "run",
+        "--brokers",
+        b,
+        "--source",
+        &format!("kafka:{events}"),
+        "--feedback",
+        &format!("kafka:{feedback}"),
+        "--sink",
+        &format!("kafka:{sink}"),
+        "--group",
+        &unique_name("g"),
+        "--start",
+        "earliest",
+        "--exit-when-idle",
+        "2",
+        "--report-interval",
+        "0",
+        "--generator",
+        "multiclass",
+        "--algo",
+        "adaboost-olm",
+        "--learners",
+        "4",
+        "--tree-params",
+        "random",
+        "--batch",
+        &BATCH.to_string(),
+        "--feedback-lag",
+        &LAG.to_string(),
+        "--pending-ttl",
+        &TTL_EVENTS.to_string(),
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect()
+}
+
+/// Reads every record of both topics, merges them as the job's merge does (the data's
+/// order), decodes them, and runs the sequential runner with the in-memory join on the
+/// stamped sequence; returns the prediction records the job would write.
+fn sequential_reference(b: &str, events: &str, feedback: &str) -> Vec<String> {
+    let g = GeneratorConfig::preset("multiclass", 1).unwrap();
+    let schema = Generator::new(g).unwrap().schema().clone();
+    let config = KafkaConfig::new(b);
+    let decoder = RecordDecoder::new(&schema, RecordFormat::Json);
+    let mut partitions = Vec::new();
+    let mut merger: Merger<Option<Input>> = Merger::new(Vec::new(), 64);
+    for (stream, topic) in [(EVENTS, events), (FEEDBACK, feedback)] {
+        let mut source = PartitionedSource::new(
+            &config,
+            topic,
+            &unique_name("ref"),
+            0,
+            1,
+            StartFrom::Earliest,
+        )
+        .unwrap();
+        let start = Instant::now();
+        let mut records = Vec::new();
+        while source.partitions().iter().any(|&p| !source.at_end(p)) {
+            records.extend(source.poll_batch(1024, Duration::from_millis(200)).unwrap());
+            assert!(start.elapsed() < Duration::from_secs(60), "reading {topic}");
+        }
+        for p in source.partitions() {
+            partitions.push((stream, *p));
+            merger.push(Raw::Progress {
+                stream,
+                partition: *p,
+                position: 0,
+                caught_up: false,
+            });
+        }
+        for r in records {
+            let input = if stream == EVENTS {
+                decoder
+                    .decode(r.key.as_deref(), &r.payload)
+                    .ok()
+                    .map(|ex| Input::Event {
+                        example: Arc::new(ex),
+                        wait: false,
+                    })
+            } else {
+                decoder
+                    .decode_feedback(&r.payload)
+                    .ok()
+                    .map(|fb| Input::Feedback {
+                        id: fb.id,
+                        kind: match fb.kind {
+                            WireFeedback::Labels => FeedbackKind::Label(fb.label),
+                            WireFeedback::Clicks => {
+                                FeedbackKind::Clicks(fb.label.relevant().to_vec())
+                            }
+                        },
+                    })
+            };
+            merger.push(Raw::Record(RawRecord {
+                stream,
+                partition: r.partition,
+                offset: r.offset,
+                body: input,
+            }));
+        }
+    }
+    let mut sequencer = Sequencer::new(
+        EpochRule {
+            size: BATCH,
+            feedback_closes: false,
+        },
+        SourceState::default(),
+    );
+    let mut items = Vec::new();
+    for r in merger.release_all() {
+        if let Some(input) = r.body {
+            items.push(Ok(sequencer.stamp(input)));
+        }
+    }
+    struct Lines(PredictionEncoder, Vec<String>);
+    impl PredictionSink for Lines {
+        type Output = Vec<String>;
+        fn accept(&mut self, p: Prediction, _ex: Arc<Example>) -> Result<(), String> {
+            let mut buf = Vec::new();
+            self.0.encode_into(
+                &PredictionOutput {
+                    id: p.id,
+                    class: p.class,
+                    labels: &p.labels,
+                    scores: &p.scores,
+                    expert: p.expert,
+                    model_version: p.version,
+                    shown: &p.shown,
+                },
+                &mut buf,
+            );
+            self.1.push(String::from_utf8(buf).unwrap());
+            Ok(())
+        }
+        fn finish(self) -> Vec<String> {
+            self.1
+        }
+    }
+    let config = model();
+    let setup = FeedbackSetup {
+        join: JoinConfig {
+            ttl: Some(TTL_EVENTS.div_ceil(BATCH as u64)),
+            lag: LAG,
+        },
+        topk: config.topk,
+        labels: schema.num_labels(),
+        restored: None,
+    };
+    build(&schema, &config)
+        .unwrap()
+        .into_sequential()
+        .run_items(
+            items,
+            Lines(PredictionEncoder::new(&schema), Vec::new()),
+            Some(setup),
+        )
+        .unwrap()
+}
+
+#[test]
+fn a_replay_predicts_the_same_on_1x1_1x2_2x2_and_as_the_sequential_runner() {
+    let b = brokers();
+    let events = create(&b, "fb-cl-events", 4);
+    let feedback = create(&b, "fb-cl-feedback", 2);
+    let n = 1500u64;
+    let produced = last_json(&flowboost(&[
+        "kafka",
+        "produce",
+        "--brokers",
+        &b,
+        "--topic",
+        &events,
+        "--generator",
+        "multiclass",
+        "--examples",
+        &n.to_string(),
+        "--unlabeled-every",
+        "4",
+        "--feedback-topic",
+        &feedback,
+        "--feedback-delay",
+        "9",
+    ]));
+    assert_eq!(produced["events"], n);
+    let mut runs = Vec::new();
+    for (workers, processes) in [(1, 1), (2, 1), (2, 2)] {
+        let sink = create(&b, "fb-cl-pred", 1);
+        let mut args = job_args(&b, &events, &feedback, &sink);
+        args.extend(["--workers".to_string(), workers.to_string()]);
+        if processes > 1 {
+            let port = 24000 + (std::process::id() % 2000) as u16 * 2;
+            args.extend([
+                "--local-cluster".to_string(),
+                processes.to_string(),
+                "--local-base-port".to_string(),
+                port.to_string(),
+            ]);
+        }
+        let a: Vec<&str> = args.iter().map(String::as_str).collect();
+        let summary = last_json(&flowboost(&a));
+        assert_eq!(summary["events_in"], n, "{workers}x{processes}: {summary}");
+        assert_eq!(summary["processes"], processes);
+        let joined = summary["feedback_joined"].as_u64().unwrap();
+        assert!(joined > 200, "{summary}");
+        runs.push((workers, processes, read_lines(&b, &sink, n), summary));
+    }
+    let reference = sequential_reference(&b, &events, &feedback);
+    assert_eq!(reference.len() as u64, n);
+    for (workers, processes, lines, summary) in &runs {
+        if let Some(i) = (0..lines.len()).find(|&i| lines[i] != reference[i]) {
+            panic!(
+                "{workers} workers x {processes} processes differ from the sequential runner at prediction {i}:\n{}\n{}",
+                lines[i], reference[i]
+            );
+        }
+        assert_eq!(summary["join"], runs[0].3["join"]);
+    }
+}
+
+/// The job's metrics page.
+fn scrape(addr: &str) -> String {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    s.write_all(b"GET /metrics HTTP/1.0\r\n\r\n").unwrap();
+    let mut out = String::new();
+    s.read_to_string(&mut out).unwrap();
+    out
+}
+
+fn metric(page: &str, name: &str) -> u64 {
+    page.lines()
+        .find(|l| l.starts_with(&format!("{name} ")))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("{name} not in:\n{page}"))
+}
+
+#[test]
+fn a_flood_of_feedback_for_unknown_ids_is_bounded_and_counted_live() {
+    let b = brokers();
+    let events = create(&b, "fb-flood-events", 1);
+    let feedback = create(&b, "fb-flood-feedback", 1);
+    let sink = create(&b, "fb-flood-pred", 1);
+    // 20,000 feedback records for ids no event has.
+    let mut producer =
+        flowboost::connectors::kafka::KafkaSink::new(&KafkaConfig::new(b.clone()), &feedback)
+            .unwrap();
+    let flood = 20_000u64;
+    for i in 0..flood {
+        let body = format!("{{\"id\": {}, \"label\": \"c1\"}}", 1_000_000 + i);
+        producer.send(None, body.as_bytes()).unwrap();
+    }
+    producer.flush(Duration::from_secs(60)).unwrap();
+    let exe = env!("CARGO_BIN_EXE_flowboost");
+    // The join keeps what waits for at most 2,000 events' worth of epochs.
+    let mut job = Command::new(exe)
+        .args([
+            "run",
+            "--brokers",
+            &b,
+            "--source",
+            &format!("kafka:{events}"),
+            "--feedback",
+            &format!("kafka:{feedback}"),
+            "--sink",
+            &format!("kafka:{sink}"),
+            "--group",
+            &unique_name("g"),
+            "--start",
+            "earliest",
+            "--exit-when-idle",
+            "3",
+            "--report-interval",
+            "0",
+            "--generator",
+            "multiclass",
+            "--pending-ttl",
+            "2000",
+            "--batch",
+            "100",
+            "--metrics-addr",
+            "127.0.0.1:0",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = job.stderr.take().unwrap();
+    let mut head = Vec::new();
+    let mut byte = [0u8; 1];
+    use std::io::Read;
+    while !head.ends_with(b"\n") && stderr.read(&mut byte).unwrap() == 1 {
+        head.push(byte[0]);
+    }
+    let head = String::from_utf8(head).unwrap();
+    let addr = head
+        .split("http://")
+        .nth(1)
+        .unwrap()
+        .trim()
+        .trim_end_matches("/metrics")
+        .to_string();
+    // While it runs: the unmatched feedback is counted, the join holds at most the bound.
+    let start = Instant::now();
+    let mut seen_live = false;
+    while start.elapsed() < Duration::from_secs(30) {
+        let page = scrape(&addr);
+        let held = metric(&page, "flowboost_join_held");
+        assert!(held <= 2000 + 100, "{held} held");
+        if metric(&page, "flowboost_feedback_unmatched_total") > 0 {
+            seen_live = true;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(seen_live, "no unmatched feedback counted while the job ran");
+    let out = job.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let summary = last_json(&out);
+    let join = &summary["join"];
+    assert_eq!(join["feedback"], flood);
+    assert_eq!(join["joined"], 0);
+    // All of it expired unmatched by the end (nothing waits at the end of a stream).
+    assert_eq!(summary["feedback_unmatched"], flood, "{summary}");
+}
+
+#[test]
+fn a_cluster_process_that_dies_stops_the_others_with_an_error() {
+    let b = brokers();
+    let events = create(&b, "fb-die-events", 2);
+    let sink = create(&b, "fb-die-pred", 1);
+    let dir = temp_dir(&unique_name("die"));
+    let hosts = dir.join("hosts");
+    let port = 26000 + (std::process::id() % 2000) as u16 * 2;
+    std::fs::write(
+        &hosts,
+        format!("127.0.0.1:{port}\n127.0.0.1:{}\n", port + 1),
+    )
+    .unwrap();
+    let exe = env!("CARGO_BIN_EXE_flowboost");
+    let group = unique_name("g");
+    let spawn = |i: usize| {
+        Command::new(exe)
+            .args([
+                "run",
+                "--brokers",
+                &b,
+                "--source",
+                &format!("kafka:{events}"),
+                "--sink",
+                &format!("kafka:{sink}"),
+                "--group",
+                &group,
+                "--report-interval",
+                "0",
+                "--generator",
+                "binary",
+                "--processes",
+                "2",
+                "--process",
+                &i.to_string(),
+                "--hostfile",
+                hosts.to_str().unwrap(),
+            ])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let first = spawn(0);
+    let mut second = spawn(1);
+    std::thread::sleep(Duration::from_secs(3));
+    second.kill().unwrap();
+    second.wait().unwrap();
+    // Process 0 must end, with an error, not hang.
+    let start = Instant::now();
+    let mut first = first;
+    loop {
+        if let Some(status) = first.try_wait().unwrap() {
+            assert!(!status.success(), "process 0 exited 0 after its peer died");
+            break;
+        }
+        if start.elapsed() > Duration::from_secs(30) {
+            let _ = first.kill();
+            panic!("process 0 still runs 30 s after its peer died");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let out = first.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("error"), "{stderr}");
+}
+
+/// Feedback before its event, after it, never, and twice, written record by record: the
+/// job's join counts are what the records say, and its predictions (which follow from
+/// where the learning passes enter) equal the sequential runner's, on 1 and 2 workers.
+#[test]
+fn feedback_before_after_never_and_twice_is_joined_as_written() {
+    let b = brokers();
+    let events = create(&b, "fb-order-events", 1);
+    let feedback = create(&b, "fb-order-feedback", 1);
+    // 320 events without labels, ids 0..320, on one partition: offsets 0..320.
+    let n = 320u64;
+    let produced = last_json(&flowboost(&[
+        "kafka",
+        "produce",
+        "--brokers",
+        &b,
+        "--topic",
+        &events,
+        "--partitions",
+        "1",
+        "--generator",
+        "multiclass",
+        "--examples",
+        &n.to_string(),
+        "--unlabeled-every",
+        "1",
+    ]));
+    assert_eq!(produced["events"], n);
+    // The merge orders by (block of 64 offsets, topic, partition, offset): the feedback
+    // record at offset o comes after the events of blocks up to o / 64.
+    let mut records: Vec<u64> = Vec::new();
+    // Offsets 0..32: feedback for ids 200..232, whose events come in block 3: before.
+    records.extend(200..232);
+    // Offsets 32..64: feedback for ids 0..32, whose events are in block 0: after.
+    records.extend(0..32);
+    // Offsets 64..128: ids 32..64, each twice in a row: the second is a repeat.
+    for id in 32..64 {
+        records.extend([id, id]);
+    }
+    // Offset 128: an id no event has.
+    records.push(1_000_000);
+    let mut producer =
+        flowboost::connectors::kafka::KafkaSink::new(&KafkaConfig::new(b.clone()), &feedback)
+            .unwrap();
+    for id in &records {
+        let body = format!("{{\"id\": {id}, \"label\": \"c{}\"}}", id % 5);
+        producer.send(None, body.as_bytes()).unwrap();
+    }
+    producer.flush(Duration::from_secs(60)).unwrap();
+    let reference = sequential_reference(&b, &events, &feedback);
+    assert_eq!(reference.len() as u64, n);
+    for workers in [1, 2] {
+        let sink = create(&b, "fb-order-pred", 1);
+        let mut args = job_args(&b, &events, &feedback, &sink);
+        args.extend(["--workers".to_string(), workers.to_string()]);
+        let a: Vec<&str> = args.iter().map(String::as_str).collect();
+        let summary = last_json(&flowboost(&a));
+        let join = &summary["join"];
+        assert_eq!(join["admitted"], n, "{summary}");
+        assert_eq!(join["feedback"], records.len() as u64, "{summary}");
+        // 32 before + 32 after + 32 of the doubled ids.
+        assert_eq!(join["joined"], 96, "{summary}");
+        assert_eq!(join["repeated"], 32, "{summary}");
+        assert_eq!(join["late"], 0, "{summary}");
+        assert_eq!(join["duplicate"], 0, "{summary}");
+        // The repeats and the unknown id are never matched; the 224 events without
+        // feedback expire.
+        assert_eq!(summary["feedback_unmatched"], 33, "{summary}");
+        assert_eq!(summary["feedback_expired"], n - 96, "{summary}");
+        assert_eq!(summary["feedback_joined"], 96, "{summary}");
+        let lines = read_lines(&b, &sink, n);
+        if let Some(i) = (0..lines.len()).find(|&i| lines[i] != reference[i]) {
+            panic!(
+                "{workers} workers differ from the sequential runner at prediction {i}:\n{}\n{}",
+                lines[i], reference[i]
+            );
+        }
+    }
+}

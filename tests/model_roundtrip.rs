@@ -1,0 +1,357 @@
+//! Exact resume, as River's `check_pickling` does it but for the whole stream: for every
+//! algorithm of the registry (and both weak learners where the algorithm takes one), on
+//! both engines (the sequential runner and the dataflow with 1 and 2 workers), with and
+//! without delayed feedback, a run is cut at several points, its model saved to model-file
+//! bytes, loaded, and continued on the rest of the stream. The continued predictions and
+//! the final model's bytes must equal those of the uninterrupted run, bit for bit; and the
+//! snapshots taken by every engine must be byte-identical to the sequential runner's.
+
+use flowboost::connectors::generators::{Generator, GeneratorConfig};
+use flowboost::model::FeedbackRun;
+use flowboost::model::SavedModel;
+use flowboost::operators::boosters::{
+    AlgorithmSpec, Booster, BoosterConfig, ModelOption, REGISTRY, TreeParams, build,
+};
+use flowboost::operators::data::{Example, Schema, Task};
+use flowboost::operators::dataflow::{DataflowOptions, run_dataflow};
+use flowboost::operators::engine::{
+    ChainSnapshot, EpochRule, FeedbackSetup, ItemStream, Oracle, OracleKind, Prediction,
+    PredictionSink, Sequencer, SnapshotPolicy,
+};
+use flowboost::operators::join::JoinConfig;
+use flowboost::operators::learners::WeakKind;
+use std::sync::Arc;
+
+const EVENTS: u64 = 420;
+const EVERY: u64 = 97;
+
+/// Keeps every prediction (as bits) and every snapshot (as model-file bytes).
+struct Recorder {
+    config: BoosterConfig,
+    schema: Schema,
+    out: Recorded,
+}
+
+/// What a run recorded.
+#[derive(Default)]
+struct Recorded {
+    predictions: Vec<Vec<u64>>,
+    snapshots: Vec<Snapshot>,
+}
+
+/// A snapshot: after how many events, and the model file's bytes.
+#[derive(PartialEq)]
+struct Snapshot {
+    events: u64,
+    bytes: Vec<u8>,
+}
+
+fn bits(p: &Prediction) -> Vec<u64> {
+    let mut v = vec![p.seq, p.id, u64::from(p.class), u64::from(p.expert)];
+    v.extend(p.labels.iter().map(|&l| u64::from(l)));
+    v.push(u64::MAX);
+    v.extend(p.scores.iter().map(|s| s.to_bits()));
+    v.push(u64::MAX);
+    v.extend(p.top.iter().chain(&p.shown).map(|&l| u64::from(l)));
+    v
+}
+
+impl PredictionSink for Recorder {
+    type Output = Recorded;
+
+    fn accept(&mut self, p: Prediction, _ex: Arc<Example>) -> Result<(), String> {
+        self.out.predictions.push(bits(&p));
+        Ok(())
+    }
+
+    fn snapshot(&mut self, snapshot: ChainSnapshot) -> Result<(), String> {
+        let events = snapshot.source.as_ref().map_or(0, |s| s.events);
+        let bytes = SavedModel::from_snapshot(&self.config, &self.schema, snapshot, None, None)
+            .to_bytes()?;
+        self.out.snapshots.push(Snapshot { events, bytes });
+        Ok(())
+    }
+
+    fn finish(self) -> Self::Output {
+        self.out
+    }
+}
+
+/// Panics naming the first prediction that differs (not the whole streams).
+fn same(a: &[Vec<u64>], b: &[Vec<u64>], what: &str) {
+    if let Some(i) = (0..a.len().min(b.len())).find(|&i| a[i] != b[i]) {
+        panic!("{what}: prediction {i} differs: {:?} vs {:?}", a[i], b[i]);
+    }
+    assert_eq!(a.len(), b.len(), "{what}: prediction counts");
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Engine {
+    Sequential,
+    Dataflow(usize),
+}
+
+struct Case {
+    name: String,
+    config: BoosterConfig,
+    generator: GeneratorConfig,
+    schema: Schema,
+    feedback: Option<FeedbackRun>,
+}
+
+impl Case {
+    fn stream(&self, skip: u64) -> impl Iterator<Item = Result<Example, String>> + use<> {
+        Generator::new(self.generator.clone())
+            .unwrap()
+            .skip(skip as usize)
+            .map(Ok)
+    }
+
+    fn recorder(&self) -> Recorder {
+        Recorder {
+            config: self.config.clone(),
+            schema: self.schema.clone(),
+            out: Recorded::default(),
+        }
+    }
+
+    /// The stamped stream from a snapshot's source state (or the start): epochs of 11
+    /// inputs (and one ending after each feedback record), snapshots every 97 events and
+    /// at the end.
+    fn items(
+        &self,
+        saved: Option<&SavedModel>,
+    ) -> ItemStream<impl Iterator<Item = Result<Example, String>> + use<>> {
+        let source = saved
+            .and_then(|s| s.body.source.clone())
+            .unwrap_or_default();
+        let oracle = self
+            .feedback
+            .map(|f| Oracle::new(f.oracle, f.delay, source.oracle.clone().unwrap_or_default()));
+        let rule = EpochRule {
+            size: 11,
+            feedback_closes: self.feedback.is_some(),
+        };
+        let policy = SnapshotPolicy {
+            every: Some(EVERY),
+            at_end: true,
+        };
+        let skip = source.events;
+        ItemStream::new(
+            self.stream(skip),
+            oracle,
+            Sequencer::new(rule, source),
+            policy,
+        )
+    }
+
+    fn setup(&self, saved: Option<&SavedModel>) -> Option<FeedbackSetup> {
+        self.feedback.map(|f| FeedbackSetup {
+            join: JoinConfig { ttl: f.ttl, lag: 1 },
+            topk: self.config.topk,
+            labels: self.schema.num_labels(),
+            restored: saved.and_then(|s| s.body.join.clone()).map(Arc::new),
+        })
+    }
+
+    /// Runs from `start` (a model file's bytes, or a fresh model) on the stream after the
+    /// start's events.
+    fn run(&self, engine: Engine, start: Option<&[u8]>) -> Recorded {
+        let saved = start.map(|b| Arc::new(SavedModel::from_bytes(b, "snapshot").unwrap()));
+        let chain =
+            |saved: &Option<Arc<SavedModel>>, schema: &Schema, config: &BoosterConfig| -> Booster {
+                match saved {
+                    Some(s) => s.chain("snapshot").unwrap(),
+                    None => build(schema, config).unwrap(),
+                }
+            };
+        let setup = self.setup(saved.as_deref());
+        match engine {
+            Engine::Sequential => chain(&saved, &self.schema, &self.config)
+                .into_sequential()
+                .run_items(self.items(saved.as_deref()), self.recorder(), setup)
+                .unwrap(),
+            Engine::Dataflow(workers) => {
+                let options = DataflowOptions {
+                    workers,
+                    max_epochs_in_flight: 3,
+                    source_batch: 5,
+                };
+                let (s, c) = (self.schema.clone(), self.config.clone());
+                let recorder = std::sync::Mutex::new(Some(self.recorder()));
+                let case = self.clone_for_source();
+                let source_saved = saved.clone();
+                run_dataflow(
+                    &options,
+                    move || Ok::<_, String>(chain(&saved, &s, &c)),
+                    move || Ok(case.items(source_saved.as_deref())),
+                    move || recorder.lock().unwrap().take().unwrap(),
+                    setup,
+                )
+                .unwrap()
+            }
+        }
+    }
+
+    fn clone_for_source(&self) -> Case {
+        Case {
+            name: self.name.clone(),
+            config: self.config.clone(),
+            generator: self.generator.clone(),
+            schema: self.schema.clone(),
+            feedback: self.feedback,
+        }
+    }
+}
+
+fn generator_for(task: Task) -> GeneratorConfig {
+    let name = match task {
+        Task::Binary => "binary",
+        Task::Multiclass => "multiclass",
+        Task::Multilabel => "multilabel",
+    };
+    let mut g = GeneratorConfig::preset(name, 5).unwrap();
+    g.examples = EVENTS;
+    g
+}
+
+/// Every algorithm of the registry, with each weak learner it can take, without and with
+/// delayed feedback (top-k boosters always learn from top-k feedback).
+fn cases() -> Vec<Case> {
+    let mut out = Vec::new();
+    for spec in REGISTRY {
+        let spec: &AlgorithmSpec = spec;
+        let task = spec.tasks[spec.tasks.len() - 1];
+        let weaks: &[WeakKind] = if spec.reads(ModelOption::Weak) {
+            &[WeakKind::Vfdt, WeakKind::Linear]
+        } else {
+            &[WeakKind::Vfdt]
+        };
+        for &weak in weaks {
+            let generator = generator_for(task);
+            let schema = Generator::new(generator.clone()).unwrap().schema().clone();
+            let mut config = BoosterConfig::new(spec.algorithm, weak, 3);
+            config.learners = 3;
+            config.tree_params = TreeParams::Random;
+            config.topk.k = 2;
+            config.threshold = config
+                .threshold_config()
+                .unwrap_or(config.threshold.clone());
+            let delayed = |oracle| FeedbackRun {
+                delay: 11,
+                ttl: Some(30),
+                oracle,
+            };
+            let feedbacks: Vec<Option<FeedbackRun>> = if spec.algorithm.is_topk() {
+                vec![Some(delayed(OracleKind::TopK))]
+            } else {
+                vec![None, Some(delayed(OracleKind::Labels))]
+            };
+            for feedback in feedbacks {
+                out.push(Case {
+                    name: format!(
+                        "{} ({}, {})",
+                        spec.name,
+                        weak.name(),
+                        if feedback.is_some() {
+                            "delayed feedback"
+                        } else {
+                            "labels"
+                        }
+                    ),
+                    config: config.clone(),
+                    generator: generator.clone(),
+                    schema: schema.clone(),
+                    feedback,
+                });
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn every_algorithm_resumes_exactly_from_any_snapshot_on_either_engine() {
+    let cases = cases();
+    assert!(cases.len() >= REGISTRY.len() * 2, "{} cases", cases.len());
+    for case in &cases {
+        eprintln!("case {}", case.name);
+        let Recorded {
+            predictions: full,
+            snapshots: snaps,
+        } = case.run(Engine::Sequential, None);
+        assert_eq!(full.len() as u64, EVENTS, "{}", case.name);
+        let at: Vec<u64> = snaps.iter().map(|s| s.events).collect();
+        assert_eq!(at, vec![97, 194, 291, 388, EVENTS], "{}", case.name);
+        let final_bytes = &snaps.last().unwrap().bytes;
+        // The dataflow engine takes the same snapshots, byte for byte.
+        for workers in [1, 2] {
+            eprintln!("  dataflow {workers}");
+            let r = case.run(Engine::Dataflow(workers), None);
+            same(
+                &r.predictions,
+                &full,
+                &format!("{}: dataflow({workers})", case.name),
+            );
+            assert!(
+                r.snapshots == snaps,
+                "{}: dataflow({workers}) snapshots differ from the sequential runner's",
+                case.name
+            );
+        }
+        // Cut at three snapshots (one while feedback is pending, with delayed feedback),
+        // continue on each engine: the same predictions and the same final model.
+        for (cut, engine) in [
+            (0, Engine::Sequential),
+            (1, Engine::Dataflow(2)),
+            (3, Engine::Dataflow(1)),
+        ] {
+            let Snapshot { events, bytes } = &snaps[cut];
+            let saved = SavedModel::from_bytes(bytes, "snapshot").unwrap();
+            if case.feedback.is_some() {
+                assert!(
+                    saved.header.pending > 0,
+                    "{}: nothing pending at {events}",
+                    case.name
+                );
+            }
+            let rest = case.run(engine, Some(bytes));
+            assert_eq!(
+                rest.predictions.len() as u64,
+                EVENTS - events,
+                "{}",
+                case.name
+            );
+            let emitted_before = full.len() - rest.predictions.len();
+            same(
+                &rest.predictions,
+                &full[emitted_before..],
+                &format!("{}: resumed at {events} on {engine:?}", case.name),
+            );
+            if &rest.snapshots.last().unwrap().bytes != final_bytes {
+                let a = SavedModel::from_bytes(&rest.snapshots.last().unwrap().bytes, "a").unwrap();
+                let b = SavedModel::from_bytes(final_bytes, "b").unwrap();
+                eprintln!("header eq {}", a.header == b.header);
+                eprintln!("pos {:?} {:?}", a.body.position, b.body.position);
+                eprintln!("stages eq {}", a.body.stages == b.body.stages);
+                eprintln!(
+                    "join {:?}\n vs {:?}",
+                    a.body
+                        .join
+                        .as_ref()
+                        .map(|j| (j.epoch, j.counts, j.facts.len(), j.pairs.len())),
+                    b.body
+                        .join
+                        .as_ref()
+                        .map(|j| (j.epoch, j.counts, j.facts.len(), j.pairs.len()))
+                );
+                eprintln!("source {:?}\n vs {:?}", a.body.source, b.body.source);
+            }
+            assert!(
+                &rest.snapshots.last().unwrap().bytes == final_bytes,
+                "{}: the final model after resuming at {events} on {engine:?} differs",
+                case.name
+            );
+        }
+    }
+}
