@@ -1286,8 +1286,9 @@ fn sparse_real_example(rng: &mut Rng) -> (Features, u32) {
 }
 
 /// A tree saved and restored in the middle of a stream (between a prediction and the
-/// learning it prepares, the memos hot) goes on exactly as the one never saved: the same
-/// predictions bit for bit, the same top labels, the same state. Dense data with nominal
+/// learning it prepares, the memos hot; through JSON and through postcard, the model
+/// files' encoding) goes on exactly as the one never saved: the same predictions bit for
+/// bit, the same top labels, the same state. Dense data with nominal
 /// and missing values, sparse binary data, sparse real data with zeros and missing
 /// values; every leaf mode, with splits.
 #[test]
@@ -1317,8 +1318,14 @@ fn a_tree_restored_mid_stream_continues_bit_for_bit() {
             let (x, y) = example(&mut rng);
             predict(&tree, &x);
             let mut restored: HoeffdingTree = serde_json::from_str(&json(&tree)).unwrap();
+            // Also through postcard, as model files store it (not self-describing: the
+            // fields are read back in the order they were written).
+            let bytes = postcard::to_allocvec(&tree).unwrap();
+            let mut decoded: HoeffdingTree = postcard::from_bytes(&bytes).unwrap();
+            assert_eq!(postcard::to_allocvec(&decoded).unwrap(), bytes, "{mode:?}");
             tree.learn(&x, y, 1.0);
             restored.learn(&x, y, 1.0);
+            decoded.learn(&x, y, 1.0);
             for i in 0..2000 {
                 let (x, y) = example(&mut rng);
                 let (p, q) = (predict(&tree, &x), predict(&restored, &x));
@@ -1327,19 +1334,36 @@ fn a_tree_restored_mid_stream_continues_bit_for_bit() {
                     q.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
                     "{mode:?}, example {i}"
                 );
+                assert_eq!(
+                    p.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+                    predict(&decoded, &x)
+                        .iter()
+                        .map(|v| v.to_bits())
+                        .collect::<Vec<_>>(),
+                    "{mode:?}, example {i} (postcard)"
+                );
                 assert_eq!(tree.predict_top(&x), restored.predict_top(&x));
+                assert_eq!(tree.predict_top(&x), decoded.predict_top(&x));
                 let w = [1.0, 0.25, 3.0][i % 3];
                 tree.learn(&x, y, w);
                 restored.learn(&x, y, w);
+                decoded.learn(&x, y, w);
                 if i % 7 == 0 {
                     // A second label for the same example (multi-label feeding).
                     let other = (y + 1) % tree.num_labels() as u32;
                     tree.learn(&x, other, w);
                     restored.learn(&x, other, w);
+                    decoded.learn(&x, other, w);
                 }
             }
             assert!(tree.num_leaves() > 1, "{mode:?}");
             assert_eq!(json(&tree), json(&restored), "{mode:?}");
+            assert_eq!(json(&tree), json(&decoded), "{mode:?}");
+            assert_eq!(
+                postcard::to_allocvec(&tree).unwrap(),
+                postcard::to_allocvec(&decoded).unwrap(),
+                "{mode:?}"
+            );
         }
     }
 }
