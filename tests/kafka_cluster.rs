@@ -146,6 +146,7 @@ fn sequential_reference(b: &str, events: &str, feedback: &str) -> Vec<String> {
                 partition: *p,
                 position: 0,
                 caught_up: false,
+                backlog_end: source.backlog_end(*p),
             });
         }
         for r in records {

@@ -152,6 +152,8 @@ pub struct JobSummary {
     pub busy_seconds: f64,
     /// Events per busy second.
     pub events_per_second: f64,
+    /// CPU seconds each worker thread of this process used (Linux; empty elsewhere).
+    pub worker_cpu_seconds: Vec<f64>,
 }
 
 /// Runs the job until it is stopped (idle for `exit_when_idle`, a signal, an error
@@ -343,14 +345,17 @@ pub fn run_job(
             error: state.error.clone(),
             busy,
             consumer_errors: state.consumer_errors,
+            cpu_seconds: thread_cpu_seconds(),
         }
     })?;
     let mut error = None;
     let mut busy = None;
     let mut consumer_errors = 0;
+    let mut worker_cpu_seconds = Vec::new();
     for r in guards.join() {
         match r {
             Ok(end) => {
+                worker_cpu_seconds.extend(end.cpu_seconds);
                 if let Some(e) = end.error {
                     error.get_or_insert(e);
                 }
@@ -387,7 +392,16 @@ pub fn run_job(
         workers,
         seconds: started.elapsed().as_secs_f64(),
         busy_seconds,
+        worker_cpu_seconds,
     })
+}
+
+/// The CPU time the calling thread has used, from Linux's `/proc/thread-self/schedstat`
+/// (its first field: nanoseconds on a CPU); `None` where that file does not exist.
+fn thread_cpu_seconds() -> Option<f64> {
+    let s = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    let ns: u64 = s.split_whitespace().next()?.parse().ok()?;
+    Some(ns as f64 / 1e9)
 }
 
 /// What one worker reports when the job ends.
@@ -396,6 +410,7 @@ struct WorkerEnd {
     error: Option<String>,
     busy: Option<(Instant, Instant)>,
     consumer_errors: u64,
+    cpu_seconds: Option<f64>,
 }
 
 /// Worker 0's Kafka clients.

@@ -40,6 +40,9 @@ pub enum Raw<B> {
         position: i64,
         /// Whether the partition had no more records when checked.
         caught_up: bool,
+        /// The partition's end when its source opened: the records before it were written
+        /// before the job started (a replay), and the merge always waits for them.
+        backlog_end: i64,
     },
 }
 
@@ -49,6 +52,7 @@ struct PartitionState<B> {
     /// Every record before this offset was received (`None`: the owner has not reported).
     known: Option<i64>,
     caught_up: bool,
+    backlog_end: i64,
 }
 
 impl<B> Default for PartitionState<B> {
@@ -57,8 +61,20 @@ impl<B> Default for PartitionState<B> {
             queue: VecDeque::new(),
             known: None,
             caught_up: false,
+            backlog_end: 0,
         }
     }
+}
+
+/// Which records [`Merger::next_block`] may release.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Release {
+    /// In the data's order (every partition not caught up is read past the block).
+    Data,
+    /// After a wait on a live stream (see [`Merger::release_waited`]).
+    Waited,
+    /// Everything held (the end of a run).
+    All,
 }
 
 /// Merges the records of every partition of the input topics into one sequence that
@@ -103,21 +119,26 @@ impl<B> Merger<B> {
                 partition,
                 position,
                 caught_up,
+                backlog_end,
             } => {
                 let state = self.parts.entry((stream, partition)).or_default();
                 state.known = Some(state.known.map_or(position, |k| k.max(position)));
                 state.caught_up = caught_up;
+                state.backlog_end = backlog_end;
             }
         }
     }
 
-    /// The offset bound below which records can be released now.
-    fn bound(&self) -> i64 {
+    /// The offset bound below which records can be released now; with `waited`, the
+    /// partitions past their backlog (records produced while the job runs) that are not
+    /// caught up do not hold the others back either.
+    fn bound(&self, waited: bool) -> i64 {
         let mut bound = i64::MAX;
         for state in self.parts.values() {
             match state.known {
                 None => return i64::MIN,
                 Some(_) if state.caught_up => {}
+                Some(known) if waited && known >= state.backlog_end => {}
                 Some(known) => bound = bound.min(known.div_euclid(self.block) * self.block),
             }
         }
@@ -126,13 +147,42 @@ impl<B> Merger<B> {
 
     /// The records that can be released now, in merge order.
     pub fn release(&mut self) -> Vec<RawRecord<B>> {
-        let bound = self.bound();
-        self.take_below(bound)
+        self.next_block(Release::Data, i64::MAX)
+    }
+
+    /// The records that can be released after a record waited too long (a live stream):
+    /// a partition that is read past its backlog (see [`Raw::Progress`]) no longer holds
+    /// the others back, so the order of live records may depend on arrival times. A
+    /// partition still inside its backlog, or whose owner has not reported, still does:
+    /// the records written before the job started are always merged in the data's order.
+    pub fn release_waited(&mut self) -> Vec<RawRecord<B>> {
+        self.next_block(Release::Waited, i64::MAX)
     }
 
     /// Every record held, in merge order (at the end of a run).
     pub fn release_all(&mut self) -> Vec<RawRecord<B>> {
-        self.take_below(i64::MAX)
+        self.next_block(Release::All, i64::MAX)
+    }
+
+    /// The releasable records (under `rule`) of at most the next `blocks` blocks, in
+    /// merge order: taking them a block at a time keeps what waits to be stamped small.
+    pub fn next_block(&mut self, rule: Release, blocks: i64) -> Vec<RawRecord<B>> {
+        let mut bound = match rule {
+            Release::Data => self.bound(false),
+            Release::Waited => self.bound(true),
+            Release::All => i64::MAX,
+        };
+        let lowest = self
+            .parts
+            .values()
+            .filter_map(|s| s.queue.front())
+            .map(|r| r.offset.div_euclid(self.block))
+            .min();
+        if let Some(b) = lowest {
+            let end = b.saturating_add(blocks).saturating_mul(self.block);
+            bound = bound.min(end);
+        }
+        self.take_below(bound)
     }
 
     fn take_below(&mut self, bound: i64) -> Vec<RawRecord<B>> {
@@ -193,6 +243,7 @@ mod tests {
             partition,
             position,
             caught_up: false,
+            backlog_end: 0,
         }
     }
 
@@ -255,6 +306,7 @@ mod tests {
             partition: 1,
             position: 0,
             caught_up: true,
+            backlog_end: 0,
         });
         assert_eq!(keys(&m.release()), vec![(0, 0)]);
         assert_eq!(m.committable(), vec![(EVENTS, 0, 1), (EVENTS, 1, 0)]);
@@ -279,5 +331,29 @@ mod tests {
             all.iter().map(|r| r.stream).collect::<Vec<_>>(),
             vec![EVENTS, FEEDBACK]
         );
+    }
+
+    #[test]
+    fn a_wait_never_skips_a_partition_inside_its_backlog() {
+        let mut m = Merger::new([(EVENTS, 0), (EVENTS, 1)], 1);
+        let progress = |partition, position, backlog_end| Raw::Progress {
+            stream: EVENTS,
+            partition,
+            position,
+            caught_up: false,
+            backlog_end,
+        };
+        // Partition 1 had 1 record when the job started, not read yet.
+        m.push(progress(0, 5, 0));
+        m.push(progress(1, 0, 1));
+        m.push(rec(EVENTS, 0, 5));
+        m.push(rec(EVENTS, 0, 6));
+        assert!(m.release().is_empty());
+        assert!(m.release_waited().is_empty());
+        // Read past its backlog (it is live now, and quiet), it no longer holds the
+        // others back after a wait, but still does without one.
+        m.push(progress(1, 1, 1));
+        assert!(m.release().is_empty());
+        assert_eq!(keys(&m.release_waited()), vec![(0, 5), (0, 6)]);
     }
 }

@@ -2,7 +2,7 @@
 //! one order that depends only on the data, stamped by the sequencer into epochs: the one
 //! place that assigns positions.
 
-use super::merge::{EVENTS, Merger, RawRecord, StreamId};
+use super::merge::{EVENTS, Merger, RawRecord, Release, StreamId};
 use super::metrics::JobMetrics;
 use super::record::{Control, RecordBody, SideRecord, SourceMessage};
 use super::worker_state::WorkerState;
@@ -106,32 +106,38 @@ pub fn merge<'scope>(
             };
             let sources_done = frontiers[0].is_empty();
             let now = Instant::now();
-            // What can be released: the data's order; everything at the end, or when a
-            // record waited too long for the other partitions (live streams).
-            if merger.held() > 0 {
-                held_since.get_or_insert(now);
-            } else {
-                held_since = None;
-            }
+            // What can be released: the data's order; everything at the end; when the
+            // merge has waited too long for a partition with nothing to read (a live
+            // stream), what that partition no longer holds back (see `release_waited`).
+            // The wait counts only while nothing can be released. Records are released a
+            // block at a time, as they are stamped, so what waits in `ready` stays small.
             let waited = held_since.is_some_and(|t| now - t >= options.max_wait);
-            if sources_done || waited {
-                ready.extend(merger.release_all());
-                held_since = None;
+            let rule = if sources_done {
+                Release::All
+            } else if waited {
+                Release::Waited
             } else {
-                ready.extend(merger.release());
-            }
+                Release::Data
+            };
             let mut items_buf: Vec<Item> = Vec::new();
             let mut side_buf: Vec<(u64, SideRecord)> = Vec::new();
             let behind = |epoch: u64| {
                 done.with_frontier(|f| f.first().copied())
                     .is_some_and(|d| epoch.saturating_sub(d) > options.max_epochs_in_flight)
             };
-            while let Some(r) = ready.front() {
+            let mut progressed = false;
+            loop {
+                if ready.is_empty() {
+                    ready.extend(merger.next_block(rule, 1));
+                    if ready.is_empty() {
+                        break;
+                    }
+                    progressed = true;
+                }
                 if behind(sequencer.epoch()) && !sources_done {
                     break;
                 }
-                let _ = r;
-                let r = ready.pop_front().expect("front");
+                let r = ready.pop_front().expect("not empty");
                 let before = sequencer.epoch();
                 match r.body {
                     RecordBody::Event(example) => {
@@ -167,6 +173,11 @@ pub fn merge<'scope>(
                 if sequencer.epoch() != before {
                     side_buf.push((before, SideRecord::Commit(commit_marks(&merger, &ready))));
                 }
+            }
+            if progressed || merger.held() == 0 || !ready.is_empty() {
+                held_since = None;
+            } else {
+                held_since.get_or_insert(now);
             }
             // A partial epoch ends when there is nothing more to read now (a replay's end,
             // a live stream's quiet moment), or at the end.

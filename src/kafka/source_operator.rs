@@ -111,6 +111,7 @@ impl KafkaReader {
                         partition: p,
                         position,
                         caught_up: at_end,
+                        backlog_end: source.backlog_end(p),
                     });
                 }
             }

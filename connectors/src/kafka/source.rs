@@ -91,6 +91,9 @@ pub struct PartitionedSource {
     last_error: Option<String>,
     /// The owned partitions read to their end (and nothing newer since).
     at_end: std::collections::BTreeSet<i32>,
+    /// Each owned partition's high watermark when the source opened: the records before
+    /// it were written before the job started (a replay's backlog).
+    backlog_end: BTreeMap<i32, i64>,
 }
 
 impl PartitionedSource {
@@ -143,6 +146,7 @@ impl PartitionedSource {
             errors: 0,
             last_error: None,
             at_end: Default::default(),
+            backlog_end: BTreeMap::new(),
         };
         source.positions = source.start_positions(start)?;
         for (&p, &position) in &source.positions {
@@ -150,6 +154,7 @@ impl PartitionedSource {
             if position >= high {
                 source.at_end.insert(p);
             }
+            source.backlog_end.insert(p, high);
         }
         let mut assignment = TopicPartitionList::with_capacity(source.partitions.len());
         for (&p, &offset) in &source.positions {
@@ -367,6 +372,12 @@ impl PartitionedSource {
     /// at the start) and nothing came since.
     pub fn at_end(&self, p: i32) -> bool {
         self.at_end.contains(&p)
+    }
+
+    /// Partition `p`'s high watermark when the source opened (every record before it was
+    /// written before the source started; 0 for a partition it does not own).
+    pub fn backlog_end(&self, p: i32) -> i64 {
+        self.backlog_end.get(&p).copied().unwrap_or(0)
     }
 
     /// How long since the last batch with records (or since the source started).
