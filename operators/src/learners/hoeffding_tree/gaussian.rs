@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 ///
 /// An update with weight `w` gives the same state, up to rounding, as `w` updates with
 /// weight 1. Non-finite values and non-positive weights are ignored. An update costs no
-/// logarithm: naive Bayes memoizes the logarithms of the variances it needs per leaf.
+/// logarithm: naive Bayes keeps per leaf the sums it needs (see `naive_bayes`).
 ///
 /// ```
 /// use flowboost_operators::learners::hoeffding_tree::gaussian::GaussianEstimator;
@@ -39,6 +39,18 @@ impl GaussianEstimator {
             m2: 0.0,
             min: 0.0,
             max: 0.0,
+        }
+    }
+
+    /// An estimator from its parts (the caller keeps them consistent).
+    #[inline]
+    pub(super) fn from_parts(weight: f64, mean: f64, m2: f64, min: f64, max: f64) -> Self {
+        GaussianEstimator {
+            weight,
+            mean,
+            m2,
+            min,
+            max,
         }
     }
 

@@ -1,79 +1,14 @@
 //! Memoization that is not part of a tree's state (never serialized, never compared):
-//! the logarithms naive Bayes needs at a leaf, and what the last prediction found out
-//! about naive Bayes at its leaf (its scores or its best class), which the usual
-//! `predict(x)` then `learn(x, ..)` of boosting reuses.
+//! the last example the tree looked at, as a leaf sees it ([`View`]), the path it took to
+//! its leaf, and its naive Bayes log likelihoods there, which the usual `predict(x)` then
+//! `learn(x, ..)` (once or several times) of boosting reuse.
 //!
-//! Both only ever return what the computation they replace would return, bit for bit:
-//! a logarithm is keyed by its argument, the last prediction by the example's bits and
-//! the tree's state (any `learn` invalidates it).
+//! It only ever gives what the computation it replaces would give, bit for bit: it is
+//! keyed by the example's bits, and every `learn` either brings it up to date or
+//! forgets it.
 
-use super::naive_bayes::ClassSum;
+use super::node::{Layout, View};
 use crate::data::Features;
-use std::cell::Cell;
-
-/// A memoized `ln`: the last argument and its logarithm (argument NaN: empty).
-#[derive(Clone, Copy, Debug)]
-struct LnEntry {
-    arg: f64,
-    ln: f64,
-}
-
-impl Default for LnEntry {
-    fn default() -> Self {
-        LnEntry {
-            arg: f64::NAN,
-            ln: f64::NAN,
-        }
-    }
-}
-
-/// One memoized logarithm per slot of a leaf's statistics: `ln(arg)` is recomputed only
-/// when the slot's argument changed since the last call. Interior mutability, so that
-/// predicting (`&self`) fills it; `Send`, not `Sync`.
-///
-/// Empty after deserialization (it is not state): [`LnMemos::ensure_len`] sizes it again,
-/// and until then [`LnMemos::ln`] just computes.
-#[derive(Clone, Debug, Default)]
-pub(super) struct LnMemos(Vec<Cell<LnEntry>>);
-
-impl LnMemos {
-    /// `n` empty slots.
-    pub fn new(n: usize) -> Self {
-        LnMemos(vec![Cell::new(LnEntry::default()); n])
-    }
-
-    /// Makes room for `n` slots (a no-op unless the memo was dropped by serde).
-    #[inline]
-    pub fn ensure_len(&mut self, n: usize) {
-        if self.0.len() != n {
-            self.0.resize(n, Cell::new(LnEntry::default()));
-        }
-    }
-
-    /// `arg.ln()`, memoized in slot `i` (exactly `arg.ln()`: the same argument, bit for
-    /// bit up to the sign of zero, gives the same logarithm).
-    #[inline]
-    pub fn ln(&self, i: usize, arg: f64) -> f64 {
-        let Some(cell) = self.0.get(i) else {
-            return arg.ln();
-        };
-        let entry = cell.get();
-        if entry.arg == arg {
-            entry.ln
-        } else {
-            let ln = arg.ln();
-            cell.set(LnEntry { arg, ln });
-            ln
-        }
-    }
-}
-
-/// Not state: two leaves with equal statistics are equal whatever they memoized.
-impl PartialEq for LnMemos {
-    fn eq(&self, _: &Self) -> bool {
-        true
-    }
-}
 
 /// The bits of an example, kept to recognize it again (allocations reused).
 #[derive(Clone, Debug, Default)]
@@ -133,63 +68,70 @@ impl FeaturesKey {
     }
 }
 
-/// What the last prediction found out about naive Bayes at its leaf.
-pub(super) enum Verdict<'a> {
-    /// Its log scores ([`log_scores`](super::naive_bayes::log_scores)).
-    Scores(&'a [f64]),
-    /// Only its best class, which is strictly the best
-    /// ([`bounded_argmax`](super::naive_bayes::bounded_argmax)).
-    Best(usize),
-}
-
-/// What the last prediction found out about naive Bayes (its log scores or its best
-/// class), with the example and the leaf it belongs to. Valid until the tree changes.
+/// What the tree found out about the last example it looked at.
 #[derive(Clone, Debug, Default)]
-pub(super) struct LastPrediction {
+pub(super) struct Memo {
+    /// Whether `key`, `view` and `path` describe an example.
     valid: bool,
     key: FeaturesKey,
-    leaf: usize,
-    /// `Some`: only the best class is known; `None`: `scores` are.
-    best: Option<usize>,
-    scores: Vec<f64>,
-    /// Working space of the prediction (not what it found out).
-    pub sums: Vec<ClassSum>,
+    /// The example as a leaf sees it.
+    pub view: View,
+    /// The split nodes from the root to `leaf` and the branch taken at each.
+    pub path: Vec<(u32, u32)>,
+    /// The node the path ends at (a leaf, unless the leaf has split since).
+    pub leaf: usize,
+    /// Whether no branch on the path was chosen for a missing value (such a choice
+    /// depends on the branch weights, which learning changes).
+    pub path_ok: bool,
+    /// Whether `lik` holds the log likelihoods at `leaf` (once those of the classes in
+    /// `pending` are brought up to date).
+    pub lik_valid: bool,
+    /// The naive Bayes log likelihoods of the example at `leaf`, per class.
+    pub lik: Vec<f64>,
+    /// The classes the leaf learned (from this example) since `lik` was computed.
+    pub pending: Vec<u32>,
+    /// The example's value of each attribute the tree looks at (by local index).
+    pub values: Vec<f64>,
+    /// Working space for log scores.
+    pub scores: Vec<f64>,
+    /// Working space for the nominal terms of naive Bayes.
+    pub terms: Vec<(u32, u32, f64)>,
 }
 
-impl LastPrediction {
-    /// Remembers the log scores `scores` of `x` at leaf (node index) `leaf`.
-    pub fn record_scores(&mut self, x: &Features, leaf: usize, scores: &[f64]) {
-        self.key.set(x);
-        self.leaf = leaf;
-        self.best = None;
-        self.scores.clear();
-        self.scores.extend_from_slice(scores);
-        self.valid = true;
-    }
-
-    /// Remembers that `best` is the best class of `x` at leaf (node index) `leaf`.
-    pub fn record_best(&mut self, x: &Features, leaf: usize, best: usize) {
-        self.key.set(x);
-        self.leaf = leaf;
-        self.best = Some(best);
-        self.valid = true;
-    }
-
-    /// Forgets it (the tree is about to change).
+impl Memo {
+    /// Whether the memo describes `x`.
     #[inline]
-    pub fn invalidate(&mut self) {
-        self.valid = false;
+    pub fn matches(&self, x: &Features) -> bool {
+        self.valid && self.key.matches(x)
     }
 
-    /// What the last prediction found out, if it was about `x` at `leaf`.
-    #[inline]
-    pub fn get(&self, x: &Features, leaf: usize) -> Option<Verdict<'_>> {
-        if !(self.valid && self.leaf == leaf && self.key.matches(x)) {
-            return None;
+    /// Starts describing `x`: its view; no path, no likelihoods yet.
+    pub fn set(&mut self, layout: &Layout, x: &Features) {
+        self.key.set(x);
+        self.view.set(layout, x);
+        self.values.clear();
+        match x {
+            Features::Dense(v) => self.values.extend(
+                layout
+                    .features
+                    .iter()
+                    .map(|&j| v.get(j).copied().unwrap_or(0.0)),
+            ),
+            Features::Sparse { .. } => {
+                self.values.resize(layout.features.len(), 0.0);
+                for &(col, v) in &self.view.entries {
+                    self.values[layout.numeric_local[col as usize]] = v;
+                }
+                for (n, &i) in layout.nominal.iter().enumerate() {
+                    self.values[i] = self.view.nominal_values[n];
+                }
+            }
         }
-        Some(match self.best {
-            Some(best) => Verdict::Best(best),
-            None => Verdict::Scores(&self.scores),
-        })
+        self.path.clear();
+        self.leaf = usize::MAX;
+        self.path_ok = true;
+        self.lik_valid = false;
+        self.pending.clear();
+        self.valid = true;
     }
 }

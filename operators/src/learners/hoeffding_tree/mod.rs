@@ -3,12 +3,17 @@
 //!
 //! - A leaf keeps, per attribute it looks at, a weighted Gaussian estimator per class
 //!   (numeric attributes, see [`gaussian`]) or weighted counts per value and class
-//!   (nominal attributes), in two flat vectors allocated once when the leaf is created.
+//!   (nominal attributes). The numeric statistics are sparse twice over: only for the
+//!   classes the leaf has learned, and only of the non-zero values (the zeros are folded
+//!   in when the statistics are read), so a sparse example costs work for its non-zero
+//!   values only; see `stats.rs`.
 //! - Each time a leaf has seen `grace_period` more weight, it evaluates every attribute's
 //!   best split by information gain ([`split`]): `split_points` thresholds for a numeric
 //!   attribute (binary split `x <= t`), one branch per value for a nominal one. It splits
 //!   when the best merit beats the second best (or the null split, merit 0) by more than
-//!   the Hoeffding bound `eps`, or when `eps < tie_threshold`.
+//!   the Hoeffding bound `eps`, or when `eps < tie_threshold`. Cheap guaranteed bounds on
+//!   the merits settle most attempts that cannot split without computing any merit
+//!   exactly (`bounds.rs`): the splits are those of the exact computation.
 //! - Missing values (`NaN`) are skipped in every statistic; at a split node they follow
 //!   the branch that has received the most weight.
 //! - With `feature_subset: Some(m)` the tree looks at `m` attributes drawn once from its
@@ -31,6 +36,7 @@
 //! assert!(p[1] > 0.9);
 //! ```
 
+mod bounds;
 mod config;
 pub mod gaussian;
 mod memo;
@@ -38,13 +44,15 @@ mod naive_bayes;
 mod node;
 mod nominal;
 pub mod split;
+mod stats;
 
 pub use config::{
     HoeffdingTreeConfig, LeafPrediction, RANDOM_CONFIDENCE_RANGE, RANDOM_GRACE_RANGE,
 };
 
-use self::memo::{LastPrediction, Verdict};
-use self::node::{AttrSlot, Layout, LeafNode, Node, SplitNode, SplitTest};
+use self::gaussian::GaussianEstimator;
+use self::memo::Memo;
+use self::node::{AttrSlot, Layout, LeafNode, Node, Route, SplitNode, SplitTest};
 use super::WeakLearner;
 use crate::data::{Features, Schema};
 use crate::rng::seeded;
@@ -58,21 +66,27 @@ const FEATURE_SUBSET_STREAM: u64 = 0x7472_6565; // "tree"
 /// A split must gain more than this (bits) to be made at all.
 const MIN_MERIT: f64 = 1e-12;
 
+/// [`HoeffdingTree::predict_top`] names a label only when its score beats every other by
+/// more than this (`2^-40`): then `predict` gives it strictly the highest probability.
+const TOP_MARGIN: f64 = 9.094_947_017_729_282e-13;
+
 /// A Hoeffding tree: an incremental decision tree that splits a leaf once the Hoeffding
 /// bound says, with confidence `1 - split_confidence`, that its best attribute is the
 /// best one.
 ///
-/// Predicting and learning do not allocate (a split does). Deterministic for a given
-/// seed; serializable for checkpoints.
+/// Predicting and learning do not allocate (a split does, and so does a leaf's first
+/// example of a class). Deterministic for a given seed; serializable for checkpoints.
 ///
-/// Fast without changing a bit of any result: `learn(x, ..)` right after `predict(x)` or
-/// [`predict_top(x)`](Self::predict_top) (what every booster does) reuses what the
-/// prediction found out about naive Bayes at the leaf (its scores, or its best class);
-/// otherwise the best class adaptive leaves need is usually told without a logarithm per
-/// attribute, from bounded approximate scores; the logarithms of the variances are
-/// memoized per leaf. The memos are not state (not serialized): the tree is `Send` but
-/// not `Sync`.
+/// Sparse examples cost work for their non-zero values only: the leaves keep
+/// statistics of the non-zero values and fold the zeros in when they read them, and
+/// naive Bayes keeps per class what an all-zero example would score. `learn(x, ..)`
+/// right after `predict(x)` or [`predict_top(x)`](Self::predict_top) (what every booster
+/// does), or after another `learn(x, ..)`, reuses the path to the leaf and the naive
+/// Bayes likelihoods of `x` (brought up to date for the class just learned). These
+/// memos and caches are not state (not serialized; rebuilt from the state after a
+/// deserialization): the tree is `Send` but not `Sync`.
 #[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(from = "TreeState")]
 pub struct HoeffdingTree {
     config: HoeffdingTreeConfig,
     layout: Layout,
@@ -80,19 +94,52 @@ pub struct HoeffdingTree {
     nodes: Vec<Node>,
     num_leaves: usize,
     depth: usize,
-    /// Naive Bayes scores while learning (not part of the state).
+    /// The nodes as the way from the root sees them (not part of the state).
     #[serde(skip)]
-    scratch: Vec<f64>,
-    /// Naive Bayes' bounded scores while learning (not part of the state).
-    #[serde(skip)]
-    class_sums: Vec<naive_bayes::ClassSum>,
+    routes: Vec<Route>,
     /// Working space of split attempts (not part of the state).
     #[serde(skip)]
     split_scratch: Vec<f64>,
-    /// What the last prediction found out about naive Bayes (adaptive leaves only; not
-    /// part of the state), for the `learn` of the same example that usually follows.
+    /// Working space of the bounds of split attempts (not part of the state).
     #[serde(skip)]
-    last: Box<RefCell<LastPrediction>>,
+    bound_scratch: RefCell<bounds::BoundScratch>,
+    /// What the tree found out about the last example it looked at (not part of the
+    /// state).
+    #[serde(skip)]
+    last: Box<RefCell<Memo>>,
+}
+
+/// The serialized state of a [`HoeffdingTree`]; deserializing rebuilds what the leaves
+/// precompute from it.
+#[derive(Deserialize)]
+struct TreeState {
+    config: HoeffdingTreeConfig,
+    layout: Layout,
+    nodes: Vec<Node>,
+    num_leaves: usize,
+    depth: usize,
+}
+
+impl From<TreeState> for HoeffdingTree {
+    fn from(state: TreeState) -> Self {
+        let mut nodes = state.nodes;
+        for node in &mut nodes {
+            if let Node::Leaf(leaf) = node {
+                leaf.cache.rebuild(&leaf.dist, &leaf.numeric);
+            }
+        }
+        HoeffdingTree {
+            config: state.config,
+            layout: state.layout,
+            routes: nodes.iter().map(Route::of).collect(),
+            nodes,
+            num_leaves: state.num_leaves,
+            depth: state.depth,
+            split_scratch: Vec::new(),
+            bound_scratch: RefCell::default(),
+            last: Box::default(),
+        }
+    }
 }
 
 impl HoeffdingTree {
@@ -118,16 +165,21 @@ impl HoeffdingTree {
         };
         let layout = Layout::new(schema, features);
         let k = layout.k;
-        let root = LeafNode::new(&layout, vec![0.0; k], 0, Vec::new());
+        let root = Node::Leaf(Box::new(LeafNode::new(
+            &layout,
+            vec![0.0; k],
+            0,
+            Vec::new(),
+        )));
         HoeffdingTree {
             config,
             layout,
-            nodes: vec![Node::Leaf(root)],
+            routes: vec![Route::of(&root)],
+            nodes: vec![root],
             num_leaves: 1,
             depth: 0,
-            scratch: vec![0.0; k],
-            class_sums: Vec::with_capacity(k),
             split_scratch: Vec::new(),
+            bound_scratch: RefCell::default(),
             last: Box::default(),
         }
     }
@@ -157,49 +209,131 @@ impl HoeffdingTree {
         &self.layout.features
     }
 
-    /// The label [`predict`](WeakLearner::predict) would give strictly the highest
-    /// probability, when that is cheap to tell: `None` when only `predict` can say (at a
-    /// leaf predicting by majority class, with naive Bayes scores too close to call, ...).
-    ///
-    /// For callers that need only the predicted label (or sign) of a tree with naive
-    /// Bayes leaves: no logarithm per attribute (see the bounds of naive Bayes'
-    /// `bounded_argmax`). `Some(l)` guarantees that `predict(x)` would give `p[l] > p[c]`
-    /// for every other label `c`. Like `predict`, it prepares a following `learn` of the
-    /// same `x`.
-    pub fn predict_top(&self, x: &Features) -> Option<usize> {
-        let (index, leaf, _) = self.find_leaf(x);
-        let use_nb = match self.config.leaf_prediction {
+    /// Whether the leaf predicts with naive Bayes now.
+    #[inline]
+    fn uses_nb(&self, leaf: &LeafNode) -> bool {
+        match self.config.leaf_prediction {
             LeafPrediction::MajorityClass => false,
             LeafPrediction::NaiveBayes => true,
             LeafPrediction::NaiveBayesAdaptive => leaf.mc_correct <= leaf.nb_correct,
-        };
-        if !(use_nb && leaf.seen > 0.0) {
-            return None;
         }
-        let mut last = self.last.try_borrow_mut().ok()?;
-        // The best score beats the others by more than `2^-24` or so: so do the
-        // probabilities `predict` normalizes them into (`exp(0) = 1` against at most
-        // `exp(-2^-24)`, both divided by the same sum).
-        let best = naive_bayes::bounded_argmax(&self.layout, leaf, x, &mut last.sums)??;
-        if self.config.leaf_prediction == LeafPrediction::NaiveBayesAdaptive {
-            last.record_best(x, index, best);
-        }
-        Some(best)
     }
 
-    /// The leaf `x` falls into (and its node index), and the class weights of the
-    /// closest inner node above it (the prediction of a leaf that has no weight at all).
-    fn find_leaf(&self, x: &Features) -> (usize, &LeafNode, Option<&[f64]>) {
-        let mut fallback = None;
-        let mut i = 0;
-        loop {
-            match &self.nodes[i] {
-                Node::Leaf(leaf) => return (i, leaf, fallback),
-                Node::Split(s) => {
-                    fallback = Some(s.dist.as_slice());
-                    i = s.children[s.branch(x.get(self.layout.features[s.attr]))];
-                }
+    /// The label [`predict`](WeakLearner::predict) would give strictly the highest
+    /// probability, when that is easy to tell: `None` when only `predict` can say (scores
+    /// or weights too close to call, a leaf without weight, ...).
+    ///
+    /// For callers that need only the predicted label (or sign): no normalization.
+    /// `Some(l)` guarantees that `predict(x)` would give `p[l] > p[c]` for every other
+    /// label `c`. Like `predict`, it prepares a following `learn` of the same `x`.
+    pub fn predict_top(&self, x: &Features) -> Option<usize> {
+        let Ok(mut memo) = self.last.try_borrow_mut() else {
+            return None;
+        };
+        let memo = &mut *memo;
+        let index = self.locate(x, memo);
+        let Node::Leaf(leaf) = &self.nodes[index] else {
+            return None;
+        };
+        if !(self.uses_nb(leaf) && leaf.seen > 0.0) {
+            // Majority class: the heaviest class, if clearly the heaviest.
+            let total = leaf.total();
+            if !(total > 0.0 && total.is_finite()) {
+                return None;
             }
+            let best = argmax(&leaf.dist)?;
+            let w = leaf.dist[best];
+            let clear = leaf
+                .dist
+                .iter()
+                .enumerate()
+                .all(|(c, &v)| c == best || v.is_nan() || v <= 0.0 || w - v > w * TOP_MARGIN);
+            return clear.then_some(best);
+        }
+        self.ensure_likelihoods(index, memo);
+        let k = self.layout.k;
+        memo.scores.resize(k, 0.0);
+        naive_bayes::scores(leaf, &memo.lik, &mut memo.scores);
+        let scores = &memo.scores;
+        let best = argmax(scores).filter(|&b| scores[b].is_finite())?;
+        let top = scores[best];
+        let clear = scores.iter().enumerate().all(|(c, &v)| {
+            c == best || v.is_nan() || v == f64::NEG_INFINITY || top - v > TOP_MARGIN
+        });
+        clear.then_some(best)
+    }
+
+    /// The leaf `x` falls into (its node index), found from the memo when it describes
+    /// `x` (which it does afterwards, path included).
+    fn locate(&self, x: &Features, memo: &mut Memo) -> usize {
+        let mut i = if memo.matches(x) {
+            if memo.path_ok && memo.leaf != usize::MAX {
+                memo.leaf
+            } else {
+                memo.path.clear();
+                memo.path_ok = true;
+                0
+            }
+        } else {
+            memo.set(&self.layout, x);
+            0
+        };
+        while let Some(attr) = self.routes[i].attr() {
+            let route = self.routes[i];
+            let b = match route.branch(memo.values[attr]) {
+                Some(b) => b,
+                None => {
+                    // Decided by the branch weights, which learning changes.
+                    memo.path_ok = false;
+                    match &self.nodes[i] {
+                        Node::Split(s) => s.heaviest(),
+                        Node::Leaf(_) => break,
+                    }
+                }
+            };
+            memo.path.push((i as u32, b as u32));
+            i = route.child(b);
+        }
+        if memo.leaf != i {
+            memo.leaf = i;
+            memo.lik_valid = false;
+        }
+        i
+    }
+
+    /// Makes `memo.lik` the likelihoods of the memo's example at leaf `index`.
+    fn ensure_likelihoods(&self, index: usize, memo: &mut Memo) {
+        let Node::Leaf(leaf) = &self.nodes[index] else {
+            return;
+        };
+        if !memo.lik_valid {
+            naive_bayes::likelihoods(
+                &self.layout,
+                leaf,
+                &memo.view,
+                &mut memo.terms,
+                &mut memo.lik,
+            );
+            memo.lik_valid = true;
+        } else if !memo.pending.is_empty() {
+            naive_bayes::update_likelihoods(
+                &self.layout,
+                leaf,
+                &memo.view,
+                &memo.pending,
+                &mut memo.terms,
+                &mut memo.lik,
+            );
+        }
+        memo.pending.clear();
+    }
+
+    /// The class weights of the closest inner node above node `index` on the memo's path.
+    fn fallback<'a>(&'a self, memo: &Memo) -> Option<&'a [f64]> {
+        let &(node, _) = memo.path.last()?;
+        match &self.nodes[node as usize] {
+            Node::Split(s) => Some(s.dist.as_slice()),
+            Node::Leaf(_) => None,
         }
     }
 
@@ -210,35 +344,119 @@ impl HoeffdingTree {
             && self.config.max_leaves.is_none_or(|m| self.num_leaves < m)
     }
 
-    /// Evaluates the splits of leaf `index` and splits it if the Hoeffding test says so.
-    fn attempt_split(&mut self, index: usize) {
+    /// Whether the Hoeffding test of a split attempt at `leaf` may pass when it is not
+    /// a tie (`eps >= tie_threshold`): `false` means it surely fails. From bounds on the
+    /// merits ([`bounds`]; nominal merits are exact and cheap): the best merit minus the
+    /// second best cannot exceed the largest upper bound minus the second largest lower
+    /// bound (or 0); and a binary split gains at most 1 bit, a split into `V` branches at
+    /// most `log2 V`, which settles many attempts before all attributes are bounded.
+    fn may_split(
+        &self,
+        leaf: &LeafNode,
+        eps: f64,
+        estimators: &mut Vec<GaussianEstimator>,
+    ) -> bool {
+        let k = self.layout.k;
+        let n = leaf.seen;
+        let slots = &self.layout.slots;
+        // The most the attributes from `i` on can gain.
+        let most = |slot: &AttrSlot| match *slot {
+            AttrSlot::Numeric { .. } => 1.0 + 1e-9,
+            AttrSlot::Nominal { values, .. } => (values.max(2) as f64).log2() + 1e-9,
+        };
+        let mut rest: Vec<f64> = slots.iter().map(most).collect();
+        for i in (0..rest.len().saturating_sub(1)).rev() {
+            rest[i] = rest[i].max(rest[i + 1]);
+        }
+        let mut local = bounds::BoundScratch::default();
+        let mut borrowed = self.bound_scratch.try_borrow_mut();
+        let scratch = match &mut borrowed {
+            Ok(s) => &mut **s,
+            Err(_) => &mut local,
+        };
+        let mut upper = f64::NEG_INFINITY;
+        // The two largest lower bounds.
+        let (mut first, mut second) = (f64::NEG_INFINITY, f64::NEG_INFINITY);
+        for (attr, slot) in slots.iter().enumerate() {
+            let bounds = match *slot {
+                AttrSlot::Numeric { column } => {
+                    estimators.clear();
+                    estimators.extend(
+                        (0..leaf.numeric.slots()).map(|s| leaf.numeric.estimator(s, column)),
+                    );
+                    bounds::merit_bounds(estimators, self.config.split_points, n, scratch)
+                }
+                AttrSlot::Nominal { offset, values } => {
+                    if leaf.is_used(attr) {
+                        None
+                    } else {
+                        let counts = &leaf.counts[offset..offset + nominal::slots(values, k)];
+                        nominal::merit(counts, k, values, n).map(|m| (m, m))
+                    }
+                }
+            };
+            if let Some((lo, hi)) = bounds {
+                upper = upper.max(hi);
+                if lo > first {
+                    second = first;
+                    first = lo;
+                } else if lo > second {
+                    second = lo;
+                }
+            }
+            let most_after = rest.get(attr + 1).copied().unwrap_or(f64::NEG_INFINITY);
+            if upper.max(most_after) - second.max(0.0) <= eps {
+                return false;
+            }
+        }
+        upper > MIN_MERIT
+    }
+
+    /// Evaluates the splits of leaf `index` and splits it if the Hoeffding test says so;
+    /// `true` if it split.
+    fn attempt_split(&mut self, index: usize) -> bool {
         let mut scratch = std::mem::take(&mut self.split_scratch);
-        self.try_split(index, &mut scratch);
+        let split = self.try_split(index, &mut scratch);
         self.split_scratch = scratch;
+        split
     }
 
     /// [`attempt_split`](Self::attempt_split) with its working space.
-    fn try_split(&mut self, index: usize, scratch: &mut Vec<f64>) {
+    fn try_split(&mut self, index: usize, scratch: &mut Vec<f64>) -> bool {
         let Node::Leaf(leaf) = &self.nodes[index] else {
-            return;
+            return false;
         };
         if leaf.dist.iter().filter(|&&w| w > 0.0).count() < 2 {
-            return; // pure: nothing to gain
+            return false; // pure: nothing to gain
         }
+        let mut estimators = Vec::with_capacity(leaf.numeric.slots());
         let k = self.layout.k;
         let n = leaf.seen;
+        // `n` is the leaf's whole class weight, including what it inherited at its creation
+        // (as MOA and River do), not only the weight it has seen itself.
+        let eps = split::hoeffding_bound(
+            split::gain_range(k),
+            self.config.split_confidence,
+            leaf.total(),
+        );
+        let tie = eps < self.config.tie_threshold;
+        if !tie && !self.may_split(leaf, eps, &mut estimators) {
+            return false;
+        }
         // The best candidate, and the second best merit: the null split (merit 0) counts.
         let mut best: Option<(f64, usize, SplitTest)> = None;
         let mut second = 0.0_f64;
         for (attr, slot) in self.layout.slots.iter().enumerate() {
             let candidate = match *slot {
-                AttrSlot::Numeric { offset } => split::best_numeric_split(
-                    &leaf.gaussians[offset..offset + k + 1],
-                    self.config.split_points,
-                    n,
-                    scratch,
-                )
-                .map(|(merit, threshold)| (merit, SplitTest::Numeric { threshold })),
+                AttrSlot::Numeric { column } => {
+                    // Slot 0 (all classes), then the classes the leaf learned, in order.
+                    estimators.clear();
+                    estimators.extend(
+                        (0..leaf.numeric.slots()).map(|s| leaf.numeric.estimator(s, column)),
+                    );
+                    split::best_numeric_split(&estimators, self.config.split_points, n, scratch)
+                        .map(|(merit, threshold)| (merit, SplitTest::Numeric { threshold }))
+                }
                 AttrSlot::Nominal { offset, values } => {
                     if leaf.is_used(attr) {
                         None
@@ -263,29 +481,25 @@ impl HoeffdingTree {
             }
         }
         let Some((merit, attr, test)) = best else {
-            return;
+            return false;
         };
-        // `n` is the leaf's whole class weight, including what it inherited at its creation
-        // (as MOA and River do), not only the weight it has seen itself.
-        let eps = split::hoeffding_bound(
-            split::gain_range(k),
-            self.config.split_confidence,
-            leaf.total(),
-        );
-        if !(merit > MIN_MERIT && (merit - second > eps || eps < self.config.tie_threshold)) {
-            return;
+        if !(merit > MIN_MERIT && (merit - second > eps || tie)) {
+            return false;
         }
         let dists: Vec<Vec<f64>> = match test {
             SplitTest::Numeric { threshold } => {
-                let AttrSlot::Numeric { offset } = self.layout.slots[attr] else {
-                    return;
+                let AttrSlot::Numeric { column } = self.layout.slots[attr] else {
+                    return false;
                 };
-                split::numeric_branch_dists(&leaf.gaussians[offset + 1..offset + 1 + k], threshold)
-                    .into()
+                let mut classes = vec![gaussian::GaussianEstimator::new(); k];
+                for s in 1..leaf.numeric.slots() {
+                    classes[leaf.numeric.class_of(s)] = leaf.numeric.estimator(s, column);
+                }
+                split::numeric_branch_dists(&classes, threshold).into()
             }
             SplitTest::Nominal { values } => {
                 let AttrSlot::Nominal { offset, .. } = self.layout.slots[attr] else {
-                    return;
+                    return false;
                 };
                 nominal::branch_dists(
                     &leaf.counts[offset..offset + nominal::slots(values, k)],
@@ -300,7 +514,7 @@ impl HoeffdingTree {
             .max_leaves
             .is_some_and(|m| self.num_leaves - 1 + branches > m)
         {
-            return;
+            return false;
         }
         let depth = leaf.depth + 1;
         let mut used = leaf.used.clone();
@@ -312,8 +526,14 @@ impl HoeffdingTree {
         let mut branch_weight = Vec::with_capacity(branches);
         for dist in dists {
             branch_weight.push(dist.iter().sum());
-            let child = LeafNode::new(&self.layout, dist, depth, used.clone());
-            self.nodes.push(Node::Leaf(child));
+            let child = Node::Leaf(Box::new(LeafNode::new(
+                &self.layout,
+                dist,
+                depth,
+                used.clone(),
+            )));
+            self.routes.push(Route::of(&child));
+            self.nodes.push(child);
         }
         self.nodes[index] = Node::Split(SplitNode {
             attr,
@@ -322,8 +542,10 @@ impl HoeffdingTree {
             branch_weight,
             dist: parent_dist,
         });
+        self.routes[index] = Route::of(&self.nodes[index]);
         self.num_leaves += branches - 1;
         self.depth = self.depth.max(depth);
+        true
     }
 }
 
@@ -365,23 +587,32 @@ impl WeakLearner for HoeffdingTree {
             out.fill(uniform);
             return;
         }
-        let (index, leaf, fallback) = self.find_leaf(x);
-        let adaptive = self.config.leaf_prediction == LeafPrediction::NaiveBayesAdaptive;
-        let use_nb = match self.config.leaf_prediction {
-            LeafPrediction::MajorityClass => false,
-            LeafPrediction::NaiveBayes => true,
-            LeafPrediction::NaiveBayesAdaptive => leaf.mc_correct <= leaf.nb_correct,
-        };
-        let done = if use_nb && leaf.seen > 0.0 {
-            naive_bayes::log_scores(&self.layout, leaf, x, out);
-            if adaptive && let Ok(mut last) = self.last.try_borrow_mut() {
-                last.record_scores(x, index, out);
+        let mut fresh;
+        let mut borrowed = self.last.try_borrow_mut();
+        let memo = match &mut borrowed {
+            Ok(m) => &mut **m,
+            Err(_) => {
+                fresh = Memo::default();
+                &mut fresh
             }
+        };
+        let index = self.locate(x, memo);
+        let Node::Leaf(leaf) = &self.nodes[index] else {
+            out.fill(uniform);
+            return;
+        };
+        let done = if self.uses_nb(leaf) && leaf.seen > 0.0 {
+            self.ensure_likelihoods(index, memo);
+            naive_bayes::scores(leaf, &memo.lik, out);
             naive_bayes::normalize_log(out) || write_normalized(&leaf.dist, out)
         } else {
             write_normalized(&leaf.dist, out)
         };
-        if !done && !fallback.is_some_and(|d| write_normalized(d, out)) {
+        if !done
+            && !self
+                .fallback(memo)
+                .is_some_and(|d| write_normalized(d, out))
+        {
             out.fill(uniform);
         }
     }
@@ -392,45 +623,31 @@ impl WeakLearner for HoeffdingTree {
         if !(weight > 0.0 && weight.is_finite()) || c >= k {
             return;
         }
-        let HoeffdingTree {
-            config,
-            layout,
-            nodes,
-            scratch,
-            class_sums,
-            last,
-            ..
-        } = self;
-        let last = last.get_mut();
-        let mut index = 0;
-        while let Node::Split(s) = &mut nodes[index] {
-            let b = s.branch(x.get(layout.features[s.attr]));
-            s.branch_weight[b] += weight;
-            index = s.children[b];
+        let mut memo = std::mem::take(self.last.get_mut());
+        let index = self.locate(x, &mut memo);
+        for &(node, b) in &memo.path {
+            if let Node::Split(s) = &mut self.nodes[node as usize] {
+                s.branch_weight[b as usize] += weight;
+            }
         }
-        let Node::Leaf(leaf) = &mut nodes[index] else {
+        let adaptive = self.config.leaf_prediction == LeafPrediction::NaiveBayesAdaptive;
+        let Node::Leaf(leaf) = &self.nodes[index] else {
+            *self.last.get_mut() = memo;
             return;
         };
-        leaf.ensure_memos(layout);
-        if config.leaf_prediction == LeafPrediction::NaiveBayesAdaptive && leaf.total() > 0.0 {
-            // Score both predictors on this example before learning from it. Naive Bayes
-            // usually scored it already, predicting it; otherwise its best class can
-            // usually be told without computing its scores exactly.
+        if adaptive && leaf.total() > 0.0 {
+            // Score both predictors on this example before learning from it.
+            self.ensure_likelihoods(index, &mut memo);
+            memo.scores.resize(k, 0.0);
+            naive_bayes::scores(leaf, &memo.lik, &mut memo.scores);
+            let scores = &memo.scores;
             let mc = argmax(&leaf.dist);
-            let nb_best =
-                |scores: &[f64]| argmax(scores).filter(|&b| scores[b] > f64::NEG_INFINITY);
-            let nb = match last.get(x, index) {
-                Some(Verdict::Scores(scores)) => nb_best(scores),
-                Some(Verdict::Best(best)) => Some(best),
-                None => {
-                    naive_bayes::bounded_argmax(layout, leaf, x, class_sums).unwrap_or_else(|| {
-                        scratch.resize(k, 0.0);
-                        naive_bayes::log_scores(layout, leaf, x, scratch);
-                        nb_best(scratch)
-                    })
-                }
-            }
-            .or(mc);
+            let nb = argmax(scores)
+                .filter(|&b| scores[b] > f64::NEG_INFINITY)
+                .or(mc);
+            let Node::Leaf(leaf) = &mut self.nodes[index] else {
+                return;
+            };
             if mc == Some(c) {
                 leaf.mc_correct += weight;
             }
@@ -438,16 +655,25 @@ impl WeakLearner for HoeffdingTree {
                 leaf.nb_correct += weight;
             }
         }
-        last.invalidate();
-        leaf.update(layout, x, c, weight);
-        if leaf.seen - leaf.seen_at_last_attempt >= config.grace_period {
+        let Node::Leaf(leaf) = &mut self.nodes[index] else {
+            return;
+        };
+        let all_changed = leaf.update(&self.layout, &memo.view, c, weight);
+        if all_changed {
+            memo.lik_valid = false;
+            memo.pending.clear();
+        } else if memo.lik_valid && !memo.pending.contains(&label) {
+            memo.pending.push(label);
+        }
+        if leaf.seen - leaf.seen_at_last_attempt >= self.config.grace_period {
             leaf.seen_at_last_attempt = leaf.seen;
             let Node::Leaf(leaf) = &self.nodes[index] else {
                 return;
             };
-            if self.can_grow(leaf) {
-                self.attempt_split(index);
+            if self.can_grow(leaf) && self.attempt_split(index) {
+                memo.lik_valid = false;
             }
         }
+        *self.last.get_mut() = memo;
     }
 }

@@ -1,142 +1,547 @@
 //! Naive Bayes at a leaf: the class prior times the per-attribute likelihoods, in log
-//! space, normalized by log-sum-exp.
+//! space, normalized by log-sum-exp; and what a leaf precomputes for it.
+//!
+//! The log score of a class `c` with weight at the leaf is `prior_c + L_c(x)`, with
+//! `prior_c = ln dist_c - ln total` and the log likelihood `L_c(x)` the sum of
+//!
+//! - per numeric attribute with a known value at the leaf, the class's Gaussian log
+//!   density at `x_j` (its statistics with zeros folded in, see
+//!   [`NumericStats::estimator`]; the statistics of all classes together when the class
+//!   has no known value there; a zero variance is a point mass, as in MOA: `0` at the
+//!   mean, `-inf` elsewhere; no variance floor: a floor turns a rare 0/1 feature a class
+//!   never had into a density spike at 0 that lets rare classes win, see
+//!   `docs/notes/hoeffding-tree-vs-moa.md`);
+//! - per nominal attribute not split on above the leaf, the Laplace-smoothed frequency
+//!   `(n_vc + 1) / (n_c + V)` of the value.
+//!
+//! Missing values are skipped. The Gaussian terms `-ln(2 pi)/2 - ln(var)/2 -
+//! (x - mean)^2 / (2 var)` are not computed one by one: per class, the leaf keeps
+//! `C = sum (-ln(2 pi)/2 - ln(var)/2)` (one logarithm of the product of the variances)
+//! and `Q0 = sum mean^2 / (2 var)` (the quadratic terms of an all-zero example), and an
+//! example costs work for its non-zero values only: `L = C - Q0 + sum over non-zero
+//! x_j of (mean^2 - (x_j - mean)^2) / (2 var)`, or `L = C - sum (x_j - mean)^2 / (2 var)`
+//! when no value is zero (dense data). The nominal terms are multiplied (exactly rescaled
+//! by powers of two) and cost one logarithm per class. Every score is a function of the
+//! leaf's state and the example's values only: the same for a dense and a sparse
+//! example, memoized or computed from scratch.
 
-use super::gaussian::{HALF_LN_2PI, ln_normal_pdf_with_ln_variance};
-use super::node::{AttrSlot, Layout, LeafNode};
-use super::nominal;
-use crate::data::Features;
+use super::gaussian::HALF_LN_2PI;
+use super::node::{AttrSlot, Layout, LeafNode, View};
+use super::stats::{NonZero, NumericStats};
+use std::cell::Cell;
 
-/// The log likelihood of `value` under a class's Gaussian `(mean, var)`: its log density
-/// when the variance is positive; a zero variance (every value the class saw at the leaf
-/// was the same) is a point mass, as in MOA: `0` at the mean, `-inf` elsewhere. No
-/// variance floor: a floor turns a rare 0/1 feature a class never had into a density
-/// spike at 0 that lets rare classes win (see `docs/notes/hoeffding-tree-vs-moa.md`).
-/// `ln_var` gives `ln var` (memoized by the caller) and is called only when needed.
-#[inline]
-fn ln_likelihood(value: f64, mean: f64, var: f64, ln_var: impl FnOnce(f64) -> f64) -> f64 {
-    if var > 0.0 {
-        ln_normal_pdf_with_ln_variance(value, mean, var, ln_var(var))
-    } else if value == mean {
-        0.0
-    } else {
-        f64::NEG_INFINITY
+/// What a leaf precomputes per slot of its numeric statistics (see the module
+/// documentation).
+#[derive(Clone, Copy, Debug, Default)]
+struct SlotCache {
+    /// Whether the rest is up to date.
+    fresh: bool,
+    /// `C`: `-ln(2 pi)/2 - ln(var)/2` summed over the attributes with a positive variance.
+    c: f64,
+    /// `Q0`: `mean^2 / (2 var)` summed over the same attributes.
+    q0: f64,
+    /// The number of point masses (zero variance) away from 0: each makes an all-zero
+    /// example impossible.
+    dead0: u32,
+}
+
+/// What naive Bayes precomputes at a leaf: per slot of the numeric statistics, the sums
+/// of [`SlotCache`] (computed when first needed after a change); the logarithms of the
+/// class weights and of their total; which numeric attributes have a known value. Not
+/// state: [`rebuild`](Self::rebuild) computes it from the statistics, and every update
+/// keeps it equal to what a rebuild gives.
+#[derive(Clone, Debug, Default)]
+pub(super) struct LeafCache {
+    slots: Vec<Cell<SlotCache>>,
+    /// `ln dist_c` (`-inf` for `dist_c <= 0`).
+    ln_dist: Vec<f64>,
+    /// `ln(sum dist)`.
+    ln_total: f64,
+    /// Per numeric column: some value is known at the leaf.
+    active: Vec<bool>,
+    /// Per slot, at a leaf that has seen zeros but no missing value: the columns with a
+    /// non-zero value (ascending); the others are point masses at 0 for the slot, which
+    /// add nothing to its sums. Empty otherwise.
+    nonzero_columns: Vec<Vec<u32>>,
+}
+
+/// Not state: two leaves with equal statistics are equal whatever they cache.
+impl PartialEq for LeafCache {
+    fn eq(&self, _: &Self) -> bool {
+        true
     }
 }
 
-/// Writes the unnormalized naive Bayes log scores of the classes at `leaf` for `x` into
-/// `out`: `ln prior + sum ln likelihood` (`-inf` for a class with no weight at the leaf).
-///
-/// Numeric attributes: the class's Gaussian (a point mass when its variance is zero, see
-/// [`ln_likelihood`]); a class not yet seen with this attribute known gets the
-/// attribute's Gaussian over all classes.
-/// Nominal attributes: Laplace-smoothed frequencies. Missing values are skipped, and so
-/// are nominal attributes already split on above the leaf.
-///
-/// The logarithms of the variances are memoized per estimator
-/// at the leaf (keyed by their argument): between two examples at a leaf, only those of
-/// the class learned in between have changed.
-pub(super) fn log_scores(layout: &Layout, leaf: &LeafNode, x: &Features, out: &mut [f64]) {
+impl LeafCache {
+    /// Computes everything from the statistics (the slots' sums when first needed).
+    pub fn rebuild(&mut self, dist: &[f64], numeric: &NumericStats) {
+        self.ln_dist.clear();
+        self.ln_dist.extend(dist.iter().map(|&w| ln_weight(w)));
+        self.ln_total = ln_weight(dist.iter().sum());
+        self.active.clear();
+        self.active
+            .extend((0..numeric.columns()).map(|j| numeric.folded(0, j).n > 0.0));
+        self.slots.clear();
+        self.slots
+            .resize(numeric.slots(), Cell::new(SlotCache::default()));
+        self.nonzero_columns.clear();
+        if numeric.extra.is_some() && !numeric.any_missing() {
+            self.nonzero_columns
+                .extend((0..numeric.slots()).map(|s| nonzero_columns(numeric, s)));
+        }
+    }
+
+    /// Brings the cache up to date after the leaf learned class `c` (slot `s`); `true`
+    /// when the likelihoods of other classes than `c` and those without a slot may have
+    /// changed.
+    pub fn refresh(
+        &mut self,
+        dist: &[f64],
+        numeric: &NumericStats,
+        x: &View,
+        c: usize,
+        s: usize,
+    ) -> bool {
+        self.ln_dist[c] = ln_weight(dist[c]);
+        self.ln_total = ln_weight(dist.iter().sum());
+        let new_slot = self.slots.len() != numeric.slots();
+        if new_slot {
+            // The class's first example at this leaf: a new slot.
+            self.slots.insert(s, Cell::new(SlotCache::default()));
+        }
+        if numeric.extra.is_none() || numeric.any_missing() {
+            self.nonzero_columns.clear();
+        } else if self.nonzero_columns.is_empty() {
+            // The first zero at this leaf.
+            self.nonzero_columns
+                .extend((0..numeric.slots()).map(|s| nonzero_columns(numeric, s)));
+        } else {
+            if new_slot {
+                self.nonzero_columns.insert(s, Vec::new());
+            }
+            for t in [0, s] {
+                let columns = &mut self.nonzero_columns[t];
+                for &(col, v) in &x.entries {
+                    if v.is_finite()
+                        && let Err(p) = columns.binary_search(&col)
+                    {
+                        columns.insert(p, col);
+                    }
+                }
+            }
+        }
+        let d = numeric.columns();
+        let mut all = false;
+        if numeric.any_missing() {
+            // Which attributes have a known value may change, and a class without one
+            // uses the statistics of all classes: recompute everything.
+            all = true;
+            for (j, a) in self.active.iter_mut().enumerate() {
+                *a = numeric.folded(0, j).n > 0.0;
+            }
+        } else if d > 0 && !self.active[0] {
+            // The first example: every attribute has a known value from now on.
+            all = true;
+            self.active.fill(true);
+        }
+        if all {
+            for slot in &self.slots {
+                slot.set(SlotCache::default());
+            }
+        } else {
+            self.slots[0].set(SlotCache::default());
+            self.slots[s].set(SlotCache::default());
+        }
+        all
+    }
+
+    /// The log prior of a class with weight at the leaf.
+    #[inline]
+    fn prior(&self, c: usize) -> f64 {
+        self.ln_dist[c] - self.ln_total
+    }
+
+    /// The sums of slot `s`, computed if stale.
+    #[inline]
+    fn slot(&self, numeric: &NumericStats, s: usize) -> SlotCache {
+        let sc = self.slots[s].get();
+        if sc.fresh {
+            return sc;
+        }
+        let columns = self.nonzero_columns.get(s).map(Vec::as_slice);
+        let sc = slot_cache(numeric, &self.active, columns, s);
+        self.slots[s].set(sc);
+        sc
+    }
+}
+
+/// The columns where slot `s` has a non-zero value.
+fn nonzero_columns(numeric: &NumericStats, s: usize) -> Vec<u32> {
+    let d = numeric.d;
+    match &numeric.extra {
+        Some(e) => e.nonzero[s * d..(s + 1) * d]
+            .iter()
+            .enumerate()
+            .filter(|(_, nz)| nz.weight > 0.0)
+            .map(|(j, _)| j as u32)
+            .collect(),
+        None => Vec::new(),
+    }
+}
+
+/// `ln w` for a positive weight, `-inf` otherwise.
+#[inline]
+fn ln_weight(w: f64) -> f64 {
+    if w > 0.0 { w.ln() } else { f64::NEG_INFINITY }
+}
+
+/// The mean and variance naive Bayes uses for slot `s` at column `j`: the slot's own
+/// (zeros folded in), or those of all classes when the slot has no known value there.
+#[inline(always)]
+fn mean_var(numeric: &NumericStats, s: usize, j: usize) -> (f64, f64) {
+    let f = numeric.folded(s, j);
+    if f.n > 0.0 || s == 0 {
+        (f.mean, f.m2 * f.r)
+    } else {
+        let f = numeric.folded(0, j);
+        (f.mean, f.m2 * f.r)
+    }
+}
+
+/// Adds one attribute's `(mean, var)` to the sums of a slot.
+#[inline(always)]
+fn accumulate(
+    mean: f64,
+    var: f64,
+    variances: &mut LogProduct,
+    positive: &mut u32,
+    q0: &mut f64,
+    dead0: &mut u32,
+) {
+    if var > 0.0 {
+        *positive += 1;
+        variances.mul_positive(var, *positive);
+        *q0 += mean * mean * (0.5 / var);
+    } else if mean != 0.0 {
+        *dead0 += 1;
+    }
+}
+
+/// The sums of slot `s` (see [`SlotCache`]); `columns`: where it has a non-zero value,
+/// when the leaf has seen zeros but no missing value (the others add nothing).
+fn slot_cache(
+    numeric: &NumericStats,
+    active: &[bool],
+    columns: Option<&[u32]>,
+    s: usize,
+) -> SlotCache {
+    let mut variances = LogProduct::ONE;
+    let mut positive = 0u32;
+    let mut q0 = 0.0;
+    let mut dead0 = 0;
+    let d = numeric.d;
+    let base = s * d;
+    let moments = &numeric.moments[base..base + d];
+    let seen = numeric.seen[s];
+    match &numeric.extra {
+        // Dense: every attribute's known weight is the slot's, and every attribute is
+        // known (the slot has learned something: slot 0 may not have).
+        None if seen > 0.0 => {
+            let r = 1.0 / seen;
+            for &[mean, m2] in moments {
+                let var = m2 * r;
+                accumulate(
+                    mean,
+                    var,
+                    &mut variances,
+                    &mut positive,
+                    &mut q0,
+                    &mut dead0,
+                );
+            }
+        }
+        // Zeros but nothing missing: the known weight is the slot's weight everywhere.
+        Some(e) if e.missing.is_empty() && seen > 0.0 => {
+            let r = 1.0 / seen;
+            let count = numeric.count[s];
+            let nonzero = &e.nonzero[base..base + d];
+            let columns = columns.unwrap_or_default();
+            debug_assert_eq!(columns, nonzero_columns(numeric, s).as_slice());
+            for &j in columns {
+                let j = j as usize;
+                let (mean, var) = fold_no_missing(moments[j], &nonzero[j], count, seen, r);
+                accumulate(
+                    mean,
+                    var,
+                    &mut variances,
+                    &mut positive,
+                    &mut q0,
+                    &mut dead0,
+                );
+            }
+        }
+        _ => {
+            for (j, _) in active.iter().enumerate().filter(|(_, a)| **a) {
+                let (mean, var) = mean_var(numeric, s, j);
+                accumulate(
+                    mean,
+                    var,
+                    &mut variances,
+                    &mut positive,
+                    &mut q0,
+                    &mut dead0,
+                );
+            }
+        }
+    }
+    variances.rescale();
+    SlotCache {
+        fresh: true,
+        c: -f64::from(positive) * HALF_LN_2PI - 0.5 * variances.ln(),
+        q0,
+        dead0,
+    }
+}
+
+/// [`mean_var`] of a slot with weight `seen > 0` (`r = 1/seen`) at a leaf that has seen
+/// zeros but no missing value, from the column's moments and non-zero weight, without a
+/// branch: where there was no zero, the non-zero weight is the slot's weight (bit for bit:
+/// the same sum), the factor is 1 and the zeros' weight 0; where there was no non-zero
+/// value, mean and M2 are 0. The same as [`NumericStats::folded`].
+#[inline(always)]
+fn fold_no_missing([m, m2]: [f64; 2], nz: &NonZero, count: u64, seen: f64, r: f64) -> (f64, f64) {
+    let zeros = count > nz.touched;
+    let a = nz.weight;
+    let factor = if zeros { a * r } else { 1.0 };
+    let z = if zeros { (seen - a).max(0.0) } else { 0.0 };
+    let mean = m * factor;
+    // (Where there was no zero, exactly `m2 r`, as for dense data, also when `m mean`
+    // overflows.)
+    let folded = if zeros { m2 + m * mean * z } else { m2 };
+    (mean, folded * r)
+}
+
+/// The numeric part of the log likelihood of slot `s` (see the module documentation).
+fn numeric_likelihood(numeric: &NumericStats, cache: &LeafCache, s: usize, x: &View) -> f64 {
+    let sc = cache.slot(numeric, s);
+    let d = numeric.d;
+    let base = s * d;
+    let moments = &numeric.moments[base..base + d];
+    let seen = numeric.seen[s];
+    if !x.sparse {
+        // Every numeric value is non-zero and known.
+        let mut acc = sc.c;
+        if numeric.extra.is_none() {
+            let r = 1.0 / seen;
+            for &(col, v) in &x.entries {
+                let [mean, m2] = moments[col as usize];
+                let var = m2 * r;
+                if var > 0.0 {
+                    let d = v - mean;
+                    acc -= d * d * (0.5 / var);
+                } else if v != mean {
+                    return f64::NEG_INFINITY;
+                }
+            }
+        } else {
+            for &(col, v) in &x.entries {
+                let j = col as usize;
+                if !cache.active[j] {
+                    continue;
+                }
+                let (mean, var) = mean_var(numeric, s, j);
+                if var > 0.0 {
+                    let d = v - mean;
+                    acc -= d * d * (0.5 / var);
+                } else if v != mean {
+                    return f64::NEG_INFINITY;
+                }
+            }
+        }
+        return acc;
+    }
+    let mut acc = sc.c - sc.q0;
+    let mut dead = sc.dead0;
+    let fast = match &numeric.extra {
+        Some(e) if e.missing.is_empty() && seen > 0.0 => Some(&e.nonzero[base..base + d]),
+        _ => None,
+    };
+    let r = 1.0 / seen;
+    let count = numeric.count[s];
+    for &(col, v) in &x.entries {
+        let j = col as usize;
+        let (mean, var) = match fast {
+            // Nothing missing at the leaf: every attribute known, `v` finite.
+            Some(nonzero) => fold_no_missing(moments[j], &nonzero[j], count, seen, r),
+            None => {
+                if !cache.active[j] {
+                    continue;
+                }
+                mean_var(numeric, s, j)
+            }
+        };
+        if var > 0.0 {
+            let inv2 = 0.5 / var;
+            let q0 = mean * mean * inv2;
+            if v.is_finite() {
+                let d = v - mean;
+                acc += q0 - d * d * inv2;
+            } else {
+                // Missing: the attribute is skipped.
+                acc += q0 + (HALF_LN_2PI + 0.5 * var.ln());
+            }
+        } else {
+            if mean != 0.0 {
+                dead -= 1;
+            }
+            if v.is_finite() && v != mean {
+                return f64::NEG_INFINITY;
+            }
+        }
+    }
+    if dead > 0 { f64::NEG_INFINITY } else { acc }
+}
+
+/// The nominal attributes naive Bayes uses for `x` at `leaf` (not split on above it, with
+/// a valid value), as `(index of the value's count of class 0, index of the attribute's
+/// total of class 0, number of values)` into the leaf's counts.
+fn nominal_terms(layout: &Layout, leaf: &LeafNode, x: &View, terms: &mut Vec<(u32, u32, f64)>) {
+    terms.clear();
     let k = layout.k;
-    let total = leaf.total();
-    for (o, &w) in out.iter_mut().zip(&leaf.dist) {
-        *o = if w > 0.0 && total > 0.0 {
-            (w / total).ln()
+    for (n, &i) in layout.nominal.iter().enumerate() {
+        let (AttrSlot::Nominal { offset, values }, Some(v)) = (layout.slots[i], x.nominal[n])
+        else {
+            continue;
+        };
+        if !leaf.is_used(i) {
+            let value = offset + (v as usize + 1) * k;
+            terms.push((value as u32, offset as u32, values as f64));
+        }
+    }
+}
+
+/// The nominal part of the log likelihood of class `c`: the product of the Laplace-
+/// smoothed frequencies `(n_vc + 1) / (n_c + V)` of the `terms`, one logarithm.
+#[inline]
+fn nominal_likelihood(leaf: &LeafNode, terms: &[(u32, u32, f64)], c: usize) -> f64 {
+    if terms.is_empty() {
+        return 0.0;
+    }
+    let counts = &leaf.counts;
+    let mut product = LogProduct::ONE;
+    for (n, &(value, total, values)) in terms.iter().enumerate() {
+        let q = (counts[value as usize + c] + 1.0) / (counts[total as usize + c] + values);
+        product.mul_positive(q, n as u32 + 1);
+    }
+    product.rescale();
+    product.ln()
+}
+
+/// Writes the log likelihood `L_c(x)` of every class with weight at `leaf` into `out`
+/// (`-inf` for the others; all 0 while the leaf has learned nothing).
+pub(super) fn likelihoods(
+    layout: &Layout,
+    leaf: &LeafNode,
+    x: &View,
+    terms: &mut Vec<(u32, u32, f64)>,
+    out: &mut Vec<f64>,
+) {
+    let k = layout.k;
+    out.clear();
+    out.resize(k, f64::NEG_INFINITY);
+    if leaf.seen <= 0.0 {
+        out.fill(0.0);
+        return;
+    }
+    each_class(layout, leaf, x, terms, out, |_, _| true);
+}
+
+/// Brings `out` (the [`likelihoods`] of `x` at `leaf` before it learned the classes
+/// `learned`) up to date, the cache having said that only the classes learned and those
+/// without a slot may have changed.
+pub(super) fn update_likelihoods(
+    layout: &Layout,
+    leaf: &LeafNode,
+    x: &View,
+    learned: &[u32],
+    terms: &mut Vec<(u32, u32, f64)>,
+    out: &mut [f64],
+) {
+    let d = leaf.numeric.columns();
+    each_class(layout, leaf, x, terms, out, |c, has_slot| {
+        (d > 0 && !has_slot) || learned.contains(&(c as u32))
+    });
+}
+
+/// Computes `out[c]` for every class `c` with weight at `leaf` for which
+/// `wanted(c, has a slot)`.
+#[inline]
+fn each_class(
+    layout: &Layout,
+    leaf: &LeafNode,
+    x: &View,
+    terms: &mut Vec<(u32, u32, f64)>,
+    out: &mut [f64],
+    wanted: impl Fn(usize, bool) -> bool,
+) {
+    nominal_terms(layout, leaf, x, terms);
+    let numeric = &leaf.numeric;
+    let d = numeric.columns();
+    let slots = numeric.slots();
+    let mut pooled = None;
+    let mut s = 1;
+    for (c, o) in out.iter_mut().enumerate() {
+        while s < slots && numeric.class_of(s) < c {
+            s += 1;
+        }
+        if leaf.dist[c] <= 0.0 {
+            continue;
+        }
+        let has_slot = s < slots && numeric.class_of(s) == c;
+        if !wanted(c, has_slot) {
+            continue;
+        }
+        let num = if d == 0 {
+            0.0
+        } else if has_slot {
+            numeric_likelihood(numeric, &leaf.cache, s, x)
+        } else {
+            *pooled.get_or_insert_with(|| numeric_likelihood(numeric, &leaf.cache, 0, x))
+        };
+        *o = num + nominal_likelihood(leaf, terms, c);
+    }
+}
+
+/// The log scores `prior_c + L_c` from the likelihoods `lik` into `out` (`-inf` for a class
+/// without weight at the leaf).
+pub(super) fn scores(leaf: &LeafNode, lik: &[f64], out: &mut [f64]) {
+    let total_live = leaf.cache.ln_total > f64::NEG_INFINITY;
+    for (c, (o, &l)) in out.iter_mut().zip(lik).enumerate() {
+        *o = if total_live && leaf.dist[c] > 0.0 {
+            leaf.cache.prior(c) + l
         } else {
             f64::NEG_INFINITY
         };
     }
-    if leaf.seen <= 0.0 {
-        return;
-    }
-    let lns = &leaf.gaussian_lns;
-    layout.for_each_value(x, |i, value| {
-        if !value.is_finite() {
-            return;
-        }
-        match layout.slots[i] {
-            AttrSlot::Numeric { offset } => {
-                let pooled = &leaf.gaussians[offset];
-                if pooled.weight() <= 0.0 {
-                    return;
-                }
-                let pooled_var = pooled.variance();
-                // Computed on first use only (most examples do not need it).
-                let mut pooled_ln = f64::NAN;
-                let classes = &leaf.gaussians[offset + 1..offset + 1 + k];
-                for (c, (o, g)) in out.iter_mut().zip(classes).enumerate() {
-                    if *o == f64::NEG_INFINITY {
-                        continue;
-                    }
-                    *o += if g.weight() > 0.0 {
-                        ln_likelihood(value, g.mean(), g.variance(), |v| lns.ln(offset + 1 + c, v))
-                    } else {
-                        if pooled_ln.is_nan() {
-                            pooled_ln = ln_likelihood(value, pooled.mean(), pooled_var, |v| {
-                                lns.ln(offset, v)
-                            });
-                        }
-                        pooled_ln
-                    };
-                }
-            }
-            AttrSlot::Nominal { offset, values } => {
-                if leaf.is_used(i) {
-                    return;
-                }
-                let Some(v) = nominal::value_index(value, values) else {
-                    return;
-                };
-                let counts = &leaf.counts[offset..offset + nominal::slots(values, k)];
-                for (c, o) in out.iter_mut().enumerate() {
-                    if *o != f64::NEG_INFINITY {
-                        let q = nominal::likelihood(counts, k, values, v, c);
-                        *o += q.ln();
-                    }
-                }
-            }
-        }
-    });
-}
-
-/// What [`bounded_argmax`] accumulates for one class.
-#[derive(Clone, Copy, Debug)]
-pub(super) struct ClassSum {
-    /// Whether the class has weight at the leaf (its score is finite, not `-inf`).
-    live: bool,
-    /// The terms without a logarithm: `-ln(2 pi)/2 - d^2 / (2 var)` per numeric attribute.
-    linear: f64,
-    /// The product of the (positive) variances: `-1/2` times its logarithm is the rest of
-    /// the numeric terms.
-    variances: LogProduct,
-    /// The product of the prior and the nominal likelihoods.
-    probabilities: LogProduct,
-}
-
-impl ClassSum {
-    const EMPTY: ClassSum = ClassSum {
-        live: false,
-        linear: 0.0,
-        variances: LogProduct::ONE,
-        probabilities: LogProduct::ONE,
-    };
 }
 
 /// A product of positive factors as `mantissa * 2^exp`, so that many factors cost one
-/// logarithm at the end. The rescaling by powers of two is exact.
+/// logarithm at the end. Rescaling by powers of two is exact: the product is the plain
+/// product of the factors, rounded the same way, but it never overflows or underflows.
 #[derive(Clone, Copy, Debug)]
 struct LogProduct {
     mantissa: f64,
     exp: i64,
 }
 
-/// The factors [`LogProduct`] takes: in `[2^-100, 2^100]`, so `|ln factor| < 70`.
+/// Factors in `[2^-100, 2^100]` are multiplied as they are, others split first.
 const MIN_FACTOR: f64 = 7.888_609_052_210_118e-31; // 2^-100
 const MAX_FACTOR: f64 = 1.267_650_600_228_229_4e30; // 2^100
-/// A bound on `|ln factor|` for the factors [`LogProduct`] takes.
-const MAX_LN_FACTOR: f64 = 70.0;
 /// The mantissa is rescaled to `[1, 2)` once it leaves `[2^-400, 2^400]`.
 const RESCALE_LOW: f64 = 3.872_591_914_849_318e-121; // 2^-400
 const RESCALE_HIGH: f64 = 2.582_249_878_086_908_6e120; // 2^400
+/// `2^100`.
+const TWO_POW_100: f64 = MAX_FACTOR;
 
 impl LogProduct {
     const ONE: LogProduct = LogProduct {
@@ -144,155 +549,63 @@ impl LogProduct {
         exp: 0,
     };
 
-    /// Multiplies by `v`; `false` (and no change) if `v` is not in
-    /// `[MIN_FACTOR, MAX_FACTOR]`.
+    /// `(m, e)` with `v = m 2^e`, `m` in `[1, 2)`, for a positive finite `v`.
     #[inline]
-    fn mul(&mut self, v: f64) -> bool {
-        if !(MIN_FACTOR..=MAX_FACTOR).contains(&v) {
-            return false;
-        }
+    fn split(v: f64) -> (f64, i64) {
+        let (v, shift) = if v < f64::MIN_POSITIVE {
+            (v * TWO_POW_100, -100)
+        } else {
+            (v, 0)
+        };
+        let bits = v.to_bits();
+        let e = ((bits >> 52) & 0x7ff) as i64 - 1023;
+        (
+            f64::from_bits((bits & !(0x7ff << 52)) | (1023 << 52)),
+            e + shift,
+        )
+    }
+
+    /// Multiplies by a positive `v`, the `n`-th factor: the mantissa is rescaled every
+    /// fourth factor only (from `[2^-400, 2^400]`, four factors in `[2^-100, 2^100]` cannot
+    /// overflow); call [`rescale`](Self::rescale) before reading it. (A non-finite `v`
+    /// makes the product meaningless, as its logarithm would be.)
+    #[inline(always)]
+    fn mul_positive(&mut self, v: f64, n: u32) {
+        let v = if (MIN_FACTOR..=MAX_FACTOR).contains(&v) || !v.is_finite() {
+            v
+        } else {
+            let (m, e) = Self::split(v);
+            self.exp += e;
+            m
+        };
         self.mantissa *= v;
-        if !(RESCALE_LOW..=RESCALE_HIGH).contains(&self.mantissa) {
-            let bits = self.mantissa.to_bits();
-            self.exp += ((bits >> 52) & 0x7ff) as i64 - 1023;
-            self.mantissa = f64::from_bits((bits & !(0x7ff << 52)) | (1023 << 52));
+        if n.is_multiple_of(4) {
+            self.rescale();
         }
-        true
+    }
+
+    /// Brings the mantissa back to `[1, 2)` if it left `[2^-400, 2^400]` (exact).
+    #[inline(always)]
+    fn rescale(&mut self) {
+        if !(RESCALE_LOW..=RESCALE_HIGH).contains(&self.mantissa) && self.mantissa.is_finite() {
+            let (m, e) = Self::split(self.mantissa);
+            if self.mantissa > 0.0 {
+                self.exp += e;
+                self.mantissa = m;
+            }
+        }
     }
 
     /// The logarithm of the product.
     #[inline]
     fn ln(&self) -> f64 {
-        self.mantissa.ln() + self.exp as f64 * std::f64::consts::LN_2
+        if self.exp == 0 {
+            self.mantissa.ln()
+        } else {
+            self.mantissa.ln() + self.exp as f64 * std::f64::consts::LN_2
+        }
     }
 }
-
-/// The class naive Bayes ranks first at `leaf` for `x`, as adaptive leaves score it
-/// before learning (the first best class of [`log_scores`], `Some(None)` if every score
-/// is `-inf`), found without computing the scores exactly: `None` when the scores are
-/// too close to tell, and then only [`log_scores`] can.
-///
-/// Each class's score is approximated with one logarithm per product of factors instead
-/// of one per attribute. Both it and the score [`log_scores`] computes are within
-/// `(3 n + 20) u (A + 1024)` of the exact real number (`u = 2^-53`, `n` terms, `A` the
-/// sum of the terms' magnitudes; assuming only that `ln` is accurate to a few ulps), and
-/// the bound used is over 2700 times that. A class is returned only if its approximate
-/// score beats every other by more than both bounds, so it is exactly the class
-/// [`log_scores`] ranks first. Anything unusual (a non-finite term, a factor outside
-/// `[2^-100, 2^100]`) also gives `None`.
-pub(super) fn bounded_argmax(
-    layout: &Layout,
-    leaf: &LeafNode,
-    x: &Features,
-    sums: &mut Vec<ClassSum>,
-) -> Option<Option<usize>> {
-    let k = layout.k;
-    sums.clear();
-    sums.resize(k, ClassSum::EMPTY);
-    let total = leaf.total();
-    let mut ok = true;
-    for (s, &w) in sums.iter_mut().zip(&leaf.dist) {
-        if w > 0.0 && total > 0.0 {
-            s.live = true;
-            ok &= s.probabilities.mul(w / total);
-        }
-    }
-    // The number of terms of each score (the prior included).
-    let mut terms = 1usize;
-    if leaf.seen > 0.0 {
-        layout.for_each_value(x, |i, value| {
-            if !ok || !value.is_finite() {
-                return;
-            }
-            match layout.slots[i] {
-                AttrSlot::Numeric { offset } => {
-                    let pooled = &leaf.gaussians[offset];
-                    if pooled.weight() <= 0.0 {
-                        return;
-                    }
-                    terms += 1;
-                    let pooled_var = pooled.variance();
-                    let classes = &leaf.gaussians[offset + 1..offset + 1 + k];
-                    for (s, g) in sums.iter_mut().zip(classes) {
-                        if !s.live {
-                            continue;
-                        }
-                        let (mean, var) = if g.weight() > 0.0 {
-                            (g.mean(), g.variance())
-                        } else {
-                            (pooled.mean(), pooled_var)
-                        };
-                        if var > 0.0 {
-                            let d = value - mean;
-                            let quad = d * d / (2.0 * var);
-                            s.linear += -HALF_LN_2PI - quad;
-                            ok &= quad.is_finite() && s.variances.mul(var);
-                        } else if value != mean {
-                            // A point mass elsewhere: the score is -inf (see ln_likelihood).
-                            s.live = false;
-                        }
-                    }
-                }
-                AttrSlot::Nominal { offset, values } => {
-                    if leaf.is_used(i) {
-                        return;
-                    }
-                    let Some(v) = nominal::value_index(value, values) else {
-                        return;
-                    };
-                    terms += 1;
-                    let counts = &leaf.counts[offset..offset + nominal::slots(values, k)];
-                    for (c, s) in sums.iter_mut().enumerate() {
-                        if s.live {
-                            ok &= s
-                                .probabilities
-                                .mul(nominal::likelihood(counts, k, values, v, c));
-                        }
-                    }
-                }
-            }
-        });
-    }
-    if !ok {
-        return None;
-    }
-    // (score, bound) of the live classes; the first best.
-    let scale = (terms as f64 + 64.0) * BOUND_UNIT;
-    let score = |s: &ClassSum| {
-        let value = s.linear + s.probabilities.ln() - 0.5 * s.variances.ln();
-        let magnitude = -s.linear + MAX_LN_FACTOR * terms as f64;
-        (value, (magnitude + 1024.0) * scale)
-    };
-    let mut best: Option<(usize, f64, f64)> = None;
-    for (c, s) in sums.iter().enumerate() {
-        if !s.live {
-            continue;
-        }
-        let (value, bound) = score(s);
-        if !(value.is_finite() && bound.is_finite()) {
-            return None;
-        }
-        if best.is_none_or(|(_, b, _)| value > b) {
-            best = Some((c, value, bound));
-        }
-    }
-    let Some((b, best_value, best_bound)) = best else {
-        return Some(None);
-    };
-    for (c, s) in sums.iter().enumerate() {
-        if c != b && s.live {
-            let (value, bound) = score(s);
-            if best_value - best_bound <= value + bound {
-                return None;
-            }
-        }
-    }
-    Some(Some(b))
-}
-
-/// `2^-40`: the bound of [`bounded_argmax`] is `(n + 64) 2^-40 (A + 1024)`, over 2700
-/// times `(3 n + 20) 2^-53 (A + 1024)`.
-const BOUND_UNIT: f64 = 9.094_947_017_729_282e-13;
 
 /// Turns log scores into a distribution in place (log-sum-exp); `false` (and `out`
 /// unspecified) when no score is finite or the result is not a distribution.
@@ -315,112 +628,163 @@ pub(super) fn normalize_log(out: &mut [f64]) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::super::argmax;
     use super::*;
-    use crate::data::{Attribute, Schema, Task};
+    use crate::data::{Attribute, Features, Schema, Task};
+    use crate::learners::hoeffding_tree::gaussian::{GaussianEstimator, ln_normal_pdf};
     use crate::rng::seeded;
     use rand::RngExt;
 
-    /// Two numeric attributes (one missing now and then) and two nominal ones, 3 classes.
-    fn layout() -> Layout {
-        let values = |n: usize| (0..n).map(|v| v.to_string()).collect::<Vec<_>>();
-        let schema = Schema {
-            attributes: vec![
-                Attribute::numeric("a"),
-                Attribute::nominal("b", values(3)),
-                Attribute::numeric("c"),
-                Attribute::nominal("d", values(5)),
-            ],
-            labels: vec!["x".into(), "y".into(), "z".into()],
+    /// Six numeric attributes (mostly zero, sometimes missing) and a nominal one, 3 classes.
+    fn schema() -> Schema {
+        let mut attributes: Vec<Attribute> = (0..6)
+            .map(|j| Attribute::numeric(format!("a{j}")))
+            .collect();
+        attributes.push(Attribute::nominal(
+            "n",
+            vec!["x".into(), "y".into(), "z".into()],
+        ));
+        Schema {
+            attributes,
+            labels: vec!["p".into(), "q".into(), "r".into()],
             task: Task::Multiclass,
-        };
-        Layout::new(&schema, (0..4).collect())
+        }
     }
 
-    fn example(rng: &mut crate::rng::Rng) -> Features {
-        let a = if rng.random_range(0..10) == 0 {
-            f64::NAN
-        } else {
-            rng.random_range(-2.0..2.0)
-        };
-        Features::Dense(vec![
-            a,
-            f64::from(rng.random_range(0..3u32)),
-            rng.random_range(0.0..1.0),
-            f64::from(rng.random_range(0..5u32)),
-        ])
-    }
-
-    fn exact_best(layout: &Layout, leaf: &LeafNode, x: &Features) -> Option<usize> {
-        let mut scores = vec![0.0; layout.k];
-        log_scores(layout, leaf, x, &mut scores);
-        argmax(&scores).filter(|&b| scores[b] > f64::NEG_INFINITY)
-    }
-
-    #[test]
-    fn bounded_argmax_agrees_with_the_exact_scores() {
-        let layout = layout();
-        let mut rng = seeded(5, 0);
-        let mut sums = vec![];
-        let (mut told, mut untold) = (0, 0);
-        for round in 0..20 {
-            let mut leaf = LeafNode::new(&layout, vec![0.0; 3], 0, vec![]);
-            // No weight at all: every score is -inf.
-            let x = example(&mut rng);
-            assert_eq!(bounded_argmax(&layout, &leaf, &x, &mut sums), Some(None));
-            assert_eq!(exact_best(&layout, &leaf, &x), None);
-            for n in 0..300 {
-                let x = example(&mut rng);
-                // Classes 0 and 1 get the same examples in the even rounds: their scores
-                // tie exactly, and only the exact computation may break the tie.
-                let c = if round % 2 == 0 { 1 + n % 3 / 2 } else { n % 3 };
-                let w = rng.random_range(0.1..2.0);
-                leaf.update(&layout, &x, c, w);
-                if round % 2 == 0 && c == 1 {
-                    leaf.update(&layout, &x, 0, w);
-                }
-                let probe = example(&mut rng);
-                let exact = exact_best(&layout, &leaf, &probe);
-                match bounded_argmax(&layout, &leaf, &probe, &mut sums) {
-                    Some(best) => {
-                        told += 1;
-                        assert_eq!(best, exact, "round {round}, example {n}");
+    fn example(rng: &mut crate::rng::Rng, sparse: bool) -> (Features, usize) {
+        let c = rng.random_range(0..3usize);
+        let mut x: Vec<f64> = (0..6)
+            .map(|j| match rng.random_range(0..10u32) {
+                0..=5 => 0.0,
+                6 if j == 4 => f64::NAN,
+                // Attribute 5 is 0 for class 2 and 1.5 for the others: a point mass.
+                _ if j == 5 => {
+                    if c == 2 {
+                        0.0
+                    } else {
+                        1.5
                     }
-                    None => untold += 1,
+                }
+                _ => c as f64 + rng.random_range(-1.0..1.0),
+            })
+            .collect();
+        x.push(f64::from(rng.random_range(0..3u32)));
+        if !sparse {
+            return (Features::Dense(x), c);
+        }
+        let (indices, values) = x
+            .iter()
+            .enumerate()
+            .filter(|(_, v)| **v != 0.0)
+            .map(|(j, &v)| (j as u32, v))
+            .unzip();
+        (
+            Features::Sparse {
+                indices,
+                values,
+                dim: 7,
+            },
+            c,
+        )
+    }
+
+    /// The log likelihoods of the folded, cached computation agree with a brute force
+    /// one: Welford over every value (zeros included, missing skipped) per class and for
+    /// all classes, then the log densities summed attribute by attribute.
+    #[test]
+    fn likelihoods_match_a_dense_brute_force_computation() {
+        let schema = schema();
+        let layout = Layout::new(&schema, (0..7).collect());
+        for sparse in [false, true] {
+            let mut rng = seeded(8, u64::from(sparse));
+            let mut leaf = LeafNode::new(&layout, vec![0.5, 0.0, 0.25], 0, vec![]);
+            let mut brute = vec![vec![GaussianEstimator::new(); 6]; 4];
+            let mut counts = [[0.0; 3]; 4];
+            let mut view = View::default();
+            let mut lik = Vec::new();
+            let mut terms = Vec::new();
+            let (mut compared, mut impossible) = (0, 0);
+            for n in 0..600 {
+                let (x, c) = example(&mut rng, sparse);
+                let w = [1.0, 0.3, 2.0][n % 3];
+                view.set(&layout, &x);
+                leaf.update(&layout, &view, c, w);
+                for (j, g) in brute[0].iter_mut().enumerate() {
+                    g.update(x.get(j), w);
+                }
+                for (j, g) in brute[1 + c].iter_mut().enumerate() {
+                    g.update(x.get(j), w);
+                }
+                counts[0][c] += w;
+                counts[1 + x.get(6) as usize][c] += w;
+                let (probe, _) = example(&mut rng, sparse);
+                view.set(&layout, &probe);
+                likelihoods(&layout, &leaf, &view, &mut terms, &mut lik);
+                for (class, &got) in lik.iter().enumerate() {
+                    if leaf.dist[class] <= 0.0 {
+                        continue;
+                    }
+                    let mut want = 0.0;
+                    for (j, (pooled, own)) in brute[0].iter().zip(&brute[1 + class]).enumerate() {
+                        let v = probe.get(j);
+                        if !v.is_finite() || pooled.weight() <= 0.0 {
+                            continue;
+                        }
+                        let g = if own.weight() > 0.0 { own } else { pooled };
+                        want += if g.variance() > 0.0 {
+                            ln_normal_pdf(v, g.mean(), g.variance())
+                        } else if v == g.mean() {
+                            0.0
+                        } else {
+                            f64::NEG_INFINITY
+                        };
+                    }
+                    let v = probe.get(6) as usize;
+                    want += ((counts[1 + v][class] + 1.0) / (counts[0][class] + 3.0)).ln();
+                    if want == f64::NEG_INFINITY {
+                        assert_eq!(got, want, "n {n}, class {class}");
+                        impossible += 1;
+                    } else {
+                        let tol = 1e-9 * (1.0 + want.abs());
+                        assert!(
+                            (got - want).abs() <= tol,
+                            "n {n}, class {class}: {got} vs {want}"
+                        );
+                        compared += 1;
+                    }
                 }
             }
+            assert!(
+                compared > 500 && impossible > 100,
+                "{compared} {impossible}"
+            );
         }
-        assert!(told > 3000 && untold > 1000, "{told} told, {untold} not");
     }
 
+    /// What a learn brings up to date equals what a leaf computes from scratch.
     #[test]
-    fn a_zero_variance_class_is_a_point_mass() {
-        // Class 0 always saw a = 1.0, class 1 a wide spread around 1.0 (variance ~33, so
-        // a density below 1 at 1.0: the point mass's likelihood 1 wins there).
-        let layout = layout();
-        let mut leaf = LeafNode::new(&layout, vec![0.0; 3], 0, vec![]);
-        let x = |a: f64| Features::Dense(vec![a, 0.0, 0.5, 0.0]);
-        for n in 0..40 {
-            leaf.update(&layout, &x(1.0), 0, 1.0);
-            leaf.update(&layout, &x(-9.0 + f64::from(n) / 2.0), 1, 1.0);
+    fn updated_likelihoods_equal_fresh_ones() {
+        let schema = schema();
+        let layout = Layout::new(&schema, (0..7).collect());
+        let mut rng = seeded(9, 0);
+        let mut leaf = LeafNode::new(&layout, vec![1.0, 1.0, 1.0], 0, vec![]);
+        let (mut view, mut lik, mut fresh) = (View::default(), Vec::new(), Vec::new());
+        let mut terms = Vec::new();
+        for n in 0..500 {
+            let (x, c) = example(&mut rng, n % 2 == 0);
+            view.set(&layout, &x);
+            likelihoods(&layout, &leaf, &view, &mut terms, &mut lik);
+            let all = leaf.update(&layout, &view, c, 1.0);
+            if all {
+                likelihoods(&layout, &leaf, &view, &mut terms, &mut lik);
+            } else {
+                update_likelihoods(&layout, &leaf, &view, &[c as u32], &mut terms, &mut lik);
+            }
+            let mut rebuilt = leaf.clone();
+            rebuilt.cache = LeafCache::default();
+            rebuilt.cache.rebuild(&rebuilt.dist, &rebuilt.numeric);
+            likelihoods(&layout, &rebuilt, &view, &mut terms, &mut fresh);
+            let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&lik), bits(&fresh), "example {n}");
         }
-        let mut sums = vec![];
-        let mut scores = vec![0.0; 3];
-        // At the mean: the point mass contributes ln 1 = 0 and beats the spread class.
-        log_scores(&layout, &leaf, &x(1.0), &mut scores);
-        assert!(scores[0].is_finite() && scores[0] > scores[1], "{scores:?}");
-        assert_eq!(scores[2], f64::NEG_INFINITY);
-        assert_eq!(
-            bounded_argmax(&layout, &leaf, &x(1.0), &mut sums),
-            Some(Some(0))
-        );
-        // Anywhere else: class 0 is impossible.
-        log_scores(&layout, &leaf, &x(1.0 + 1e-9), &mut scores);
-        assert_eq!(scores[0], f64::NEG_INFINITY);
-        assert!(scores[1].is_finite());
-        assert_eq!(
-            bounded_argmax(&layout, &leaf, &x(1.0 + 1e-9), &mut sums),
-            Some(Some(1))
-        );
     }
 }

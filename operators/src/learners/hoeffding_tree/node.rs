@@ -1,20 +1,20 @@
-//! The tree's nodes (leaves with their statistics, split nodes with their test) and the
-//! layout that maps the attributes a tree looks at to slots in a leaf's flat statistics.
+//! The tree's nodes (leaves with their statistics, split nodes with their test), the
+//! layout that maps the attributes a tree looks at to a leaf's statistics, and the view of
+//! an example a leaf learns from and predicts with.
 
-use super::gaussian::GaussianEstimator;
-use super::memo::LnMemos;
+use super::naive_bayes::LeafCache;
 use super::nominal;
+use super::stats::NumericStats;
 use crate::data::{AttributeKind, Features, Schema};
 use serde::{Deserialize, Serialize};
 
 /// Where one attribute's statistics live in a leaf.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub(super) enum AttrSlot {
-    /// Estimators `offset..offset + k + 1` of `LeafNode::gaussians`: all classes, then
-    /// one per class.
+    /// Column `column` of the leaf's [`NumericStats`].
     Numeric {
-        /// The first estimator.
-        offset: usize,
+        /// The column (the attribute's rank among the numeric ones the tree looks at).
+        column: usize,
     },
     /// Counts `offset..offset + (values + 1) k` of `LeafNode::counts`.
     Nominal {
@@ -26,7 +26,7 @@ pub(super) enum AttrSlot {
 }
 
 /// The attributes a tree looks at and where their statistics live; the same for every
-/// leaf, so a leaf is two flat vectors allocated once.
+/// leaf.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub(super) struct Layout {
     /// The number of classes.
@@ -35,8 +35,12 @@ pub(super) struct Layout {
     pub features: Vec<usize>,
     /// One slot per entry of `features`.
     pub slots: Vec<AttrSlot>,
-    /// Gaussian estimators per leaf.
-    pub num_gaussians: usize,
+    /// The attribute index of each numeric column (strictly ascending).
+    pub numeric: Vec<usize>,
+    /// The local index (into `features`) of each numeric column.
+    pub numeric_local: Vec<usize>,
+    /// The local index (into `features`) of each nominal attribute.
+    pub nominal: Vec<usize>,
     /// Nominal counts per leaf.
     pub num_counts: usize,
 }
@@ -45,18 +49,23 @@ impl Layout {
     /// The layout for the attributes `features` (ascending) of `schema`.
     pub fn new(schema: &Schema, features: Vec<usize>) -> Self {
         let k = schema.num_labels();
-        let (mut num_gaussians, mut num_counts) = (0, 0);
+        let mut num_counts = 0;
+        let mut numeric = Vec::new();
+        let mut numeric_local = Vec::new();
+        let mut nominal = Vec::new();
         let slots = features
             .iter()
-            .map(|&j| match &schema.attributes[j].kind {
+            .enumerate()
+            .map(|(i, &j)| match &schema.attributes[j].kind {
                 AttributeKind::Numeric => {
-                    let slot = AttrSlot::Numeric {
-                        offset: num_gaussians,
-                    };
-                    num_gaussians += k + 1;
-                    slot
+                    numeric.push(j);
+                    numeric_local.push(i);
+                    AttrSlot::Numeric {
+                        column: numeric.len() - 1,
+                    }
                 }
                 AttributeKind::Nominal(values) => {
+                    nominal.push(i);
                     let slot = AttrSlot::Nominal {
                         offset: num_counts,
                         values: values.len(),
@@ -70,39 +79,89 @@ impl Layout {
             k,
             features,
             slots,
-            num_gaussians,
+            numeric,
+            numeric_local,
+            nominal,
             num_counts,
         }
     }
+}
 
-    /// Calls `f(local index, value)` for every attribute the tree looks at, in order
-    /// (0.0 for values a sparse vector does not store), without allocating.
-    ///
-    /// One loop with one call of `f` for both representations, so that `f` is inlined.
-    #[inline(always)]
-    pub fn for_each_value(&self, x: &Features, mut f: impl FnMut(usize, f64)) {
-        let (dense, indices, values): (Option<&[f64]>, &[u32], &[f64]) = match x {
-            Features::Dense(v) => (Some(v), &[], &[]),
-            Features::Sparse {
-                indices, values, ..
-            } => (None, indices, values),
-        };
-        let mut p = 0;
-        for (i, &j) in self.features.iter().enumerate() {
-            let value = match dense {
-                Some(v) => v.get(j).copied().unwrap_or(0.0),
-                None => {
-                    while p < indices.len() && (indices[p] as usize) < j {
-                        p += 1;
-                    }
-                    if p < indices.len() && indices[p] as usize == j {
-                        values.get(p).copied().unwrap_or(0.0)
-                    } else {
-                        0.0
+/// An example as a leaf sees it: its non-zero (or missing) numeric values by column,
+/// whether any numeric value is zero or missing, and its nominal values. Built once per
+/// example and tree, reused by every leaf computation on it.
+#[derive(Clone, Debug, Default)]
+pub(super) struct View {
+    /// `(column, value)` of every numeric value that is not zero (missing ones included),
+    /// ascending by column.
+    pub entries: Vec<(u32, f64)>,
+    /// Whether some numeric column is zero or missing.
+    pub sparse: bool,
+    /// Per nominal attribute (in `Layout::nominal` order): its value index, if valid.
+    pub nominal: Vec<Option<u32>>,
+    /// Per nominal attribute: its value.
+    pub nominal_values: Vec<f64>,
+}
+
+impl View {
+    /// Fills the view with `x` (allocations reused).
+    pub fn set(&mut self, layout: &Layout, x: &Features) {
+        self.entries.clear();
+        self.nominal.clear();
+        self.nominal_values.clear();
+        let d = layout.numeric.len();
+        let mut missing = false;
+        match x {
+            Features::Dense(v) => {
+                for (col, &j) in layout.numeric.iter().enumerate() {
+                    let value = v.get(j).copied().unwrap_or(0.0);
+                    if value != 0.0 {
+                        missing |= !value.is_finite();
+                        self.entries.push((col as u32, value));
                     }
                 }
+            }
+            Features::Sparse {
+                indices, values, ..
+            } => {
+                let numeric = &layout.numeric;
+                let identity = numeric.last().is_none_or(|&l| l + 1 == numeric.len());
+                if identity {
+                    // The tree looks at attributes 0..d, all numeric: column = index.
+                    for (&j, &value) in indices.iter().zip(values) {
+                        if (j as usize) < d && value != 0.0 {
+                            missing |= !value.is_finite();
+                            self.entries.push((j, value));
+                        }
+                    }
+                } else {
+                    // A merge of the two ascending lists.
+                    let mut col = 0;
+                    for (&j, &value) in indices.iter().zip(values) {
+                        let j = j as usize;
+                        while col < d && numeric[col] < j {
+                            col += 1;
+                        }
+                        if col == d {
+                            break;
+                        }
+                        if numeric[col] == j && value != 0.0 {
+                            missing |= !value.is_finite();
+                            self.entries.push((col as u32, value));
+                        }
+                    }
+                }
+            }
+        }
+        self.sparse = missing || self.entries.len() < d;
+        for &i in &layout.nominal {
+            let AttrSlot::Nominal { values, .. } = layout.slots[i] else {
+                continue;
             };
-            f(i, value);
+            let value = x.get(layout.features[i]);
+            self.nominal_values.push(value);
+            self.nominal
+                .push(nominal::value_index(value, values).map(|v| v as u32));
         }
     }
 }
@@ -123,42 +182,36 @@ pub(super) struct LeafNode {
     pub mc_correct: f64,
     /// The weight of the examples naive Bayes got right (predicting before learning).
     pub nb_correct: f64,
-    /// The numeric attributes' estimators (see [`AttrSlot::Numeric`]).
-    pub gaussians: Vec<GaussianEstimator>,
+    /// The numeric attributes' statistics.
+    pub numeric: NumericStats,
     /// The nominal attributes' counts (see [`AttrSlot::Nominal`]).
     pub counts: Vec<f64>,
     /// Local indices of the nominal attributes split on above this leaf (ascending):
     /// constant here, so neither learned, split on nor used by naive Bayes.
     pub used: Vec<usize>,
-    /// Naive Bayes' logarithms, one per estimator (not state): for a numeric attribute's
-    /// pooled estimator and for a class's the log of its variance. (Nominal likelihoods are not memoized: nearly every example changes
-    /// those of its class, and a memo as large as the counts costs more cache misses
-    /// than the logarithms it saves.)
+    /// What naive Bayes precomputes from the statistics (not state: rebuilt from them
+    /// after a deserialization, see [`LeafCache`]).
     #[serde(skip)]
-    pub gaussian_lns: LnMemos,
+    pub cache: LeafCache,
 }
 
 impl LeafNode {
     /// A fresh leaf with the class weights `dist`.
     pub fn new(layout: &Layout, dist: Vec<f64>, depth: usize, used: Vec<usize>) -> Self {
-        LeafNode {
+        let mut leaf = LeafNode {
             depth,
             dist,
             seen: 0.0,
             seen_at_last_attempt: 0.0,
             mc_correct: 0.0,
             nb_correct: 0.0,
-            gaussians: vec![GaussianEstimator::new(); layout.num_gaussians],
+            numeric: NumericStats::new(layout.numeric.len()),
             counts: vec![0.0; layout.num_counts],
             used,
-            gaussian_lns: LnMemos::new(layout.num_gaussians),
-        }
-    }
-
-    /// Sizes the memoized logarithms again after a deserialization dropped them.
-    #[inline]
-    pub fn ensure_memos(&mut self, layout: &Layout) {
-        self.gaussian_lns.ensure_len(layout.num_gaussians);
+            cache: LeafCache::default(),
+        };
+        leaf.cache.rebuild(&leaf.dist, &leaf.numeric);
+        leaf
     }
 
     /// The total class weight (inherited and seen).
@@ -173,39 +226,29 @@ impl LeafNode {
         !self.used.is_empty() && self.used.binary_search(&i).is_ok()
     }
 
-    /// Adds `(x, class c, weight w)` to the statistics (missing values skipped); `w` is
-    /// finite and positive.
-    pub fn update(&mut self, layout: &Layout, x: &Features, c: usize, w: f64) {
+    /// Adds `(x, class c, weight w)` to the statistics (missing values skipped) and
+    /// refreshes the cache; `w` is finite and positive. `true` when the naive Bayes
+    /// likelihoods of more than class `c` and the classes using the statistics of all
+    /// classes may have changed.
+    pub fn update(&mut self, layout: &Layout, x: &View, c: usize, w: f64) -> bool {
         debug_assert!(w > 0.0 && w.is_finite());
         let k = layout.k;
         self.dist[c] += w;
         self.seen += w;
-        let LeafNode {
-            gaussians,
-            counts,
-            used,
-            ..
-        } = self;
-        layout.for_each_value(x, |i, value| {
-            if !value.is_finite() {
-                return;
+        let s = self.numeric.update(&x.entries, x.sparse, c, w);
+        for (n, &i) in layout.nominal.iter().enumerate() {
+            let AttrSlot::Nominal { offset, values } = layout.slots[i] else {
+                continue;
+            };
+            if self.is_used(i) {
+                continue;
             }
-            match layout.slots[i] {
-                AttrSlot::Numeric { offset } => {
-                    gaussians[offset].update_valid(value, w);
-                    gaussians[offset + 1 + c].update_valid(value, w);
-                }
-                AttrSlot::Nominal { offset, values } => {
-                    if !used.is_empty() && used.binary_search(&i).is_ok() {
-                        return;
-                    }
-                    if let Some(v) = nominal::value_index(value, values) {
-                        let len = nominal::slots(values, k);
-                        nominal::update(&mut counts[offset..offset + len], k, v, c, w);
-                    }
-                }
+            if let Some(v) = x.nominal[n] {
+                let len = nominal::slots(values, k);
+                nominal::update(&mut self.counts[offset..offset + len], k, v as usize, c, w);
             }
-        });
+        }
+        self.cache.refresh(&self.dist, &self.numeric, x, c, s)
     }
 }
 
@@ -242,26 +285,6 @@ pub(super) struct SplitNode {
 }
 
 impl SplitNode {
-    /// The branch value `x` of the tested attribute goes to.
-    #[inline]
-    pub fn branch(&self, x: f64) -> usize {
-        let b = match self.test {
-            SplitTest::Numeric { threshold } => {
-                if x.is_finite() {
-                    Some(if x <= threshold { 0 } else { 1 })
-                } else if x == f64::INFINITY {
-                    Some(1)
-                } else if x == f64::NEG_INFINITY {
-                    Some(0)
-                } else {
-                    None
-                }
-            }
-            SplitTest::Nominal { values } => nominal::value_index(x, values),
-        };
-        b.unwrap_or_else(|| self.heaviest())
-    }
-
     /// The branch that has received the most weight (the first on ties).
     #[inline]
     pub fn heaviest(&self) -> usize {
@@ -278,8 +301,80 @@ impl SplitNode {
 /// A node of the tree.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub(super) enum Node {
-    /// A leaf.
-    Leaf(LeafNode),
+    /// A leaf (boxed: it is much larger than a split node).
+    Leaf(Box<LeafNode>),
     /// An inner node.
     Split(SplitNode),
+}
+
+/// A node as the way from the root sees it, in one compact array per tree (not state:
+/// built from the nodes).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Route {
+    /// A numeric split's threshold.
+    threshold: f64,
+    /// The local attribute tested; [`Route::LEAF`] for a leaf.
+    attr: u32,
+    /// The first child (the children are consecutive).
+    first: u32,
+    /// 0 for a numeric split, the number of values of a nominal one.
+    values: u32,
+}
+
+impl Route {
+    const LEAF: u32 = u32::MAX;
+
+    /// The route of `node`.
+    pub fn of(node: &Node) -> Route {
+        match node {
+            Node::Leaf(_) => Route {
+                threshold: 0.0,
+                attr: Self::LEAF,
+                first: 0,
+                values: 0,
+            },
+            Node::Split(s) => {
+                debug_assert!(s.children.windows(2).all(|w| w[1] == w[0] + 1));
+                let (threshold, values) = match s.test {
+                    SplitTest::Numeric { threshold } => (threshold, 0),
+                    SplitTest::Nominal { values } => (0.0, values as u32),
+                };
+                Route {
+                    threshold,
+                    attr: s.attr as u32,
+                    first: s.children[0] as u32,
+                    values,
+                }
+            }
+        }
+    }
+
+    /// The local attribute tested, `None` at a leaf.
+    #[inline(always)]
+    pub fn attr(&self) -> Option<usize> {
+        (self.attr != Self::LEAF).then_some(self.attr as usize)
+    }
+
+    /// The branch value `x` goes to, `None` when it depends on the branch weights (a
+    /// missing or invalid value: see [`SplitNode::branch`]).
+    #[inline(always)]
+    pub fn branch(&self, x: f64) -> Option<usize> {
+        if self.values == 0 {
+            if x <= self.threshold {
+                Some(0)
+            } else if x > self.threshold {
+                Some(1)
+            } else {
+                None
+            }
+        } else {
+            nominal::value_index(x, self.values as usize)
+        }
+    }
+
+    /// The node index of branch `b`.
+    #[inline(always)]
+    pub fn child(&self, b: usize) -> usize {
+        self.first as usize + b
+    }
 }

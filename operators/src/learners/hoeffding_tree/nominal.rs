@@ -14,13 +14,15 @@ pub(super) fn slots(values: usize, k: usize) -> usize {
 /// for a missing, non-integral or out-of-range value.
 #[inline]
 pub(super) fn value_index(x: f64, values: usize) -> Option<usize> {
-    // In range, `x as usize` truncates: `x` is integral when that changes nothing (and
-    // this needs no call to `trunc`, as `x.fract()` does).
-    if x >= 0.0 && x < values as f64 && (x as usize) as f64 == x {
-        Some(x as usize)
-    } else {
-        None
+    // In range, adding 1.5 2^52 rounds `x` to an integer, which the low bits of the sum
+    // hold: `x` is integral when the rounding changed nothing (no saturating conversion,
+    // no call to `trunc`).
+    const ROUND: f64 = 6_755_399_441_055_744.0;
+    if !(x >= 0.0 && x < values as f64) {
+        return None;
     }
+    let r = x + ROUND;
+    (r - ROUND == x).then_some((r.to_bits() & 0xffff_ffff) as usize)
 }
 
 /// Adds weight `w` for value `v` and class `c` to one attribute's counts.
@@ -28,13 +30,6 @@ pub(super) fn value_index(x: f64, values: usize) -> Option<usize> {
 pub(super) fn update(counts: &mut [f64], k: usize, v: usize, c: usize, w: f64) {
     counts[c] += w;
     counts[(v + 1) * k + c] += w;
-}
-
-/// `P(value v | class c)` with Laplace smoothing: `(n_vc + 1) / (n_c + V)` (naive Bayes
-/// takes its logarithm).
-#[inline]
-pub(super) fn likelihood(counts: &[f64], k: usize, values: usize, v: usize, c: usize) -> f64 {
-    (counts[(v + 1) * k + c] + 1.0) / (counts[c] + values as f64)
 }
 
 /// The merit of the multiway split on this attribute: the information gain on the
