@@ -164,3 +164,29 @@ fn damage_past_the_checksums_never_panics() {
     assert!(tried > 100, "{tried}");
     eprintln!("{tried} mutations past the checksums, {loaded} still loaded");
 }
+
+/// A file of an older or a newer format version is refused with both versions named (the
+/// version field follows the magic bytes; its checksum is repaired so only the version
+/// differs).
+#[test]
+fn other_format_versions_are_refused_by_name() {
+    let (bytes, _) = trained_model_bytes();
+    let at = flowboost::model::MAGIC.len();
+    for (version, words) in [
+        (1u32, ["version 1", "older", "train the model again"]),
+        (
+            flowboost::model::FORMAT_VERSION + 1,
+            ["newer", "use a newer flowboost", "model.fbm"],
+        ),
+    ] {
+        let mut m = bytes.clone();
+        m[at..at + 4].copy_from_slice(&version.to_le_bytes());
+        repair_checksums(&mut m);
+        let err = SavedModel::from_bytes(&m, "model.fbm")
+            .unwrap_err()
+            .to_string();
+        for w in words {
+            assert!(err.contains(w), "{err}");
+        }
+    }
+}

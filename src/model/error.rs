@@ -45,6 +45,21 @@ pub enum ModelError {
         /// This build's version.
         flowboost: &'static str,
     },
+    /// The file was written by an older flowboost whose model state this build does not
+    /// read.
+    #[error(
+        "{file}: model format version {found} is older than this flowboost ({flowboost}) reads (from {oldest}: the Hoeffding trees' state changed); train the model again"
+    )]
+    OlderFormat {
+        /// The file.
+        file: String,
+        /// The file's format version.
+        found: u32,
+        /// The oldest version this build reads.
+        oldest: u32,
+        /// This build's version.
+        flowboost: &'static str,
+    },
     /// The file ends early.
     #[error("{file}: truncated: {detail}")]
     Truncated {

@@ -1,6 +1,6 @@
 use super::ModelError;
 use super::body::ModelBody;
-use super::header::{Compression, FORMAT_VERSION, MAGIC, ModelHeader};
+use super::header::{Compression, FORMAT_VERSION, MAGIC, ModelHeader, OLDEST_FORMAT_VERSION};
 use flate2::Compression as Level;
 use flate2::read::ZlibDecoder;
 use flate2::write::ZlibEncoder;
@@ -137,6 +137,14 @@ pub fn read_header(bytes: &[u8], file: &str) -> Result<(ModelHeader, usize), Mod
         return Err(ModelError::Corrupted {
             file: file.to_string(),
             detail: "format version 0 does not exist".into(),
+        });
+    }
+    if version < OLDEST_FORMAT_VERSION {
+        return Err(ModelError::OlderFormat {
+            file: file.to_string(),
+            found: version,
+            oldest: OLDEST_FORMAT_VERSION,
+            flowboost: env!("CARGO_PKG_VERSION"),
         });
     }
     let len = u32_at(bytes, &mut at, "header length", file)?;

@@ -6,8 +6,12 @@ use serde::{Deserialize, Serialize};
 /// The first bytes of every model file.
 pub const MAGIC: &[u8; 16] = b"FLOWBOOST MODEL\n";
 
-/// The format version this build writes (and the newest it reads).
-pub const FORMAT_VERSION: u32 = 1;
+/// The format version this build writes (and the newest it reads). Version 2: the
+/// Hoeffding trees keep sparse-aware, class-sparse leaf statistics.
+pub const FORMAT_VERSION: u32 = 2;
+
+/// The oldest format version this build reads (version 1's trees are not readable).
+pub const OLDEST_FORMAT_VERSION: u32 = 2;
 
 /// How a model file's body is stored.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
