@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test of flowboost: the README's test command, and what CI runs (.ci/run).
-# Installs what it needs. Tests that read ../shared/data skip (and say so) when it is absent.
+# Then cargo fmt, clippy (-D warnings) and rustdoc (-D warnings). Installs what it needs.
+# Tests that read ../shared/data skip (and say so) when it is absent.
 #
 # The Kafka tests run against a real broker: scripts/kafka.sh starts one on loopback
 # (installing it from PyPI the first time), its address is exported as
@@ -36,3 +37,11 @@ cargo test --workspace --profile ci --no-fail-fast
 
 echo "== cargo fmt --check =="
 cargo fmt --all --check
+
+echo "== cargo clippy --all-targets -D warnings =="
+cargo clippy --version >/dev/null 2>&1 || rustup component add clippy
+cargo clippy --workspace --all-targets --profile ci -- -D warnings
+
+echo "== cargo doc (warnings are errors) =="
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --profile ci --quiet
+echo "== all tests passed =="
