@@ -13,15 +13,17 @@ client spins on empty fetches):
               starts; events / the job's busy time, first record read to last prediction
               handed to the producer) divided by the same model's events/s without Kafka
               (`flowboost run` on the same generator stream, predictions written to
-              /dev/null). Both pinned to core 0 with taskset, the broker to core 1. Configs:
+              /dev/null) pinned to core 0; the job's timely worker thread pinned to core 0,
+              its librdkafka threads to core 1 beside the broker. Configs:
               binary + adaboost-ol N=10, multilabel + ada-olmr N=10 and N=100, 1 worker.
   idle        CPU used by a job with no data over 10 s (after 5 s of start-up), from
-              /proc/PID/stat (utime + stime of every thread), with 1 and 2 workers.
+              /proc/PID/stat (utime + stime of every thread), with 1 and 2 workers, and
+              split into the timely worker threads and the rest (librdkafka).
   latency     p50 / p90 / p99 produce-to-prediction latency (the prediction record's
               broker timestamp - the event record's, matched by event id) with the job
               running before the producer starts, at half the job's maximum rate from the
-              throughput section, for 30 s; the events produced in the first 5 s are left out
-              (`kafka read --latency-skip 5`: the producer's and the job's warm-up).
+              throughput section, for 15 s; the events produced in the first 3 s are left out
+              (`kafka read --latency-skip 3`: the producer's and the job's warm-up).
   workers     total CPU per event (the process's utime + stime over the events) with 2
               workers / with 1 worker on the same backlog, and each worker thread's CPU
               seconds (the job's summary, from /proc/thread-self/schedstat). Not pinned: this
@@ -38,6 +40,7 @@ import resource
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -72,6 +75,45 @@ class Broker:
 
     def __exit__(self, *exc):
         subprocess.run([KAFKA_SH, "stop"], cwd=ROOT, capture_output=True)
+
+
+def threads_cpu(pid):
+    """CPU seconds per thread kind of a running process: the timely workers
+    (`timely:work-*`) and everything else (librdkafka's threads, the main thread)."""
+    out = {"workers": 0.0, "other": 0.0}
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/comm") as f:
+                comm = f.read().strip()
+            with open(f"/proc/{pid}/task/{tid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        kind = "workers" if comm.startswith("timely:work") else "other"
+        out[kind] += (int(fields[11]) + int(fields[12])) / TICK
+    return out
+
+
+class PinThreads(threading.Thread):
+    """While process `pid` runs, pins its timely worker threads to core 0 and its other
+    threads (librdkafka's clients, the main thread) to core 1, beside the broker: the
+    worker gets a core of its own, as the model without Kafka does."""
+
+    def __init__(self, pid):
+        super().__init__(daemon=True)
+        self.pid = pid
+        self.stop = threading.Event()
+
+    def run(self):
+        while not self.stop.is_set():
+            try:
+                for tid in os.listdir(f"/proc/{self.pid}/task"):
+                    with open(f"/proc/{self.pid}/task/{tid}/comm") as f:
+                        comm = f.read().strip()
+                    os.sched_setaffinity(int(tid), {0} if comm.startswith("timely:work") else {1})
+            except OSError:
+                return
+            self.stop.wait(0.02)
 
 
 def cpu_of(pid):
@@ -139,16 +181,31 @@ def baseline(fb, generator, algo, n, examples):
             "wall_seconds": wall}
 
 
-def kafka_backlog(fb, generator, algo, n, examples, workers, pin, tag):
+def kafka_backlog(fb, generator, algo, n, examples, workers, pin_threads, tag):
+    """The job on a backlog of `examples` events; with `pin_threads`, its worker threads
+    pinned to core 0 and its other threads to core 1 (see PinThreads)."""
     with Broker() as b:
         produce(fb, b.address, f"{tag}-events", generator, examples)
         create(fb, b.address, f"{tag}-pred")
-        out, _, wall, cpu = run_with_cpu(
-            job_cmd(fb, b.address, tag, generator, algo, n, workers, idle=2), pin=pin)
+        cmd = job_cmd(fb, b.address, tag, generator, algo, n, workers, idle=2)
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        start = time.monotonic()
+        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        pinner = PinThreads(p.pid) if pin_threads else None
+        if pinner:
+            pinner.start()
+        out, err = p.communicate()
+        if pinner:
+            pinner.stop.set()
+        wall = time.monotonic() - start
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        if p.returncode != 0:
+            raise SystemExit(f"the job failed ({p.returncode}): {err[-3000:]}")
         s = last_json(out)
         if s["events_in"] != examples or s["predictions"] != examples:
             raise SystemExit(f"the job did not take every event: {s}")
-        s["process_cpu_seconds"] = cpu
+        s["process_cpu_seconds"] = (after.ru_utime + after.ru_stime) - (
+            before.ru_utime + before.ru_stime)
         s["wall_seconds"] = wall
         return s
 
@@ -169,7 +226,7 @@ def throughput(fb, quick, report, rates):
         examples = sizes(quick)[(generator, n)]
         log(f"== throughput: {generator} {algo} N={n}, {examples} events")
         base = baseline(fb, generator, algo, n, examples)
-        job = kafka_backlog(fb, generator, algo, n, examples, 1, "0", f"tp-{generator}-{n}")
+        job = kafka_backlog(fb, generator, algo, n, examples, 1, True, f"tp-{generator}-{n}")
         ratio = job["events_per_second"] / base["events_per_second"]
         rates[(generator, n)] = job["events_per_second"]
         log(f"   without Kafka {base['events_per_second']:.0f}/s, job {job['events_per_second']:.0f}/s, ratio {ratio:.2f}")
@@ -178,8 +235,9 @@ def throughput(fb, quick, report, rates):
             f"{base['cpu_seconds']:.2f} | {job['events_per_second']:.0f} | "
             f"{job['busy_seconds']:.2f} | {job['process_cpu_seconds']:.2f} | "
             f"{job['worker_cpu_seconds'][0]:.2f} | **{ratio:.2f}** |")
-    report.append("### Throughput on a backlog: the job / the same model without Kafka (1 worker, "
-                  "both pinned to core 0, the broker to core 1)\n")
+    report.append("### Throughput on a backlog: the job / the same model without Kafka (1 worker; "
+                  "the model without Kafka and the job's worker thread pinned to core 0, the "
+                  "job's librdkafka threads and the broker to core 1)\n")
     report.append("| generator | algo | N | events | without Kafka: events/s | its CPU s | "
                   "Kafka job: events/s | busy s | process CPU s | worker CPU s | ratio |")
     report.append("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
@@ -198,31 +256,34 @@ def idle(fb, quick, report):
             p = subprocess.Popen(job_cmd(fb, b.address, tag, "binary", "adaboost-ol", 10, workers),
                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE)
             time.sleep(5)
-            c0, t0 = cpu_of(p.pid), time.monotonic()
+            c0, k0, t0 = cpu_of(p.pid), threads_cpu(p.pid), time.monotonic()
             time.sleep(3 if quick else 10)
-            c1, t1 = cpu_of(p.pid), time.monotonic()
+            c1, k1, t1 = cpu_of(p.pid), threads_cpu(p.pid), time.monotonic()
             p.send_signal(signal.SIGTERM)
             out, err = p.communicate(timeout=60)
             if p.returncode != 0:
                 raise SystemExit(f"the idle job did not stop cleanly ({p.returncode}): {err.decode()[-2000:]}")
-            cores = (c1 - c0) / (t1 - t0)
-            log(f"   {c1 - c0:.2f} CPU s over {t1 - t0:.1f} s: {cores:.3f} core")
-            rows.append(f"| {workers} | {t1 - t0:.1f} | {c1 - c0:.2f} | **{cores:.3f}** |")
+            span = t1 - t0
+            cores = (c1 - c0) / span
+            wk = (k1["workers"] - k0["workers"]) / span
+            other = (k1["other"] - k0["other"]) / span
+            log(f"   {c1 - c0:.2f} CPU s over {span:.1f} s: {cores:.3f} core (workers {wk:.3f}, other threads {other:.3f})")
+            rows.append(f"| {workers} | {span:.1f} | {c1 - c0:.2f} | **{cores:.3f}** | {wk:.3f} | {other:.3f} |")
     report.append("### CPU of an idle job (no data; SIGTERM afterwards, exit 0)\n")
-    report.append("| workers | seconds measured | CPU s | cores |")
-    report.append("|---:|---:|---:|---:|")
+    report.append("| workers | seconds measured | CPU s | cores | of which timely workers | librdkafka and other threads |")
+    report.append("|---:|---:|---:|---:|---:|---:|")
     report.extend(rows)
     report.append("")
 
 
 def latency(fb, quick, report, rates):
     rows = []
-    seconds = 10 if quick else 30
-    skip = 2 if quick else 5
+    seconds = 8 if quick else 15
+    skip = 2 if quick else 3
     for generator, algo, n in CONFIGS[:2]:
         rate = rates.get((generator, n))
         if rate is None:
-            rate = kafka_backlog(fb, generator, algo, n, sizes(True)[(generator, n)], 1, "0",
+            rate = kafka_backlog(fb, generator, algo, n, sizes(True)[(generator, n)], 1, True,
                                  f"lr-{generator}-{n}")["events_per_second"]
         rate = rate / 2
         examples = int(rate * seconds)
@@ -231,7 +292,7 @@ def latency(fb, quick, report, rates):
             tag = f"lat-{generator}-{n}"
             create(fb, b.address, f"{tag}-events", 4)
             create(fb, b.address, f"{tag}-pred")
-            p = subprocess.Popen(job_cmd(fb, b.address, tag, generator, algo, n, 1, idle=3),
+            p = subprocess.Popen(job_cmd(fb, b.address, tag, generator, algo, n, 1, idle=10),
                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE)
             time.sleep(2)
             produce(fb, b.address, f"{tag}-events", generator, examples, seed=2, rate=rate)
@@ -244,6 +305,8 @@ def latency(fb, quick, report, rates):
                  f"{tag}-events", "--latency-skip", str(skip)])
             lat = last_json(out)["latency_ms"]
             log(f"   {lat}")
+            if not lat["matched"]:
+                raise SystemExit(f"no prediction matched an event: {out}")
             rows.append(f"| {generator} | {algo} | {n} | {rate:.0f} | {examples} | {skip} | "
                         f"{lat['matched']} | {lat['p50']:.0f} | {lat['p90']:.0f} | "
                         f"**{lat['p99']:.0f}** | {lat['max']:.0f} |")
@@ -262,7 +325,7 @@ def workers(fb, quick, report):
         per = {}
         for w in (1, 2):
             log(f"== workers: {generator} {algo} N={n}, {w} worker(s)")
-            s = kafka_backlog(fb, generator, algo, n, examples, w, None, f"w{w}-{generator}-{n}")
+            s = kafka_backlog(fb, generator, algo, n, examples, w, False, f"w{w}-{generator}-{n}")
             per[w] = s
             us = s["process_cpu_seconds"] / examples * 1e6
             log(f"   {us:.1f} CPU us/event, workers {s['worker_cpu_seconds']}")

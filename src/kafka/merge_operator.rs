@@ -126,6 +126,7 @@ pub fn merge<'scope>(
                     .is_some_and(|d| epoch.saturating_sub(d) > options.max_epochs_in_flight)
             };
             let mut progressed = false;
+            let (mut events, mut labeled) = (0u64, 0u64);
             loop {
                 if ready.is_empty() {
                     ready.extend(merger.next_block(rule, 1));
@@ -141,11 +142,8 @@ pub fn merge<'scope>(
                 let before = sequencer.epoch();
                 match r.body {
                     RecordBody::Event(example) => {
-                        metrics.events_in.fetch_add(1, Ordering::Relaxed);
-                        metrics.first_event();
-                        if example.label.is_some() {
-                            metrics.learned.fetch_add(1, Ordering::Relaxed);
-                        }
+                        events += 1;
+                        labeled += u64::from(example.label.is_some());
                         items_buf.push(sequencer.stamp(Input::Event {
                             example: Arc::new(example),
                             wait: false,
@@ -173,6 +171,11 @@ pub fn merge<'scope>(
                 if sequencer.epoch() != before {
                     side_buf.push((before, SideRecord::Commit(commit_marks(&merger, &ready))));
                 }
+            }
+            if events > 0 {
+                metrics.events_in.fetch_add(events, Ordering::Relaxed);
+                metrics.learned.fetch_add(labeled, Ordering::Relaxed);
+                metrics.first_event();
             }
             if progressed || merger.held() == 0 || !ready.is_empty() {
                 held_since = None;

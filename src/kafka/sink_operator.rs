@@ -16,6 +16,7 @@ use flowboost_operators::engine::{ChainOutput, Input, Item, SourceState};
 use flowboost_operators::join::{JoinCounts, JoinPart};
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
 use std::rc::Rc;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -120,6 +121,7 @@ pub fn kafka_sink<'scope>(
         let mut committed: BTreeMap<(StreamId, i32), i64> = BTreeMap::new();
         let mut last_commit = Instant::now();
         let mut buf = Vec::with_capacity(256);
+        let mut key = String::with_capacity(20);
         let mut finished = false;
         move |frontiers| {
             outputs_in.for_each(|time, data: &mut Vec<ChainOutput>| {
@@ -162,6 +164,7 @@ pub fn kafka_sink<'scope>(
                     break;
                 }
                 epochs.remove(&t);
+                let mut sent = 0u64;
                 for o in predictions.remove(&t).unwrap_or_default() {
                     match o {
                         ChainOutput::Prediction(e) => {
@@ -182,20 +185,23 @@ pub fn kafka_sink<'scope>(
                                 },
                                 &mut buf,
                             );
-                            if let Err(err) =
-                                c.predictions.send(Some(p.id.to_string().as_bytes()), &buf)
-                            {
+                            key.clear();
+                            let _ = write!(key, "{}", p.id);
+                            if let Err(err) = c.predictions.send(Some(key.as_bytes()), &buf) {
                                 worker
                                     .borrow_mut()
                                     .fail(format!("writing a prediction: {err}"));
                             }
-                            metrics.predictions_sent.fetch_add(1, Ordering::Relaxed);
-                            let mut end = end.borrow_mut();
-                            let now = Instant::now();
-                            end.busy = Some(end.busy.map_or((now, now), |(a, _)| (a, now)));
+                            sent += 1;
                         }
                         ChainOutput::Snapshot(parts) => assembler.chain(t, parts),
                     }
+                }
+                if sent > 0 {
+                    metrics.predictions_sent.fetch_add(sent, Ordering::Relaxed);
+                    let mut end = end.borrow_mut();
+                    let now = Instant::now();
+                    end.busy = Some(end.busy.map_or((now, now), |(a, _)| (a, now)));
                 }
                 for r in side_records.remove(&t).unwrap_or_default() {
                     match r {
