@@ -22,8 +22,12 @@ client spins on empty fetches):
   latency     p50 / p90 / p99 produce-to-prediction latency (the prediction record's
               broker timestamp - the event record's, matched by event id) with the job
               running before the producer starts, at half the job's maximum rate from the
-              throughput section, for 15 s; the events produced in the first 3 s are left out
-              (`kafka read --latency-skip 3`: the producer's and the job's warm-up).
+              throughput section (--rates gives them without it), and binary N=10 at a
+              fixed 1,000 events/s, for 15 s or 150,000
+              events, whichever is shorter (the emulator fails a consumer fetching more than
+              about 100 MB at once); the events produced in the first fifth (at least 1 s)
+              are left out (`kafka read --latency-skip S`: the producer's and the job's
+              warm-up).
   workers     total CPU per event (the process's utime + stime over the events) with 2
               workers / with 1 worker on the same backlog, and each worker thread's CPU
               seconds (the job's summary, from /proc/thread-self/schedstat). Not pinned: this
@@ -220,27 +224,41 @@ def sizes(quick):
     return {("binary", 10): 200000, ("multilabel", 10): 30000, ("multilabel", 100): 6000}
 
 
-def throughput(fb, quick, report, rates):
+def median_run(runs, key):
+    """The run with the median `key` of an odd number of runs."""
+    return sorted(runs, key=lambda r: r[key])[len(runs) // 2]
+
+
+def throughput(fb, quick, report, rates, repeat):
     rows = []
     for generator, algo, n in CONFIGS:
         examples = sizes(quick)[(generator, n)]
-        log(f"== throughput: {generator} {algo} N={n}, {examples} events")
-        base = baseline(fb, generator, algo, n, examples)
-        job = kafka_backlog(fb, generator, algo, n, examples, 1, True, f"tp-{generator}-{n}")
+        log(f"== throughput: {generator} {algo} N={n}, {examples} events, median of {repeat}")
+        bases, jobs = [], []
+        for _ in range(repeat):
+            bases.append(baseline(fb, generator, algo, n, examples))
+            jobs.append(kafka_backlog(fb, generator, algo, n, examples, 1, True,
+                                      f"tp-{generator}-{n}-{len(jobs)}"))
+            log(f"   without Kafka {bases[-1]['events_per_second']:.0f}/s, job {jobs[-1]['events_per_second']:.0f}/s")
+        base = median_run(bases, "events_per_second")
+        job = median_run(jobs, "events_per_second")
         ratio = job["events_per_second"] / base["events_per_second"]
         rates[(generator, n)] = job["events_per_second"]
-        log(f"   without Kafka {base['events_per_second']:.0f}/s, job {job['events_per_second']:.0f}/s, ratio {ratio:.2f}")
+        log(f"   median: without Kafka {base['events_per_second']:.0f}/s, job {job['events_per_second']:.0f}/s, ratio {ratio:.2f}")
+        spread = (f"{min(j['events_per_second'] for j in jobs) / max(b['events_per_second'] for b in bases):.2f}"
+                  f"-{max(j['events_per_second'] for j in jobs) / min(b['events_per_second'] for b in bases):.2f}")
         rows.append(
             f"| {generator} | {algo} | {n} | {examples} | {base['events_per_second']:.0f} | "
             f"{base['cpu_seconds']:.2f} | {job['events_per_second']:.0f} | "
             f"{job['busy_seconds']:.2f} | {job['process_cpu_seconds']:.2f} | "
-            f"{job['worker_cpu_seconds'][0]:.2f} | **{ratio:.2f}** |")
+            f"{job['worker_cpu_seconds'][0]:.2f} | **{ratio:.2f}** | {spread} |")
     report.append("### Throughput on a backlog: the job / the same model without Kafka (1 worker; "
                   "the model without Kafka and the job's worker thread pinned to core 0, the "
-                  "job's librdkafka threads and the broker to core 1)\n")
+                  f"job's librdkafka threads and the broker to core 1; median of {repeat} runs)\n")
     report.append("| generator | algo | N | events | without Kafka: events/s | its CPU s | "
-                  "Kafka job: events/s | busy s | process CPU s | worker CPU s | ratio |")
-    report.append("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+                  "Kafka job: events/s | busy s | process CPU s | worker CPU s | ratio | "
+                  "range (worst-best pairing) |")
+    report.append("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     report.extend(rows)
     report.append("")
 
@@ -279,17 +297,25 @@ def idle(fb, quick, report):
 def latency(fb, quick, report, rates):
     rows = []
     seconds = 8 if quick else 15
-    skip = 2 if quick else 3
+    # Half the maximum rate of each N = 10 config, then a fixed 1,000 events/s: on 2 cores
+    # the producer, the broker and the job compete at half the maximum rate.
+    plan = []
     for generator, algo, n in CONFIGS[:2]:
         rate = rates.get((generator, n))
         if rate is None:
             rate = kafka_backlog(fb, generator, algo, n, sizes(True)[(generator, n)], 1, True,
                                  f"lr-{generator}-{n}")["events_per_second"]
-        rate = rate / 2
-        examples = int(rate * seconds)
+        plan.append((generator, algo, n, rate / 2))
+    plan.append(("binary", "adaboost-ol", 10, 1000.0))
+    for generator, algo, n, rate in plan:
+        # At most 150,000 events: the emulator fails a consumer whose fetch exceeds about
+        # 100 MB (it ignores fetch size limits), and `kafka read --latency-from` reads the
+        # whole events topic back. The first fifth (at least 1 s) is the warm-up.
+        examples = min(int(rate * seconds), 150_000)
+        skip = max(1, round(examples / rate / 5))
         log(f"== latency: {generator} {algo} N={n} at {rate:.0f} events/s, {examples} events")
         with Broker() as b:
-            tag = f"lat-{generator}-{n}"
+            tag = f"lat-{generator}-{n}-{int(rate)}"
             create(fb, b.address, f"{tag}-events", 4)
             create(fb, b.address, f"{tag}-pred")
             p = subprocess.Popen(job_cmd(fb, b.address, tag, generator, algo, n, 1, idle=10),
@@ -310,7 +336,8 @@ def latency(fb, quick, report, rates):
             rows.append(f"| {generator} | {algo} | {n} | {rate:.0f} | {examples} | {skip} | "
                         f"{lat['matched']} | {lat['p50']:.0f} | {lat['p90']:.0f} | "
                         f"**{lat['p99']:.0f}** | {lat['max']:.0f} |")
-    report.append("### Produce-to-prediction latency at half the maximum rate (1 worker, ms)\n")
+    report.append("### Produce-to-prediction latency at half the maximum rate, and at 1,000 events/s "
+                  "(1 worker, ms)\n")
     report.append("| generator | algo | N | events/s | events | warm-up left out (s) | measured | "
                   "p50 | p90 | p99 | max |")
     report.append("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
@@ -351,18 +378,27 @@ def main():
     ap.add_argument("--quick", action="store_true", help="small streams (a smoke run)")
     ap.add_argument("--sections", default="throughput,idle,latency,workers")
     ap.add_argument("--out", help="also write the Markdown report to this file")
+    ap.add_argument("--rates", default="",
+                    help="the job's maximum rates for the latency section, e.g. "
+                         "binary:10=55000,multilabel:10=11700 (default: the throughput section's)")
+    ap.add_argument("--repeat", type=int, default=3,
+                    help="throughput runs per configuration (odd; the median is reported)")
     args = ap.parse_args()
     fb = binary()
     report = [f"Measured {time.strftime('%Y-%m-%d')} on {os.uname().nodename} "
               f"({os.cpu_count()} cores), release build, scripts/kafka_dataflow_bench.py"
               + (" --quick" if args.quick else "") + "\n"]
     rates = {}
+    for item in filter(None, args.rates.split(",")):
+        key, rate = item.split("=")
+        generator, n = key.split(":")
+        rates[(generator, int(n))] = float(rate)
     sections = args.sections.split(",")
     for s in sections:
         if s not in ("throughput", "idle", "latency", "workers"):
             raise SystemExit(f"unknown section {s}")
     if "throughput" in sections:
-        throughput(fb, args.quick, report, rates)
+        throughput(fb, args.quick, report, rates, args.repeat)
     if "idle" in sections:
         idle(fb, args.quick, report)
     if "latency" in sections:

@@ -550,3 +550,116 @@ fn feedback_before_after_never_and_twice_is_joined_as_written() {
         }
     }
 }
+
+/// The peak resident memory of a running process, sampled until it exits; returns its
+/// output and the peak in bytes.
+fn run_sampling_rss(mut cmd: Command) -> (std::process::Output, u64) {
+    let child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let sampler = {
+        let done = done.clone();
+        std::thread::spawn(move || {
+            let mut peak = 0u64;
+            while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                if let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status"))
+                    && let Some(kb) = status
+                        .lines()
+                        .find_map(|l| l.strip_prefix("VmRSS:"))
+                        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+                {
+                    peak = peak.max(kb * 1024);
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            peak
+        })
+    };
+    let out = child.wait_with_output().unwrap();
+    done.store(true, std::sync::atomic::Ordering::Relaxed);
+    (out, sampler.join().unwrap())
+}
+
+/// Backpressure: on a backlog of 200,000 events read by 2 workers, the job's memory stays
+/// near that of a 20,000-event backlog (the sources stop reading while the merge is
+/// `--max-epochs-in-flight` epochs ahead of the model), and every event is predicted.
+#[test]
+fn backpressure_keeps_memory_bounded_on_a_200000_event_backlog() {
+    let b = brokers();
+    let exe = env!("CARGO_BIN_EXE_flowboost");
+    let mut peaks = Vec::new();
+    for n in [20_000u64, 200_000] {
+        let events = create(&b, "fb-bp-events", 4);
+        let sink = create(&b, "fb-bp-pred", 1);
+        let produced = last_json(&flowboost(&[
+            "kafka",
+            "produce",
+            "--brokers",
+            &b,
+            "--topic",
+            &events,
+            "--generator",
+            "binary",
+            "--examples",
+            &n.to_string(),
+        ]));
+        assert_eq!(produced["events"], n);
+        let mut cmd = Command::new(exe);
+        cmd.args([
+            "run",
+            "--brokers",
+            &b,
+            "--source",
+            &format!("kafka:{events}"),
+            "--sink",
+            &format!("kafka:{sink}"),
+            "--group",
+            &unique_name("g"),
+            "--start",
+            "earliest",
+            "--exit-when-idle",
+            "2",
+            "--report-interval",
+            "0",
+            "--generator",
+            "binary",
+            "--algo",
+            "adaboost-ol",
+            "--learners",
+            "10",
+            "--workers",
+            "2",
+            // librdkafka's own fetch queue is bounded by this (per consumer), as a user
+            // bounds it; what the job holds beyond it is what this test is about.
+            "--kafka-set",
+            "queued.max.messages.kbytes=4096",
+        ]);
+        let (out, peak) = run_sampling_rss(cmd);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let summary = last_json(&out);
+        assert_eq!(summary["events_in"], n, "{summary}");
+        assert_eq!(summary["predictions"], n, "{summary}");
+        peaks.push(peak);
+    }
+    let (small, large) = (peaks[0], peaks[1]);
+    eprintln!(
+        "peak RSS: {} MB on 20,000 events, {} MB on 200,000",
+        small >> 20,
+        large >> 20
+    );
+    // Ten times the backlog may grow the trees a little, not the buffers: allow 40 MB.
+    assert!(
+        large < small + (40 << 20),
+        "peak RSS grew with the backlog: {} MB on 20,000 events, {} MB on 200,000",
+        small >> 20,
+        large >> 20
+    );
+}

@@ -518,3 +518,44 @@ fn dead_letter_json_keeps_the_original_bytes() {
     assert_eq!(text.payload_text.as_deref(), Some("{\"id\": 1}"));
     assert_eq!(text.key_base64, None);
 }
+
+/// Dense events with a numeric id take a fast path (no JSON tree); the same event with
+/// its id as a string takes the general one. Both decode every case alike, successes and
+/// errors (kind and reason).
+#[test]
+fn dense_events_decode_alike_on_the_fast_and_the_general_path() {
+    let schema = multiclass();
+    let dec = RecordDecoder::new(&schema, RecordFormat::Json);
+    let cases = [
+        r#""features": [1.5, -2, 0], "label": "dog""#,
+        r#""features": [1e300, 0.1, 2], "label": 2"#,
+        r#""features": [0, 0, 1]"#,
+        r#""features": [0, 0, 1], "label": null"#,
+        r#""features": [0, 0, 1], "labels": ["cat"]"#,
+        r#""features": [0, 0, 1], "label": "cat", "extra": {"x": [1]}"#,
+        r#""features": [0, 0, 1], "label": "cat", "label": "fish""#,
+        r#""features": [0, 0, 3], "label": "cat""#,
+        r#""features": [0, 0, 1.5], "label": "cat""#,
+        r#""features": [0, 0], "label": "cat""#,
+        r#""features": [0, 0, 1], "label": "horse""#,
+        r#""features": [0, 0, 1], "label": 7"#,
+        r#""features": [0, 0, 1], "label": "cat", "labels": ["dog"]"#,
+        r#""features": [0, null, 1], "label": "cat""#,
+        r#""features": [1e999, 0, 1], "label": "cat""#,
+        r#""features": [0, 0, "blue"], "label": "cat""#,
+    ];
+    for case in cases {
+        let fast = format!(r#"{{"id": 42, {case}}}"#);
+        let general = format!(r#"{{"id": "42", {case}}}"#);
+        let a = dec.decode(None, fast.as_bytes());
+        let b = dec.decode(None, general.as_bytes());
+        match (a, b) {
+            (Ok(a), Ok(b)) => assert_eq!(a, b, "{case}"),
+            (Err(a), Err(b)) => {
+                assert_eq!(a.kind, b.kind, "{case}");
+                assert_eq!(a.reason, b.reason, "{case}");
+            }
+            (a, b) => panic!("{case}: {a:?} vs {b:?}"),
+        }
+    }
+}

@@ -280,6 +280,7 @@ fn read_all(
     idle: Duration,
     max: Option<u64>,
     expect: Option<(u64, Duration)>,
+    to_end: bool,
 ) -> Result<Vec<Rec>, String> {
     let mut source = PartitionedSource::new(
         config,
@@ -300,6 +301,10 @@ fn read_all(
             out.push((r.key, r.payload, r.timestamp_ms));
         }
         if max.is_some_and(|m| out.len() as u64 >= m) {
+            break;
+        }
+        // Every partition read to the end it had (idle is then only a fallback).
+        if to_end && source.partitions().iter().all(|&p| source.at_end(p)) {
             break;
         }
         match expect {
@@ -336,7 +341,7 @@ fn read(a: ReadArgs) -> Result<(), String> {
     let config = KafkaConfig::new(a.brokers.clone());
     let idle = Duration::from_secs_f64(a.idle);
     let expect = a.expect.map(|n| (n, Duration::from_secs_f64(a.timeout)));
-    let records = read_all(&config, &a.topic, idle, a.max, expect)?;
+    let records = read_all(&config, &a.topic, idle, a.max, expect, false)?;
     if let Some(path) = &a.output {
         let mut f = std::io::BufWriter::new(
             std::fs::File::create(path).map_err(|e| format!("{}: {e}", path.display()))?,
@@ -361,7 +366,14 @@ fn read(a: ReadArgs) -> Result<(), String> {
         "last_timestamp_ms": ts.iter().max(),
     });
     if let Some(events_topic) = &a.latency_from {
-        let events = read_all(&config, events_topic, Duration::from_secs(2), None, None)?;
+        let events = read_all(
+            &config,
+            events_topic,
+            Duration::from_secs(60),
+            None,
+            None,
+            true,
+        )?;
         let mut produced: HashMap<&[u8], i64> = HashMap::new();
         for (k, _, t) in &events {
             if let (Some(k), Some(t)) = (k, t) {

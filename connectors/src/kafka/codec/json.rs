@@ -4,8 +4,27 @@ use super::{DecodeError, DecodeErrorKind, RecordDecoder, parse_id};
 use flowboost_operators::data::{Example, Features, Label};
 use serde_json::{Map, Value};
 
+/// The common shape of an event, decoded without building a JSON tree: a numeric id,
+/// dense numeric features, and a label (or labels) as a small tree. Anything else (string
+/// ids, named features, strings or nulls among the values, a parse error) goes to the
+/// general path, which also words every error.
+#[derive(serde::Deserialize)]
+struct DenseEvent {
+    id: u64,
+    features: Vec<f64>,
+    #[serde(default)]
+    label: Option<Value>,
+    #[serde(default)]
+    labels: Option<Value>,
+}
+
 /// Decodes one JSON event.
 pub(super) fn decode_example(dec: &RecordDecoder, payload: &[u8]) -> Result<Example, DecodeError> {
+    if let Ok(event) = serde_json::from_slice::<DenseEvent>(payload)
+        && let Some(example) = dense_event(dec, event)
+    {
+        return Ok(example);
+    }
     let object = parse_object(payload)?;
     let id = id(&object)?;
     let features = match object.get("features") {
@@ -32,6 +51,23 @@ pub(super) fn decode_example(dec: &RecordDecoder, payload: &[u8]) -> Result<Exam
     Ok(Example {
         id,
         features,
+        label,
+    })
+}
+
+/// The fast path's example, or `None` where the general path must decide (and word the
+/// error): the same checks, in the same order, on the same values.
+fn dense_event(dec: &RecordDecoder, event: DenseEvent) -> Option<Example> {
+    if event.features.len() != dec.schema.dim() {
+        return None;
+    }
+    for (j, &x) in event.features.iter().enumerate() {
+        dec.check_value(j, x).ok()?;
+    }
+    let label = labels(dec, event.label.as_ref(), event.labels.as_ref()).ok()?;
+    Some(Example {
+        id: event.id,
+        features: Features::Dense(event.features),
         label,
     })
 }
@@ -280,8 +316,17 @@ fn label_index(dec: &RecordDecoder, v: &Value) -> Result<u32, DecodeError> {
 }
 
 fn label(dec: &RecordDecoder, object: &Map<String, Value>) -> Result<Option<Label>, DecodeError> {
-    let single = object.get("label").filter(|v| !v.is_null());
-    let several = object.get("labels").filter(|v| !v.is_null());
+    labels(dec, object.get("label"), object.get("labels"))
+}
+
+/// The label of an event from its `label` and `labels` fields.
+fn labels(
+    dec: &RecordDecoder,
+    single: Option<&Value>,
+    several: Option<&Value>,
+) -> Result<Option<Label>, DecodeError> {
+    let single = single.filter(|v| !v.is_null());
+    let several = several.filter(|v| !v.is_null());
     match (single, several) {
         (None, None) => Ok(None),
         (Some(_), Some(_)) => Err(DecodeError::new(
