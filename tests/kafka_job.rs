@@ -347,6 +347,11 @@ fn a_job_killed_mid_stream_resumes_without_skipping_a_record() {
     ] {
         assert!(metrics.contains(name), "{name} missing:\n{metrics}");
     }
+    // The lag is asked for at the start (then every 5 s), per partition of the events.
+    assert!(
+        metrics.contains("flowboost_consumer_lag{topic=\""),
+        "no per-partition lag:\n{metrics}"
+    );
     let events_in: u64 = metrics
         .lines()
         .find(|l| l.starts_with("flowboost_events_in_total "))

@@ -9,6 +9,7 @@
 
 use super::cluster::Cluster;
 use super::control::control;
+use super::lag::LagWatcher;
 use super::merge::{EVENTS, FEEDBACK, StreamId};
 use super::merge_operator::{MergeOptions, merge};
 use super::metrics::{self, JobMetrics, MetricsSnapshot};
@@ -221,6 +222,15 @@ pub fn run_job(
     }
     let started = Instant::now();
     let reporter = Reporter::start(options.report_interval, metrics.clone(), process == 0);
+    let lag = LagWatcher::start(
+        options.kafka(),
+        std::iter::once(options.source.clone())
+            .chain(options.feedback.clone())
+            .collect(),
+        options.group.clone(),
+        metrics.clone(),
+        process == 0,
+    );
     let timely_config = options.cluster.timely_config(options.workers)?;
     let (processes, workers) = (options.cluster.processes, options.workers);
     let shared_metrics = metrics.clone();
@@ -368,6 +378,7 @@ pub fn run_job(
         }
     }
     reporter.stop();
+    lag.stop();
     if let Some(e) = error {
         return Err(e);
     }

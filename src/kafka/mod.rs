@@ -17,6 +17,7 @@ pub mod cluster;
 pub mod control;
 pub mod job;
 pub mod job_file;
+pub mod lag;
 pub mod merge;
 pub mod merge_operator;
 pub mod metrics;

@@ -1,0 +1,74 @@
+//! The consumer lag metric: a thread of its own (on process 0) asks the broker every few
+//! seconds for each input partition's high watermark and the group's committed offset, so
+//! no worker ever waits on a broker request.
+
+use super::metrics::JobMetrics;
+use flowboost_connectors::kafka::{KafkaConfig, group_lag};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// How often the lag is asked for.
+pub const LAG_INTERVAL: Duration = Duration::from_secs(5);
+
+/// The running lag watcher; [`stop`](Self::stop) ends it.
+pub struct LagWatcher {
+    stop: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl LagWatcher {
+    /// Starts watching `topics` for `group` (nothing when `on` is false).
+    pub fn start(
+        config: KafkaConfig,
+        topics: Vec<String>,
+        group: String,
+        metrics: Arc<JobMetrics>,
+        on: bool,
+    ) -> LagWatcher {
+        let stop = Arc::new(AtomicBool::new(false));
+        let thread = on
+            .then(|| {
+                let stop = stop.clone();
+                std::thread::Builder::new()
+                    .name("flowboost-lag".into())
+                    .spawn(move || {
+                        let mut last: Option<Instant> = None;
+                        let mut warned = false;
+                        while !stop.load(Ordering::SeqCst) {
+                            if last.is_none_or(|t| t.elapsed() >= LAG_INTERVAL) {
+                                last = Some(Instant::now());
+                                for topic in &topics {
+                                    match group_lag(&config, topic, &group) {
+                                        Ok(lags) => {
+                                            for l in lags {
+                                                metrics.set_lag(topic, l.partition, l.lag);
+                                            }
+                                        }
+                                        Err(e) if !warned => {
+                                            warned = true;
+                                            eprintln!(
+                                                "flowboost: kafka: the consumer lag of `{topic}` is not known: {e}"
+                                            );
+                                        }
+                                        Err(_) => {}
+                                    }
+                                }
+                            }
+                            std::thread::sleep(Duration::from_millis(100));
+                        }
+                    })
+                    .ok()
+            })
+            .flatten();
+        LagWatcher { stop, thread }
+    }
+
+    /// Stops the thread and waits for it.
+    pub fn stop(mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
