@@ -11,8 +11,10 @@ use crate::model::{ModelWriter, Progress};
 use flowboost_connectors::kafka::{
     DeadLetter, DeadLetterWriter, KafkaSink, OffsetCommitter, PredictionEncoder, PredictionOutput,
 };
-use flowboost_operators::dataflow::{CountsTracker, JoinOutputs, SnapshotAssembler, empty};
-use flowboost_operators::engine::{ChainOutput, Input, Item, SourceState};
+use flowboost_operators::dataflow::{
+    CountsTracker, JoinOutputs, SinkSideInputs, SnapshotAssembler,
+};
+use flowboost_operators::engine::{ChainOutput, Item, SourceState};
 use flowboost_operators::join::{JoinCounts, JoinPart};
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
@@ -23,7 +25,6 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 use timely::dataflow::Stream;
 use timely::dataflow::channels::pact::Pipeline;
-use timely::dataflow::operators::generic::Operator;
 use timely::dataflow::operators::generic::builder_rc::OperatorBuilder;
 
 /// The sink's Kafka clients and settings (worker 0 only).
@@ -83,23 +84,12 @@ pub fn kafka_sink<'scope>(
     end: Rc<RefCell<SinkEnd>>,
 ) {
     let scope = outputs.scope();
-    let has_join = join.is_some();
-    let (counts, parts) = match join {
-        Some(j) => (j.counts, j.parts),
-        None => (empty(scope), empty(scope)),
-    };
-    let states = items.unary(Pipeline, "SaveStates", |_, _| {
-        move |input, output| {
-            input.for_each(|time, data: &mut Vec<Item>| {
-                output
-                    .session(&time)
-                    .give_iterator(data.drain(..).filter_map(|i| match i.input {
-                        Input::Snapshot(state) => Some(*state),
-                        _ => None,
-                    }));
-            })
-        }
-    });
+    let SinkSideInputs {
+        states,
+        counts,
+        parts,
+        has_join,
+    } = SinkSideInputs::new(items, join);
     let mut builder = OperatorBuilder::new("KafkaSink".to_string(), scope);
     let info = builder.operator_info();
     let activator = scope.activator_for(info.address);

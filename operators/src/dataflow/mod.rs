@@ -21,6 +21,6 @@ mod terminal_operator;
 
 pub use pipeline::{JoinOutputs, PipelineStreams, block_range, pipeline};
 pub use runner::{DataflowOptions, run_dataflow};
-pub use sink_parts::{CountsTracker, SnapshotAssembler, empty};
+pub use sink_parts::{CountsTracker, SinkSideInputs, SnapshotAssembler, empty};
 pub use stage_operator::{StageBlock, StageBlockExt};
 pub use terminal_operator::TerminalExt;

@@ -1,9 +1,7 @@
 use super::JoinOutputs;
 use super::pipeline;
-use super::sink_parts::{CountsTracker, SnapshotAssembler, empty};
-use crate::engine::{
-    Chain, ChainOutput, FeedbackSetup, Input, Item, PredictionSink, SourceState, Stage,
-};
+use super::sink_parts::{CountsTracker, SinkSideInputs, SnapshotAssembler};
+use crate::engine::{Chain, ChainOutput, FeedbackSetup, Item, PredictionSink, SourceState, Stage};
 use crate::join::JoinCounts;
 use serde::Serialize;
 use std::cell::RefCell;
@@ -12,7 +10,6 @@ use std::rc::Rc;
 use std::time::Duration;
 use timely::dataflow::channels::pact::Pipeline;
 use timely::dataflow::operators::Probe;
-use timely::dataflow::operators::generic::Operator;
 use timely::dataflow::operators::generic::builder_rc::OperatorBuilder;
 use timely::dataflow::operators::generic::operator::source;
 use timely::dataflow::{ProbeHandle, Stream};
@@ -122,23 +119,12 @@ fn prediction_sink<'scope, K: PredictionSink + 'static>(
     restored_counts: JoinCounts,
 ) {
     let scope = outputs.scope();
-    let has_join = join.is_some();
-    let (counts, parts) = match join {
-        Some(j) => (j.counts, j.parts),
-        None => (empty(scope), empty(scope)),
-    };
-    let states = items.unary(Pipeline, "SnapshotStates", |_, _| {
-        move |input, output| {
-            input.for_each(|time, data: &mut Vec<Item>| {
-                output
-                    .session(&time)
-                    .give_iterator(data.drain(..).filter_map(|i| match i.input {
-                        Input::Snapshot(state) => Some(*state),
-                        _ => None,
-                    }));
-            })
-        }
-    });
+    let SinkSideInputs {
+        states,
+        counts,
+        parts,
+        has_join,
+    } = SinkSideInputs::new(items, join);
     let mut builder = OperatorBuilder::new("Sink".to_string(), scope);
     let mut outputs_in = builder.new_input(outputs, Pipeline);
     let mut states_in = builder.new_input(states, Pipeline);

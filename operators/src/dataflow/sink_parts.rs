@@ -1,7 +1,9 @@
-use crate::engine::{ChainParts, ChainSnapshot, SourceState};
+use crate::engine::{ChainParts, ChainSnapshot, Input, Item, SourceState};
 use crate::join::{COUNT_NAMES, JoinCounts, JoinPart, JoinState};
 use std::collections::BTreeMap;
 use timely::dataflow::Stream;
+use timely::dataflow::channels::pact::Pipeline;
+use timely::dataflow::operators::generic::Operator;
 use timely::dataflow::operators::generic::operator::source;
 
 /// Gathers the pieces of each snapshot as they reach worker 0 (the chain's state from the
@@ -112,6 +114,53 @@ impl CountsTracker {
     /// The names of the counts, in field order.
     pub fn names() -> [&'static str; 8] {
         COUNT_NAMES
+    }
+}
+
+/// What a sink on worker 0 reads beside the chain's outputs: the source's state at each
+/// snapshot (taken from the stamped items), and the join's live counts and snapshot parts
+/// (empty streams without a join).
+pub struct SinkSideInputs<'scope> {
+    /// The source's state at each snapshot epoch.
+    pub states: Stream<'scope, u64, Vec<SourceState>>,
+    /// The join's live counts.
+    pub counts: Stream<'scope, u64, Vec<crate::join::CountUpdate>>,
+    /// Every worker's part of the join's state at each snapshot epoch.
+    pub parts: Stream<'scope, u64, Vec<JoinPart>>,
+    /// Whether there is a join.
+    pub has_join: bool,
+}
+
+impl<'scope> SinkSideInputs<'scope> {
+    /// Splits the snapshot states off `items` and unpacks `join`.
+    pub fn new(
+        items: Stream<'scope, u64, Vec<Item>>,
+        join: Option<super::JoinOutputs<'scope>>,
+    ) -> Self {
+        let scope = items.scope();
+        let has_join = join.is_some();
+        let (counts, parts) = match join {
+            Some(j) => (j.counts, j.parts),
+            None => (empty(scope), empty(scope)),
+        };
+        let states = items.unary(Pipeline, "SnapshotStates", |_, _| {
+            move |input, output| {
+                input.for_each(|time, data: &mut Vec<Item>| {
+                    output
+                        .session(&time)
+                        .give_iterator(data.drain(..).filter_map(|i| match i.input {
+                            Input::Snapshot(state) => Some(*state),
+                            _ => None,
+                        }));
+                })
+            }
+        });
+        SinkSideInputs {
+            states,
+            counts,
+            parts,
+            has_join,
+        }
     }
 }
 
