@@ -3,7 +3,7 @@
 //! no worker ever waits on a broker request.
 
 use super::metrics::JobMetrics;
-use flowboost_connectors::kafka::{KafkaConfig, group_lag};
+use flowboost_connectors::kafka::{GroupLag, KafkaConfig};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -33,13 +33,20 @@ impl LagWatcher {
                 std::thread::Builder::new()
                     .name("flowboost-lag".into())
                     .spawn(move || {
+                        let client = match GroupLag::new(&config, &group) {
+                            Ok(c) => c,
+                            Err(e) => {
+                                eprintln!("flowboost: kafka: the consumer lag is not known: {e}");
+                                return;
+                            }
+                        };
                         let mut last: Option<Instant> = None;
                         let mut warned = false;
                         while !stop.load(Ordering::SeqCst) {
                             if last.is_none_or(|t| t.elapsed() >= LAG_INTERVAL) {
                                 last = Some(Instant::now());
                                 for topic in &topics {
-                                    match group_lag(&config, topic, &group) {
+                                    match client.lag(topic) {
                                         Ok(lags) => {
                                             for l in lags {
                                                 metrics.set_lag(topic, l.partition, l.lag);

@@ -46,4 +46,4 @@ pub use config::KafkaConfig;
 pub use dead_letter::{DeadLetter, DeadLetterRecord, DeadLetterWriter};
 pub use error::KafkaError;
 pub use sink::{Delivery, KafkaSink, SinkStats};
-pub use source::{PartitionLag, PartitionedSource, SourceRecord, StartFrom, group_lag};
+pub use source::{GroupLag, PartitionLag, PartitionedSource, SourceRecord, StartFrom};

@@ -414,49 +414,65 @@ impl std::fmt::Debug for PartitionedSource {
     }
 }
 
-/// The consumer lag of group `group_id` on `topic`, per partition, as Kafka's tools define
-/// it: the high watermark minus the group's committed offset (the low watermark where the
-/// group has committed nothing). It asks the broker (metadata, committed offsets, one
-/// watermark request per partition) with blocking calls: call it from a thread of its
-/// own, every few seconds, never from a worker.
-pub fn group_lag(
-    config: &KafkaConfig,
-    topic: &str,
-    group_id: &str,
-) -> Result<Vec<PartitionLag>, KafkaError> {
-    let consumer: BaseConsumer = config
-        .client_config(&[
-            ("group.id", group_id),
-            ("enable.auto.commit", "false"),
-            ("client.id", "flowboost-lag"),
-        ])
-        .create()
-        .map_err(|e| KafkaError::client("creating a consumer for the lag", e))?;
-    let partitions = topic_partitions_with(consumer.client(), topic, config.timeout)?;
-    let mut list = TopicPartitionList::with_capacity(partitions.len());
-    for &p in &partitions {
-        list.add_partition(topic, p);
+/// The consumer lag of a group, as Kafka's tools define it: per partition, the high
+/// watermark minus the group's committed offset (the low watermark where the group has
+/// committed nothing). One client, kept between calls; each call asks the broker
+/// (metadata, committed offsets, one watermark request per partition) with blocking calls:
+/// call it from a thread of its own, every few seconds, never from a worker.
+pub struct GroupLag {
+    consumer: BaseConsumer,
+    timeout: Duration,
+}
+
+impl GroupLag {
+    /// A client for group `group_id` (it reads the group's offsets; it never joins it).
+    pub fn new(config: &KafkaConfig, group_id: &str) -> Result<Self, KafkaError> {
+        let consumer: BaseConsumer = config
+            .client_config(&[
+                ("group.id", group_id),
+                ("enable.auto.commit", "false"),
+                ("client.id", "flowboost-lag"),
+            ])
+            .create()
+            .map_err(|e| KafkaError::client("creating a consumer for the lag", e))?;
+        Ok(GroupLag {
+            consumer,
+            timeout: config.timeout,
+        })
     }
-    let committed = consumer
-        .committed_offsets(list, config.timeout)
-        .map_err(|e| KafkaError::client(format!("fetching committed offsets of `{topic}`"), e))?;
-    let mut out = Vec::with_capacity(partitions.len());
-    for &p in &partitions {
-        let (low, high) = consumer
-            .fetch_watermarks(topic, p, config.timeout)
+
+    /// The group's lag on every partition of `topic`.
+    pub fn lag(&self, topic: &str) -> Result<Vec<PartitionLag>, KafkaError> {
+        let partitions = topic_partitions_with(self.consumer.client(), topic, self.timeout)?;
+        let mut list = TopicPartitionList::with_capacity(partitions.len());
+        for &p in &partitions {
+            list.add_partition(topic, p);
+        }
+        let committed = self
+            .consumer
+            .committed_offsets(list, self.timeout)
             .map_err(|e| {
-                KafkaError::client(format!("fetching the watermarks of `{topic}` [{p}]"), e)
+                KafkaError::client(format!("fetching committed offsets of `{topic}`"), e)
             })?;
-        let position = match committed.find_partition(topic, p).map(|e| e.offset()) {
-            Some(Offset::Offset(o)) => o,
-            _ => low,
-        };
-        out.push(PartitionLag {
-            partition: p,
-            position,
-            high_watermark: high,
-            lag: (high - position).max(0),
-        });
+        let mut out = Vec::with_capacity(partitions.len());
+        for &p in &partitions {
+            let (low, high) = self
+                .consumer
+                .fetch_watermarks(topic, p, self.timeout)
+                .map_err(|e| {
+                    KafkaError::client(format!("fetching the watermarks of `{topic}` [{p}]"), e)
+                })?;
+            let position = match committed.find_partition(topic, p).map(|e| e.offset()) {
+                Some(Offset::Offset(o)) => o,
+                _ => low,
+            };
+            out.push(PartitionLag {
+                partition: p,
+                position,
+                high_watermark: high,
+                lag: (high - position).max(0),
+            });
+        }
+        Ok(out)
     }
-    Ok(out)
 }
