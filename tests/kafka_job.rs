@@ -715,3 +715,63 @@ fn a_model_trained_offline_warm_starts_the_job_and_sigterm_saves_it() {
     ]);
     assert_eq!(again["events_in"], 0, "{again}");
 }
+
+/// An idle job pauses fetching (`--idle-pause-ms`) and, paused, still takes every record
+/// produced after a quiet spell, twice over: nothing skipped, nothing read twice.
+#[test]
+fn an_idle_job_pauses_and_takes_every_record_produced_after_a_quiet_spell() {
+    let b = brokers();
+    let events = create(&b, "fb-pause-events", 2);
+    let sink = create(&b, "fb-pause-pred", 1);
+    let exe = env!("CARGO_BIN_EXE_flowboost");
+    let job = Command::new(exe)
+        .args([
+            "run",
+            "--brokers",
+            &b,
+            "--source",
+            &format!("kafka:{events}"),
+            "--sink",
+            &format!("kafka:{sink}"),
+            "--group",
+            &unique_name("g"),
+            "--start",
+            "earliest",
+            "--generator",
+            "binary",
+            "--learners",
+            "4",
+            "--workers",
+            "2",
+            "--idle-pause-ms",
+            "200",
+            "--exit-when-idle",
+            "5",
+            "--report-interval",
+            "0",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    for seed in ["1", "2"] {
+        // Quiet long enough for both workers to pause.
+        std::thread::sleep(Duration::from_millis(1500));
+        let produced = produce(
+            &b,
+            &events,
+            &["--generator", "binary", "--examples", "300", "--seed", seed],
+        );
+        assert_eq!(produced["events"], 300);
+    }
+    let out = job.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let summary = last_json(&out);
+    assert_eq!(summary["events_in"], 600, "{summary}");
+    assert_eq!(summary["predictions"], 600, "{summary}");
+    assert_eq!(read_values(&b, &sink, 600).len(), 600);
+}

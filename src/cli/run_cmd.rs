@@ -113,6 +113,18 @@ pub struct KafkaArgs {
     /// offset).
     #[arg(long, default_value_t = 64, value_name = "B")]
     pub merge_block: i64,
+    /// Backpressure between partitions: each partition is read at most this many records
+    /// past the first of its records the merge has not taken yet (at least twice
+    /// --merge-block), so a lagging partition holds the others in the Kafka client, not in
+    /// the job. What the job holds is at most about this times the partitions.
+    #[arg(long, default_value_t = 4096, value_name = "RECORDS")]
+    pub max_read_ahead: i64,
+    /// A worker whose partitions are all read to their end and quiet this long stops
+    /// fetching and asks the broker for news every 50 ms instead (an idle job then uses
+    /// almost no CPU; the first record after a quiet spell waits up to 50 ms more). 0:
+    /// never pause.
+    #[arg(long, default_value_t = 1000, value_name = "MS")]
+    pub idle_pause_ms: u64,
     /// An unlabeled event waits for its feedback (and feedback for its event) at most
     /// about this many later events: the feedback join's time-to-live, counted in epochs of
     /// --batch events, rounded up. It also bounds the join's memory: at most this many
@@ -302,6 +314,14 @@ fn run_kafka(args: RunArgs) -> Result<(), String> {
     options.report_interval = (k.report_interval > 0.0 && k.report_interval.is_finite())
         .then(|| Duration::from_secs_f64(k.report_interval));
     options.merge_block = k.merge_block.max(1);
+    if k.max_read_ahead < 2 * options.merge_block {
+        return Err(format!(
+            "--max-read-ahead {}: must be at least twice --merge-block ({})",
+            k.max_read_ahead, options.merge_block
+        ));
+    }
+    options.max_read_ahead = k.max_read_ahead;
+    options.idle_pause = (k.idle_pause_ms > 0).then(|| Duration::from_millis(k.idle_pause_ms));
     options.pending_ttl = k.pending_ttl.max(1);
     options.feedback_lag = k.feedback_lag.max(1);
     options.max_merge_wait = Duration::from_millis(k.max_merge_wait_ms);

@@ -16,7 +16,8 @@ use timely::dataflow::operators::vec::Broadcast;
 /// Every worker's control operator: it watches the process's signal flag, its worker's
 /// error and (on worker 0) the merge's idle decision; the first of them makes it send
 /// `Stop` to all workers. It ends once it has sent one or its worker's source has stopped
-/// (someone else's `Stop`).
+/// (someone else's `Stop`). On worker 0 it also sends the merge's read limits
+/// ([`Control::Limits`]) to every source when they change.
 pub fn control<'scope>(
     scope: timely::dataflow::Scope<'scope, u64>,
     signal: Arc<AtomicBool>,
@@ -24,6 +25,7 @@ pub fn control<'scope>(
 ) -> Stream<'scope, u64, Vec<Control>> {
     let _ = Pipeline;
     source(scope, "Control", move |capability, info| {
+        worker.borrow_mut().control = Some(scope.activator_for(info.address.clone()));
         let activator = scope.activator_for(info.address);
         let mut capability = Some(capability);
         move |output| {
@@ -52,7 +54,15 @@ pub fn control<'scope>(
                 capability = None;
                 return;
             }
-            activator.activate_after(Duration::from_millis(20));
+            let limits = {
+                let mut w = worker.borrow_mut();
+                std::mem::take(&mut w.read_limits_changed).then(|| w.read_limits.clone())
+            };
+            if let Some(limits) = limits {
+                output.session(cap).give(Control::Limits(limits));
+            }
+            // The merge wakes it when the read limits change; the rest can wait this long.
+            activator.activate_after(Duration::from_millis(100));
         }
     })
     .broadcast()

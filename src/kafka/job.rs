@@ -82,6 +82,14 @@ pub struct JobOptions {
     pub cluster: Cluster,
     /// The merge block, in offsets per partition (see [`Merger`](super::merge::Merger)).
     pub merge_block: i64,
+    /// A worker whose partitions are all read to their end and quiet this long pauses
+    /// fetching and asks the broker for news every
+    /// [`IDLE_PROBE`](super::source_operator::IDLE_PROBE) instead (`None`: never pause).
+    pub idle_pause: Option<Duration>,
+    /// Each partition is read at most this many records ahead of what the merge has
+    /// stamped (backpressure when partitions lag each other; at least twice the merge
+    /// block).
+    pub max_read_ahead: i64,
     /// librdkafka properties for every client.
     pub settings: Vec<(String, String)>,
     /// Start from this model (a warm start; its pending events, if any, wait for their
@@ -118,6 +126,8 @@ impl JobOptions {
             max_epochs_in_flight: 8,
             cluster: Cluster::default(),
             merge_block: 64,
+            max_read_ahead: 4096,
+            idle_pause: Some(Duration::from_millis(1000)),
             settings: Vec::new(),
             start_model: None,
             save_model: None,
@@ -298,6 +308,7 @@ pub fn run_job(
             max_wait: options.max_merge_wait,
             exit_when_idle: options.exit_when_idle,
             max_epochs_in_flight: options.max_epochs_in_flight,
+            read_ahead: options.max_read_ahead.max(2 * options.merge_block),
             feedback: options.feedback.is_some(),
             snapshot_at_end: options.save_model.is_some(),
             start: start_state,
@@ -322,6 +333,7 @@ pub fn run_job(
                     done: done_probe.clone(),
                     max_epochs: options.max_epochs_in_flight,
                 },
+                options.idle_pause,
                 state.clone(),
             );
             let merged = merge(

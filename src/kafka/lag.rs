@@ -42,8 +42,10 @@ impl LagWatcher {
                         };
                         let mut last: Option<Instant> = None;
                         let mut warned = false;
-                        while !stop.load(Ordering::SeqCst) {
-                            if last.is_none_or(|t| t.elapsed() >= LAG_INTERVAL) {
+                        loop {
+                            // Once more when stopped: the lag after the last commit.
+                            let stopping = stop.load(Ordering::SeqCst);
+                            if stopping || last.is_none_or(|t| t.elapsed() >= LAG_INTERVAL) {
                                 last = Some(Instant::now());
                                 for topic in &topics {
                                     match client.lag(topic) {
@@ -62,6 +64,9 @@ impl LagWatcher {
                                     }
                                 }
                             }
+                            if stopping {
+                                break;
+                            }
                             std::thread::sleep(Duration::from_millis(100));
                         }
                     })
@@ -71,7 +76,8 @@ impl LagWatcher {
         LagWatcher { stop, thread }
     }
 
-    /// Stops the thread and waits for it.
+    /// Stops the thread (after a last measurement: call it after the last commit) and
+    /// waits for it.
     pub fn stop(mut self) {
         self.stop.store(true, Ordering::SeqCst);
         if let Some(t) = self.thread.take() {

@@ -33,6 +33,9 @@ pub struct MergeOptions {
     pub exit_when_idle: Option<Duration>,
     /// At most this many epochs between the merge and the model's output.
     pub max_epochs_in_flight: u64,
+    /// Each partition may be read at most this many offsets past the first record of it
+    /// the merge has not stamped yet (sent to the sources as [`Control::Limits`]).
+    pub read_ahead: i64,
     /// Whether feedback records go to the feedback join.
     pub feedback: bool,
     /// Put a snapshot marker (for `--save-model`) after the last epoch.
@@ -86,9 +89,10 @@ pub fn merge<'scope>(
         let mut last_record = Instant::now();
         let mut held_since: Option<Instant> = None;
         let mut stopping = false;
+        let mut woken: Vec<(StreamId, i32, i64)> = Vec::new();
         move |frontiers| {
             control_in.for_each(|_t, data| {
-                if !data.is_empty() {
+                if data.iter().any(|c| matches!(c, Control::Stop { .. })) {
                     stopping = true;
                 }
                 data.clear();
@@ -104,6 +108,7 @@ pub fn merge<'scope>(
             let (Some(icap), Some(scap)) = (items_cap.as_mut(), side_cap.as_mut()) else {
                 return;
             };
+            metrics.note_held(merger.held() + ready.len());
             let sources_done = frontiers[0].is_empty();
             let now = Instant::now();
             // What can be released: the data's order; everything at the end; when the
@@ -205,6 +210,30 @@ pub fn merge<'scope>(
                     scap.downgrade(&epoch);
                 }
                 side_out.activate().session(&*scap).give(record);
+            }
+            // The sources may read each partition up to `read_ahead` past what is stamped.
+            let limits: Vec<(StreamId, i32, i64)> = commit_marks(&merger, &ready)
+                .into_iter()
+                .map(|(s, p, o)| (s, p, o.saturating_add(options.read_ahead)))
+                .collect();
+            {
+                let mut w = worker.borrow_mut();
+                if w.read_limits != limits {
+                    // Wake the control operator (which sends them) when a limit moved by a
+                    // quarter of the read-ahead; else it sends them on its next round.
+                    let moved = limits.len() != woken.len()
+                        || limits.iter().zip(&woken).any(|(a, b)| {
+                            a.0 != b.0 || a.1 != b.1 || a.2 - b.2 >= options.read_ahead / 4
+                        });
+                    if moved {
+                        if let Some(control) = &w.control {
+                            control.activate();
+                        }
+                        woken.clone_from(&limits);
+                    }
+                    w.read_limits = limits;
+                    w.read_limits_changed = true;
+                }
             }
             if finished {
                 items_cap = None;

@@ -30,6 +30,8 @@ pub struct JobMetrics {
     pub feedback_expired: AtomicU64,
     /// Offset commits done.
     pub commits: AtomicU64,
+    /// The most records the merge held at once (read, not yet stamped).
+    pub merge_held_peak: AtomicU64,
     /// Progressive (test-then-train) loss, as f64 bits: 1 - accuracy, or the rank loss.
     progressive_loss: AtomicU64,
     /// Predictions scored for the progressive loss.
@@ -72,6 +74,9 @@ pub struct MetricsSnapshot {
     pub lag: i64,
     /// Commits done.
     pub commits: u64,
+    /// The most records the merge held at once (read, not yet stamped): bounded by the
+    /// partitions times `--max-read-ahead`.
+    pub merge_held_peak: u64,
 }
 
 impl JobMetrics {
@@ -87,6 +92,7 @@ impl JobMetrics {
             feedback_joined: AtomicU64::new(0),
             feedback_expired: AtomicU64::new(0),
             commits: AtomicU64::new(0),
+            merge_held_peak: AtomicU64::new(0),
             progressive_loss: AtomicU64::new(0f64.to_bits()),
             scored: AtomicU64::new(0),
             dead_letters: Mutex::new(BTreeMap::new()),
@@ -109,6 +115,12 @@ impl JobMetrics {
     /// When the first event came.
     pub fn first_event_at(&self) -> Option<Instant> {
         *lock(&self.first)
+    }
+
+    /// Notes how many records the merge holds now (for the peak).
+    pub fn note_held(&self, held: usize) {
+        self.merge_held_peak
+            .fetch_max(held as u64, Ordering::Relaxed);
     }
 
     /// Sets the feedback join's counts.
@@ -154,6 +166,7 @@ impl JobMetrics {
             loss: self.loss_name,
             lag: self.lag_total.load(Ordering::Relaxed),
             commits: self.commits.load(Ordering::Relaxed),
+            merge_held_peak: self.merge_held_peak.load(Ordering::Relaxed),
         }
     }
 

@@ -64,4 +64,8 @@ pub enum Control {
         /// Why it failed, if it did.
         error: Option<String>,
     },
+    /// From worker 0's merge: per (topic, partition), the offset at which its source stops
+    /// reading for now (what the merge has taken plus the read-ahead): backpressure that
+    /// bounds what the job holds when one partition lags the others.
+    Limits(Vec<(StreamId, i32, i64)>),
 }

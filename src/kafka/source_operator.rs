@@ -12,7 +12,7 @@ use flowboost_operators::join::FeedbackKind;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::rc::Rc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use timely::dataflow::channels::pact::Pipeline;
 use timely::dataflow::operators::generic::builder_rc::OperatorBuilder;
 use timely::dataflow::{ProbeHandle, Stream};
@@ -119,6 +119,47 @@ impl KafkaReader {
         Ok(n)
     }
 
+    /// Whether every partition of this worker was read to its end.
+    fn all_at_end(&self) -> bool {
+        self.sources
+            .iter()
+            .all(|(_, s)| s.partitions().iter().all(|&p| s.at_end(p)))
+    }
+
+    /// Pauses fetching (an idle worker), or, when paused, resumes if a partition has news.
+    /// Returns whether the reader is paused now.
+    fn pause_or_probe(&mut self) -> Result<bool, String> {
+        let paused = self.sources.iter().any(|(_, s)| s.is_paused());
+        if !paused {
+            for (_, s) in &mut self.sources {
+                s.pause().map_err(|e| e.to_string())?;
+            }
+            return Ok(true);
+        }
+        let mut news = false;
+        for (_, s) in &self.sources {
+            news |= s.has_news().map_err(|e| e.to_string())?;
+        }
+        if news {
+            for (_, s) in &mut self.sources {
+                s.resume().map_err(|e| e.to_string())?;
+            }
+        }
+        Ok(!news)
+    }
+
+    /// Holds each of this worker's partitions at its read limit (see
+    /// [`Control::Limits`]); partitions of other workers are ignored.
+    pub fn set_limits(&mut self, limits: &[(StreamId, i32, i64)]) {
+        for (stream, source) in &mut self.sources {
+            for &(s, p, limit) in limits {
+                if s == *stream && source.partitions().contains(&p) {
+                    source.set_limit(p, Some(limit));
+                }
+            }
+        }
+    }
+
     /// The transient client errors met so far, and the last one.
     pub fn errors(&self) -> (u64, Option<String>) {
         let mut n = 0;
@@ -155,14 +196,20 @@ impl Backpressure {
     }
 }
 
-/// The source operator of one worker: reads (when the model keeps up), decodes, sends
-/// records and progress; parks between polls (1 ms after records, backing off to 50 ms
-/// when idle); stops on the control stream's `Stop` (or a local error, which it reports
-/// there through the worker's state).
+/// How often a paused (idle) source asks the broker whether its partitions have news.
+pub const IDLE_PROBE: Duration = Duration::from_millis(50);
+
+/// The source operator of one worker: reads (when the model keeps up, and each partition
+/// only up to the merge's read limit for it), decodes, sends records and progress; parks
+/// between polls (1 ms after records, backing off to 50 ms when idle); after `idle_pause`
+/// with every partition read to its end it pauses fetching and asks the broker every
+/// [`IDLE_PROBE`] for news instead; stops on the control stream's `Stop` (or a local
+/// error, which it reports there through the worker's state).
 pub fn kafka_source<'scope>(
     control: Stream<'scope, u64, Vec<Control>>,
     reader: Option<KafkaReader>,
     backpressure: Backpressure,
+    idle_pause: Option<Duration>,
     worker: Rc<RefCell<WorkerState>>,
 ) -> Stream<'scope, u64, Vec<SourceMessage>> {
     let scope = control.scope();
@@ -177,14 +224,25 @@ pub fn kafka_source<'scope>(
         let mut capability = capabilities.pop();
         let mut reader = reader;
         let mut wait = Duration::from_millis(1);
+        let mut quiet_since: Option<Instant> = None;
+        let mut last_probe = Instant::now();
         let mut buffer = Vec::new();
         move |_frontiers| {
             control_in.for_each(|_time, data| {
-                for Control::Stop { error } in data.drain(..) {
-                    let mut w = worker.borrow_mut();
-                    w.stopping = true;
-                    if let Some(e) = error {
-                        w.error.get_or_insert(e);
+                for message in data.drain(..) {
+                    match message {
+                        Control::Stop { error } => {
+                            let mut w = worker.borrow_mut();
+                            w.stopping = true;
+                            if let Some(e) = error {
+                                w.error.get_or_insert(e);
+                            }
+                        }
+                        Control::Limits(limits) => {
+                            if let Some(r) = reader.as_mut() {
+                                r.set_limits(&limits);
+                            }
+                        }
                     }
                 }
             });
@@ -224,11 +282,42 @@ pub fn kafka_source<'scope>(
                     }
                     if n > 0 {
                         wait = Duration::from_millis(1);
+                        quiet_since = None;
                         activator.activate();
-                    } else {
-                        activator.activate_after(wait);
-                        wait = (wait * 2).min(Duration::from_millis(50));
+                        return;
                     }
+                    // Idle: after `idle_pause` with everything read, pause and probe.
+                    let quiet = r.all_at_end() && !backpressure.behind();
+                    if !quiet {
+                        quiet_since = None;
+                    }
+                    if let Some(after) = idle_pause
+                        && quiet
+                        && quiet_since.get_or_insert_with(Instant::now).elapsed() >= after
+                    {
+                        // Other inputs may wake the operator: probe at most every IDLE_PROBE.
+                        let since = last_probe.elapsed();
+                        if since < IDLE_PROBE {
+                            activator.activate_after(IDLE_PROBE - since);
+                            return;
+                        }
+                        last_probe = Instant::now();
+                        match r.pause_or_probe() {
+                            Ok(true) => activator.activate_after(IDLE_PROBE),
+                            Ok(false) => {
+                                quiet_since = None;
+                                wait = Duration::from_millis(1);
+                                activator.activate();
+                            }
+                            Err(e) => {
+                                worker.borrow_mut().fail(e);
+                                activator.activate();
+                            }
+                        }
+                        return;
+                    }
+                    activator.activate_after(wait);
+                    wait = (wait * 2).min(Duration::from_millis(50));
                 }
             }
         }

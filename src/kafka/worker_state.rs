@@ -2,7 +2,7 @@
 //! and what the merge and the sources decided.
 
 /// The shared state of one worker's operators (one thread: `Rc<RefCell<_>>`).
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub struct WorkerState {
     /// A stop was decided (here or, through the control stream, elsewhere).
     pub stopping: bool,
@@ -13,10 +13,29 @@ pub struct WorkerState {
     pub source_done: bool,
     /// Worker 0's merge found the job idle for `--exit-when-idle`.
     pub idle: bool,
+    /// Worker 0's merge: the read limits per (topic, partition) to send to every source
+    /// (see [`Control::Limits`](super::record::Control::Limits)), and whether they changed
+    /// since the control operator last sent them.
+    pub read_limits: Vec<(super::merge::StreamId, i32, i64)>,
+    /// Whether `read_limits` changed since they were last sent.
+    pub read_limits_changed: bool,
+    /// Wakes this worker's control operator (to send new read limits at once).
+    pub control: Option<timely::scheduling::Activator>,
     /// Transient consumer errors so far (a metric), and the last one.
     pub consumer_errors: u64,
     /// The last transient consumer error.
     pub last_consumer_error: Option<String>,
+}
+
+impl std::fmt::Debug for WorkerState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WorkerState")
+            .field("stopping", &self.stopping)
+            .field("error", &self.error)
+            .field("source_done", &self.source_done)
+            .field("idle", &self.idle)
+            .finish_non_exhaustive()
+    }
 }
 
 impl WorkerState {

@@ -4,10 +4,13 @@
 use super::admin::topic_partitions_with;
 use super::{KafkaConfig, KafkaError};
 use rdkafka::Message;
-use rdkafka::consumer::{BaseConsumer, CommitMode, Consumer};
+use rdkafka::consumer::base_consumer::PartitionQueue;
+use rdkafka::consumer::{BaseConsumer, CommitMode, Consumer, DefaultConsumerContext};
 use rdkafka::error::KafkaError as RdKafkaError;
+use rdkafka::message::BorrowedMessage;
 use rdkafka::topic_partition_list::{Offset, TopicPartitionList};
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Where a source starts reading each of its partitions.
@@ -80,8 +83,19 @@ pub struct PartitionLag {
 /// `fetch.wait.max.ms=100`, `fetch.queue.backoff.ms=1` (with a small `queued.min.messages`
 /// the default 1000 holds each partition's next fetch for a second, and live records wait
 /// that long), `client.id=flowboost-source-INDEX`.
+///
+/// Each owned partition has a queue of its own in the client, so a partition can be held
+/// at a read limit ([`set_limit`](Self::set_limit)) while the others go on: its records
+/// wait in the client's fetch queue (bounded by `queued.max.messages.kbytes` per partition
+/// on a real broker), not in the job.
 pub struct PartitionedSource {
-    consumer: BaseConsumer,
+    consumer: Arc<BaseConsumer>,
+    /// Each owned partition's own queue (the records of that partition come only there).
+    queues: BTreeMap<i32, PartitionQueue<DefaultConsumerContext>>,
+    /// Per partition, the offset at which the source stops handing out records for now.
+    limits: BTreeMap<i32, i64>,
+    /// Every owned partition is paused (see [`pause`](Self::pause)).
+    paused: bool,
     topic: String,
     group_id: String,
     partitions: Vec<i32>,
@@ -139,7 +153,10 @@ impl PartitionedSource {
             .filter(|&p| p as usize % workers == index)
             .collect();
         let mut source = PartitionedSource {
-            consumer,
+            consumer: Arc::new(consumer),
+            queues: BTreeMap::new(),
+            limits: BTreeMap::new(),
+            paused: false,
             topic: topic.to_string(),
             group_id: group_id.to_string(),
             partitions,
@@ -159,16 +176,7 @@ impl PartitionedSource {
             }
             source.backlog_end.insert(p, high);
         }
-        let mut assignment = TopicPartitionList::with_capacity(source.partitions.len());
-        for (&p, &offset) in &source.positions {
-            assignment
-                .add_partition_offset(topic, p, Offset::Offset(offset))
-                .map_err(|e| KafkaError::client("building the assignment", e))?;
-        }
-        source
-            .consumer
-            .assign(&assignment)
-            .map_err(|e| KafkaError::client(format!("assigning partitions of `{topic}`"), e))?;
+        source.assign()?;
         Ok(source)
     }
 
@@ -230,8 +238,9 @@ impl PartitionedSource {
     }
 
     /// Waits up to `timeout` for records, then takes every record already fetched, up to
-    /// `max_records` in all. Returns an empty batch when none came in time. Records of one
-    /// partition come in offset order.
+    /// `max_records` in all (shared among the partitions), none of a partition at or past
+    /// its [limit](Self::set_limit). Returns an empty batch when none came in time. Records
+    /// of one partition come in offset order.
     ///
     /// Transient client errors (a broker connection lost and retried, ...) are counted
     /// ([`errors`](Self::errors)) and do not end the batch; a fatal one is returned.
@@ -242,59 +251,191 @@ impl PartitionedSource {
     ) -> Result<Vec<SourceRecord>, KafkaError> {
         let mut batch = Vec::new();
         let deadline = Instant::now() + timeout;
-        while batch.len() < max_records {
-            // Block (up to the deadline) only for the first record.
-            let wait = if batch.is_empty() {
-                deadline.saturating_duration_since(Instant::now())
-            } else {
-                Duration::ZERO
-            };
-            let Some(result) = self.consumer.poll(wait) else {
-                if batch.is_empty() && Instant::now() < deadline {
-                    continue;
-                }
-                break;
-            };
-            match result {
-                Ok(message) => {
-                    let partition = message.partition();
-                    let offset = message.offset();
-                    // Only assigned partitions deliver records; skip anything else, and
-                    // anything before the position (a re-delivery after a reset).
-                    let Some(position) = self.positions.get_mut(&partition) else {
-                        continue;
-                    };
-                    if message.topic() != self.topic || offset < *position {
-                        continue;
-                    }
-                    *position = offset + 1;
-                    self.at_end.remove(&partition);
-                    batch.push(SourceRecord {
-                        partition,
-                        offset,
-                        key: message.key().map(<[u8]>::to_vec),
-                        payload: message.payload().map(<[u8]>::to_vec).unwrap_or_default(),
-                        timestamp_ms: message.timestamp().to_millis(),
-                    });
-                }
-                Err(RdKafkaError::PartitionEOF(p)) => {
-                    if self.positions.contains_key(&p) {
-                        self.at_end.insert(p);
-                    }
-                }
-                Err(e @ RdKafkaError::MessageConsumptionFatal(_)) => {
-                    return Err(KafkaError::client(format!("consuming `{}`", self.topic), e));
-                }
-                Err(e) => {
-                    self.errors += 1;
-                    self.last_error = Some(e.to_string());
-                }
-            }
-        }
+        let queues = std::mem::take(&mut self.queues);
+        let result = self.poll_queues(&queues, max_records, deadline, &mut batch);
+        self.queues = queues;
+        result?;
         if !batch.is_empty() {
             self.last_record = Instant::now();
         }
         Ok(batch)
+    }
+
+    fn poll_queues(
+        &mut self,
+        queues: &BTreeMap<i32, PartitionQueue<DefaultConsumerContext>>,
+        max_records: usize,
+        deadline: Instant,
+        batch: &mut Vec<SourceRecord>,
+    ) -> Result<(), KafkaError> {
+        let share = max_records.div_ceil(queues.len().max(1)).max(1);
+        let consumer = Arc::clone(&self.consumer);
+        loop {
+            // The consumer's own queue carries the client's events (errors); it must be
+            // served even though every partition's records come on the partition queues.
+            while let Some(result) = consumer.poll(Duration::ZERO) {
+                self.take(result, batch)?;
+            }
+            for (&p, queue) in queues {
+                let mut taken = 0;
+                while taken < share && batch.len() < max_records && self.below_limit(p) {
+                    let Some(result) = queue.poll(Duration::ZERO) else {
+                        break;
+                    };
+                    taken += usize::from(self.take(result, batch)?);
+                }
+            }
+            let now = Instant::now();
+            if !batch.is_empty() || now >= deadline {
+                return Ok(());
+            }
+            // Nothing yet: wait a little (serving the client's events meanwhile).
+            let wait = (deadline - now).min(Duration::from_millis(5));
+            if let Some(result) = consumer.poll(wait) {
+                self.take(result, batch)?;
+            }
+        }
+    }
+
+    fn below_limit(&self, p: i32) -> bool {
+        match (self.limits.get(&p), self.positions.get(&p)) {
+            (Some(&limit), Some(&position)) => position < limit,
+            _ => true,
+        }
+    }
+
+    /// Takes one result of a poll: a record of an owned partition at or after its position
+    /// goes into `batch` (returns true); the end of a partition is noted; transient errors
+    /// are counted; a fatal one is returned.
+    fn take(
+        &mut self,
+        result: Result<BorrowedMessage<'_>, RdKafkaError>,
+        batch: &mut Vec<SourceRecord>,
+    ) -> Result<bool, KafkaError> {
+        match result {
+            Ok(message) => {
+                let partition = message.partition();
+                let offset = message.offset();
+                // Only assigned partitions deliver records; skip anything else, and
+                // anything before the position (a re-delivery after a reset).
+                let Some(position) = self.positions.get_mut(&partition) else {
+                    return Ok(false);
+                };
+                if message.topic() != self.topic || offset < *position {
+                    return Ok(false);
+                }
+                *position = offset + 1;
+                self.at_end.remove(&partition);
+                batch.push(SourceRecord {
+                    partition,
+                    offset,
+                    key: message.key().map(<[u8]>::to_vec),
+                    payload: message.payload().map(<[u8]>::to_vec).unwrap_or_default(),
+                    timestamp_ms: message.timestamp().to_millis(),
+                });
+                Ok(true)
+            }
+            Err(RdKafkaError::PartitionEOF(p)) => {
+                if self.positions.contains_key(&p) {
+                    self.at_end.insert(p);
+                }
+                Ok(false)
+            }
+            Err(e @ RdKafkaError::MessageConsumptionFatal(_)) => {
+                Err(KafkaError::client(format!("consuming `{}`", self.topic), e))
+            }
+            Err(e) => {
+                self.errors += 1;
+                self.last_error = Some(e.to_string());
+                Ok(false)
+            }
+        }
+    }
+
+    /// Stops fetching every owned partition: for an idle source. A client fetches again as
+    /// soon as a fetch comes back empty, relying on the broker to hold an empty fetch for
+    /// `fetch.wait.max.ms`; a broker that answers at once (the emulator of scripts/kafka.sh)
+    /// makes an idle client spin. Paused, the source hands out nothing; ask
+    /// [`has_news`](Self::has_news) now and then and [`resume`](Self::resume).
+    ///
+    /// The partitions are unassigned (librdkafka's `pause` keeps the fetcher backed off for
+    /// about half a second after a `resume` here), and assigned again at this source's
+    /// positions by `resume`.
+    pub fn pause(&mut self) -> Result<(), KafkaError> {
+        if self.paused || self.partitions.is_empty() {
+            return Ok(());
+        }
+        self.queues.clear();
+        self.consumer
+            .unassign()
+            .map_err(|e| KafkaError::client(format!("pausing `{}`", self.topic), e))?;
+        self.paused = true;
+        Ok(())
+    }
+
+    /// Whether the source is [paused](Self::pause).
+    pub fn is_paused(&self) -> bool {
+        self.paused
+    }
+
+    /// Whether an owned partition has a record past this source's position: asks the
+    /// broker for each partition's end (one request per partition; blocking, short on a
+    /// healthy broker).
+    pub fn has_news(&self) -> Result<bool, KafkaError> {
+        for (&p, &position) in &self.positions {
+            let (_, high) = self.watermarks(p)?;
+            if high > position {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    /// Fetches again after a [pause](Self::pause), from this source's positions: nothing
+    /// is skipped or handed out twice.
+    pub fn resume(&mut self) -> Result<(), KafkaError> {
+        if !self.paused {
+            return Ok(());
+        }
+        self.assign()?;
+        self.paused = false;
+        Ok(())
+    }
+
+    /// Assigns the owned partitions at this source's positions, each with a queue of its own.
+    fn assign(&mut self) -> Result<(), KafkaError> {
+        let topic = self.topic.clone();
+        let mut assignment = TopicPartitionList::with_capacity(self.partitions.len());
+        for (&p, &offset) in &self.positions {
+            assignment
+                .add_partition_offset(&topic, p, Offset::Offset(offset))
+                .map_err(|e| KafkaError::client("building the assignment", e))?;
+        }
+        self.consumer
+            .assign(&assignment)
+            .map_err(|e| KafkaError::client(format!("assigning partitions of `{topic}`"), e))?;
+        // Split after the assignment (an assignment undoes earlier splits), before any poll.
+        for &p in &self.partitions {
+            let queue = self
+                .consumer
+                .split_partition_queue(&topic, p)
+                .ok_or_else(|| {
+                    KafkaError::Invalid(format!("no queue for partition {p} of `{topic}`"))
+                })?;
+            self.queues.insert(p, queue);
+        }
+        Ok(())
+    }
+
+    /// Holds partition `p` at offset `limit`: [`poll_batch`](Self::poll_batch) hands out
+    /// no record of `p` at or past it until the limit is raised (`None`: no limit). The
+    /// records past it stay in the client. A job bounds what it holds this way: each
+    /// partition may be read only so far ahead of what the job has processed.
+    pub fn set_limit(&mut self, p: i32, limit: Option<i64>) {
+        match limit {
+            Some(l) => self.limits.insert(p, l),
+            None => self.limits.remove(&p),
+        };
     }
 
     /// Commits `offsets` (partition, next offset to read) for the group, synchronously.
