@@ -43,7 +43,8 @@ fn integer(s: &str, min: u64, max: u64) -> Result<u64, String> {
     } else {
         "a positive integer"
     };
-    let range = if max == u64::MAX {
+    // The documented limits are shown; the bounds of the integer type are not.
+    let range = if max >= 1 << 53 {
         String::new()
     } else {
         format!(" (at most {max})")

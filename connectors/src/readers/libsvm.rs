@@ -261,8 +261,11 @@ pub(crate) fn open(
         }
     }
     if (valid == 0 || (!multilabel && classes.len() < 2))
-        && let Some(e) = first_bad
+        && let Some(mut e) = first_bad
     {
+        if valid == 0 {
+            e.reason.push_str(" (no valid LIBSVM line in the files)");
+        }
         return Err(e);
     }
     if valid == 0 {
