@@ -715,3 +715,34 @@ fn a_model_trained_offline_warm_starts_the_job_and_sigterm_saves_it() {
     ]);
     assert_eq!(again["events_in"], 0, "{again}");
 }
+
+#[test]
+fn kafka_read_with_a_closed_stdout_is_an_error_not_a_panic() {
+    let b = brokers();
+    let topic = create(&b, "fb-closed-stdout", 1);
+    produce(&b, &topic, &["--examples", "20"]);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_flowboost"))
+        .args([
+            "kafka",
+            "read",
+            "--brokers",
+            &b,
+            "--topic",
+            &topic,
+            "--expect",
+            "20",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(
+        stderr.contains("stdout") && stderr.contains("pipe"),
+        "{stderr}"
+    );
+}
