@@ -775,3 +775,34 @@ fn an_idle_job_pauses_and_takes_every_record_produced_after_a_quiet_spell() {
     assert_eq!(summary["predictions"], 600, "{summary}");
     assert_eq!(read_values(&b, &sink, 600).len(), 600);
 }
+
+#[test]
+fn kafka_read_with_a_closed_stdout_is_an_error_not_a_panic() {
+    let b = brokers();
+    let topic = create(&b, "fb-closed-stdout", 1);
+    produce(&b, &topic, &["--examples", "20"]);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_flowboost"))
+        .args([
+            "kafka",
+            "read",
+            "--brokers",
+            &b,
+            "--topic",
+            &topic,
+            "--expect",
+            "20",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(
+        stderr.contains("stdout") && stderr.contains("pipe"),
+        "{stderr}"
+    );
+}

@@ -179,12 +179,10 @@ fn wrong_format_csv_read_as_libsvm() {
 u,v
 ",
     );
-    check(
-        &first_error_of(&p, &options),
-        &p,
-        None,
-        "no valid LIBSVM line",
-    );
+    // No line is valid: the first bad one is named, with the reason and that summary.
+    let e = first_error_of(&p, &options);
+    check(&e, &p, Some(1), "no valid LIBSVM line");
+    assert!(e.reason.contains("bad label id `x`"), "{e}");
 }
 
 #[test]

@@ -3,7 +3,7 @@
 use clap::Args;
 use flowboost_connectors::readers::{Format, Header, ReadOptions, Target};
 use flowboost_operators::boosters::{Algorithm, BoosterConfig, ModelOption, Potential, TreeParams};
-use flowboost_operators::data::Task;
+use flowboost_operators::data::{Schema, Task};
 use flowboost_operators::dataflow::DataflowOptions;
 use flowboost_operators::engine::LabelSetKind;
 use flowboost_operators::learners::WeakKind;
@@ -13,6 +13,7 @@ use flowboost_operators::thresholding::{
 use flowboost_operators::topk::{Randomization, TopKConfig};
 use std::path::PathBuf;
 
+use super::limits;
 use crate::eval::Engine;
 use crate::source::Dataset;
 
@@ -28,17 +29,19 @@ pub struct DataArgs {
     #[arg(long, value_name = "FILE")]
     pub test: Option<PathBuf>,
     /// The built-in generator used when --data is absent: binary, multiclass, multilabel,
-    /// or mediamill (the size of full Mediamill: 43,907 examples, 120 features, 101 labels).
-    #[arg(long, default_value = "binary", value_name = "NAME")]
-    pub generator: String,
+    /// or mediamill (the size of full Mediamill: 43,907 examples, 120 features, 101 labels)
+    /// [default: binary].
+    #[arg(long, value_name = "NAME")]
+    pub generator: Option<String>,
     /// The number of examples the generator produces (default: the preset's).
     #[arg(long, value_name = "N")]
     pub examples: Option<u64>,
     /// The file format; auto looks at the content (and the extension).
     #[arg(long, default_value = "auto", value_parser = parse_format)]
     pub format: Format,
-    /// MULAN multi-label ARFF: the labels are the last L attributes.
-    #[arg(long, value_name = "L")]
+    /// MULAN multi-label ARFF: the labels are the last L attributes (LIBSVM: L labels,
+    /// ids 0..L-1); at most 65536.
+    #[arg(long, value_name = "L", value_parser = limits::labels, allow_negative_numbers = true)]
     pub labels: Option<usize>,
     /// MULAN multi-label ARFF: the XML file naming the labels (matched by name).
     #[arg(long, value_name = "FILE")]
@@ -54,6 +57,10 @@ pub struct DataArgs {
     /// instance weight of census-income: --ignore 25.
     #[arg(long, value_delimiter = ',', value_name = "COLS")]
     pub ignore: Vec<String>,
+    /// The longest line a reader accepts, in bytes (1 to 1073741824 = 1 GiB); a longer
+    /// line is an error naming the file and line [default: 16777216 = 16 MiB].
+    #[arg(long, value_name = "BYTES", value_parser = limits::line_bytes, allow_negative_numbers = true)]
+    pub max_line_bytes: Option<usize>,
 }
 
 /// The model: the algorithm and its weak learners. Every option is optional: a value not
@@ -69,8 +76,9 @@ pub struct ModelArgs {
     /// multiclass, single for multi-label).
     #[arg(long, value_parser = parse_algorithm)]
     pub algo: Option<Algorithm>,
-    /// The number of weak learners N [default: 10].
-    #[arg(long, value_name = "N")]
+    /// The number of weak learners N, 1 to 10000 (and N times the features per learner at
+    /// most 33554432) [default: 10].
+    #[arg(long, value_name = "N", value_parser = limits::learners, allow_negative_numbers = true)]
     pub learners: Option<usize>,
     /// The weak learner: vfdt (Hoeffding tree) or linear (logistic/softmax, VW-style)
     /// [default: vfdt].
@@ -82,8 +90,10 @@ pub struct ModelArgs {
     /// Default: random for ensembles (N > 1), default for single.
     #[arg(long, value_parser = parse_tree_params)]
     pub tree_params: Option<TreeParams>,
-    /// Each tree looks at this many random features (the papers use 20); default all.
-    #[arg(long, value_name = "M")]
+    /// Each tree looks at this many random features (1 to the dimension; the papers use
+    /// 20); default all. The learners times the features each looks at are at most
+    /// 33554432 (memory).
+    #[arg(long, value_name = "M", value_parser = limits::features, allow_negative_numbers = true)]
     pub feature_subset: Option<usize>,
     /// The edge gamma of the optimal boosters (online-bbm, online-bbm-s, online-mbbm,
     /// online-bmr, topk-bbm) [default: 0.1].
@@ -96,8 +106,9 @@ pub struct ModelArgs {
     pub potential: Option<Potential>,
 
     /// Top-k boosters: the number of labels shown (their relevance is the feedback). A
-    /// comma-separated list runs once per k (eval; e.g. for --curve) [default: 3].
-    #[arg(long, value_delimiter = ',', value_name = "K")]
+    /// comma-separated list runs once per k (eval; e.g. for --curve); each k from 1 to the
+    /// label count [default: 3].
+    #[arg(long, value_delimiter = ',', value_name = "K", value_parser = limits::labels, allow_negative_numbers = true)]
     pub k: Vec<usize>,
     /// Top-k boosters: the exploration rate rho in (0, 1) (with probability rho the shown
     /// ranking is randomized) [default: 0.04].
@@ -125,7 +136,7 @@ pub struct ModelArgs {
     /// falt, salt, falt-kernel: M, the maximum number of update steps on each example
     /// (stops early at zero loss). The paper searches M in [L/8, 4L] for L labels
     /// [default: 1].
-    #[arg(long, value_name = "M")]
+    #[arg(long, value_name = "M", value_parser = limits::positive_usize, allow_negative_numbers = true)]
     pub repetitions: Option<usize>,
     /// pa1-br, pa2-br: the aggressiveness C (> 0) [default: 1].
     #[arg(long = "c", value_name = "C")]
@@ -138,8 +149,8 @@ pub struct ModelArgs {
     #[arg(long, value_name = "DELTA2")]
     pub kernel_width: Option<f64>,
     /// Kernel models: keep at most this many support vectors (the oldest are removed
-    /// first). Default: no limit (the paper's algorithms).
-    #[arg(long, value_name = "B")]
+    /// first; at least 1). Default: no limit (the paper's algorithms).
+    #[arg(long, value_name = "B", value_parser = limits::positive_usize, allow_negative_numbers = true)]
     pub budget: Option<usize>,
     /// Boosters on multi-label streams: how the ranking becomes a label set: top-m (the m
     /// highest-scored labels, m the running mean cardinality; the default) or threshold (an
@@ -152,7 +163,7 @@ pub struct ModelArgs {
     pub threshold_eta: Option<f64>,
     /// --label-set threshold: the maximum number of threshold steps per example
     /// [default: 1].
-    #[arg(long, value_name = "M")]
+    #[arg(long, value_name = "M", value_parser = limits::positive_usize, allow_negative_numbers = true)]
     pub threshold_repetitions: Option<usize>,
 
     /// The seed of every random choice (weak learner parameters, sampling, Hedge, generator)
@@ -169,23 +180,21 @@ pub struct EngineArgs {
     #[arg(long, default_value = "sequential", value_parser = ["sequential", "dataflow"])]
     pub engine: String,
 
-    /// The number of timely worker threads (dataflow engine).
-    #[arg(long, default_value_t = 1, value_name = "W")]
+    /// The number of timely worker threads (dataflow engine), 1 to 128.
+    #[arg(long, default_value_t = 1, value_name = "W", value_parser = limits::workers, allow_negative_numbers = true)]
     pub workers: usize,
 
     /// Inputs per epoch, the timestamp of the dataflow and the unit of the feedback
     /// join's time (both engines; with feedback, each feedback record also ends its
-    /// epoch).
-    #[arg(long, default_value_t = 256, value_name = "B")]
+    /// epoch); at least 1.
+    #[arg(long, default_value_t = 256, value_name = "B", value_parser = limits::positive_usize, allow_negative_numbers = true)]
     pub batch: usize,
 }
 
 impl EngineArgs {
     /// The engine these options describe.
     pub fn engine(&self) -> Result<Engine, String> {
-        if self.workers == 0 {
-            return Err("--workers must be at least 1".into());
-        }
+        // --workers and --batch were checked by their value parsers (`limits`).
         match self.engine.as_str() {
             "sequential" => Ok(Engine::Sequential),
             _ => Ok(Engine::Dataflow(DataflowOptions {
@@ -373,6 +382,44 @@ impl ModelArgs {
         Ok(config)
     }
 
+    /// Options whose values do not fit the stream: a top-k booster's `--k` above the label
+    /// count, a `--feature-subset` above the dimension, more learners than the memory
+    /// limit on features per learner allows ([`limits::MAX_LEARNER_FEATURES`]).
+    pub fn check_schema(&self, config: &BoosterConfig, schema: &Schema) -> Result<(), String> {
+        let algo = config.algorithm;
+        if algo.is_topk() {
+            for &k in &self.k {
+                if k > schema.num_labels() {
+                    return Err(format!(
+                        "--k {k}: the stream has {} labels (k is at most the label count)",
+                        schema.num_labels()
+                    ));
+                }
+            }
+        }
+        if let Some(m) = self.feature_subset
+            && m > schema.dim()
+        {
+            return Err(format!(
+                "--feature-subset {m}: the stream has {} features (M is at most the dimension)",
+                schema.dim()
+            ));
+        }
+        let stages = algo.stages(config.learners).max(1);
+        let per_learner = config
+            .feature_subset
+            .unwrap_or(usize::MAX)
+            .min(schema.dim());
+        if stages.saturating_mul(per_learner) > limits::MAX_LEARNER_FEATURES {
+            return Err(format!(
+                "--learners {}: {stages} learners on {per_learner} features each pass the limit of {} learner-features (about 110 bytes each); use fewer learners or --feature-subset",
+                config.learners,
+                limits::MAX_LEARNER_FEATURES
+            ));
+        }
+        Ok(())
+    }
+
     /// Options given on the command line that `algo` does not read: an error naming them
     /// (rather than silently ignoring them). The registry says which options each
     /// algorithm reads.
@@ -429,6 +476,7 @@ impl DataArgs {
                     header: self.header,
                     target: self.target.clone(),
                     ignore: self.ignore.clone(),
+                    max_line_bytes: self.max_line_bytes,
                 };
                 Dataset::open_files(&files, &options)
             }
@@ -436,7 +484,11 @@ impl DataArgs {
                 if self.test.is_some() {
                     return Err("--test needs --data (the training file)".into());
                 }
-                Dataset::generator(&self.generator, seed, self.examples)
+                Dataset::generator(
+                    self.generator.as_deref().unwrap_or("binary"),
+                    seed,
+                    self.examples,
+                )
             }
         }
     }

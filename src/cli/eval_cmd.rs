@@ -1,5 +1,6 @@
 use super::args::{DataArgs, EngineArgs, ModelArgs};
 use super::model_io::{ModelIoArgs, seed};
+use super::output;
 use crate::eval::FeedbackOptions;
 use crate::eval::{EvalReport, EvalSpec, GridPoint, Protocol, Series, evaluate, write_svg};
 use clap::Args;
@@ -54,13 +55,13 @@ pub struct EvalArgs {
     /// An event waits in the feedback join at most this many epochs for its feedback (and
     /// feedback at most this many for its event); then it expires (counted). With
     /// feedback, every feedback record ends an epoch, so an epoch is about one event.
-    /// Default: no limit.
-    #[arg(long, value_name = "EPOCHS")]
+    /// Default: no limit (at least 1 when given).
+    #[arg(long, value_name = "EPOCHS", value_parser = super::limits::positive_u64, allow_negative_numbers = true)]
     pub pending_ttl: Option<u64>,
 
     /// Stream the training file this many times (holdout protocol), as the top-k paper
-    /// did; each pass is reshuffled when --shuffle is given.
-    #[arg(long, default_value_t = 1, value_name = "K")]
+    /// did; each pass is reshuffled when --shuffle is given. At least 1.
+    #[arg(long, default_value_t = 1, value_name = "K", value_parser = super::limits::positive_usize, allow_negative_numbers = true)]
     pub loops: usize,
 
     /// Write the learning curve (the running mean loss over the whole stream: weighted
@@ -71,8 +72,9 @@ pub struct EvalArgs {
 
     /// With --curve: draw each line as the mean of this many runs (seeds S, S+1, ...; the
     /// --shuffle seed moves along with it) with a band of one standard deviation, as the
-    /// top-k paper's Figure 1 (10 runs). The reports are those of the first seed.
-    #[arg(long, default_value_t = 1, value_name = "R")]
+    /// top-k paper's Figure 1 (10 runs). The reports are those of the first seed. At
+    /// least 1.
+    #[arg(long, default_value_t = 1, value_name = "R", value_parser = super::limits::positive_u64, allow_negative_numbers = true)]
     pub curve_runs: u64,
 
     /// Holdout: freeze the model after the training file: the test file is predicted with
@@ -100,11 +102,16 @@ fn parse_protocol(s: &str) -> Result<Protocol, String> {
 pub fn run(args: EvalArgs) -> Result<(), String> {
     let start = args.model_io.load()?;
     let data = Arc::new(args.data.open(seed(&args.model, start.as_deref()))?);
-    let protocol = args.protocol.unwrap_or(if args.data.test.is_some() {
-        Protocol::Holdout
-    } else {
-        Protocol::Prequential
-    });
+    let protocol = match (args.protocol, &args.data.test) {
+        (None, Some(_)) => Protocol::Holdout,
+        (None, None) => Protocol::Prequential,
+        (Some(p), Some(_)) if p != Protocol::Holdout => {
+            return Err(format!(
+                "--test implies --protocol holdout, not {p} (leave out --test, or the protocol)"
+            ));
+        }
+        (Some(p), _) => p,
+    };
     let (base, plan) = args.model_io.plan(start, &args.model, data.schema())?;
     if !args.gamma_grid.is_empty()
         && !base
@@ -125,15 +132,6 @@ pub fn run(args: EvalArgs) -> Result<(), String> {
         );
     }
     let engine = args.engine.engine()?;
-    if args.loops == 0 {
-        return Err("--loops must be at least 1".into());
-    }
-    if args.curve_runs == 0 {
-        return Err("--curve-runs must be at least 1".into());
-    }
-    if args.pending_ttl == Some(0) {
-        return Err("--pending-ttl must be at least 1 epoch".into());
-    }
     let feedback = args.feedback_delay.map(|delay| FeedbackOptions {
         delay,
         ttl: args.pending_ttl,
@@ -156,7 +154,7 @@ pub fn run(args: EvalArgs) -> Result<(), String> {
         frozen_test: args.frozen_test,
         scale: args.scale == "min-max",
         model: plan,
-        epoch_size: args.engine.batch.max(1),
+        epoch_size: args.engine.batch,
     };
     let ks: Vec<Option<usize>> = if base.algorithm.is_topk() && args.model.k.len() > 1 {
         args.model.k.iter().map(|&k| Some(k)).collect()
@@ -222,9 +220,9 @@ pub fn run(args: EvalArgs) -> Result<(), String> {
                     seconds: r.seconds,
                 });
                 if args.json {
-                    println!("{}", serde_json::to_string(&r).map_err(|e| e.to_string())?);
+                    output::print_json(&r)?;
                 } else {
-                    println!("{name}: {metric} {value:.4} ({:.2} s)", r.seconds);
+                    output::println(&format!("{name}: {metric} {value:.4} ({:.2} s)", r.seconds))?;
                 }
             }
             let better = match &best {
@@ -265,12 +263,8 @@ pub fn run(args: EvalArgs) -> Result<(), String> {
         write_svg(path, &title, "events", y, &series)?;
     }
     if args.json {
-        println!(
-            "{}",
-            serde_json::to_string(&report).map_err(|e| e.to_string())?
-        );
+        output::print_json(&report)
     } else {
-        print!("{}", report.to_text());
+        output::print(&report.to_text())
     }
-    Ok(())
 }

@@ -1,3 +1,4 @@
+use super::output;
 use crate::model::inspect;
 use clap::Args;
 use std::path::PathBuf;
@@ -18,12 +19,9 @@ pub struct InspectArgs {
 pub fn run(args: InspectArgs) -> Result<(), String> {
     let report = inspect(&args.file)?;
     if args.json {
-        println!(
-            "{}",
-            serde_json::to_string(&report).map_err(|e| e.to_string())?
-        );
+        output::print_json(&report)?;
     } else {
-        print!("{}", report.to_text());
+        output::print(&report.to_text())?;
     }
     Ok(())
 }

@@ -3,8 +3,10 @@
 pub mod args;
 mod eval_cmd;
 mod inspect_cmd;
+pub mod limits;
 mod local_cluster;
 pub mod model_io;
+pub mod output;
 mod predict_cmd;
 mod prediction_line;
 mod replay_cmd;

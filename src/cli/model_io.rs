@@ -21,8 +21,8 @@ pub struct ModelIoArgs {
     pub save_model: Option<PathBuf>,
     /// Also save it every this many events (counted from the start of the stream), each
     /// save replacing the last, so the file always holds a complete model. Needs
-    /// --save-model.
-    #[arg(long, value_name = "N")]
+    /// --save-model. At least 1.
+    #[arg(long, value_name = "N", value_parser = super::limits::positive_u64, allow_negative_numbers = true)]
     pub save_every: Option<u64>,
     /// Store the saved model's body DEFLATE-compressed.
     #[arg(long)]
@@ -63,9 +63,6 @@ impl ModelIoArgs {
         if self.save_every.is_some() && self.save_model.is_none() {
             return Err("--save-every needs --save-model FILE".into());
         }
-        if self.save_every == Some(0) {
-            return Err("--save-every must be at least 1 event".into());
-        }
         match &self.load_model {
             Some(p) => Ok(Some(Arc::new(SavedModel::read(p)?))),
             None => Ok(None),
@@ -98,6 +95,7 @@ impl ModelIoArgs {
                 config
             }
         };
+        model.check_schema(&config, schema)?;
         let save = self.save_model.as_ref().map(|path| ModelWriter {
             path: path.clone(),
             config: config.clone(),

@@ -1,10 +1,9 @@
 use super::args::DataArgs;
+use super::output::Output;
 use super::prediction_line::PredictionLine;
 use crate::model::SavedModel;
 use clap::Args;
 use flowboost_operators::engine::{InFlight, Prediction};
-use std::fs::File;
-use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
@@ -43,12 +42,7 @@ pub fn run(args: PredictArgs) -> Result<(), String> {
     let task = data.schema().task;
     let mut runner = saved.chain(&name)?.into_sequential();
     let dim = runner.score_dim();
-    let mut out: Box<dyn Write> = match &args.output {
-        Some(p) => Box::new(BufWriter::new(File::create(p).map_err(|e| {
-            format!("{}: cannot create the output file: {e}", p.display())
-        })?)),
-        None => Box::new(BufWriter::new(std::io::stdout().lock())),
-    };
+    let mut out = Output::create(args.output.as_deref())?;
     let start = Instant::now();
     let mut n = 0u64;
     let mut p = Prediction::default();
@@ -60,8 +54,7 @@ pub fn run(args: PredictArgs) -> Result<(), String> {
             n += 1;
         }
     }
-    out.flush()
-        .map_err(|e| format!("cannot write the predictions: {e}"))?;
+    out.flush()?;
     let secs = start.elapsed().as_secs_f64();
     eprintln!(
         "flowboost: predict: {} ({}) on {}: {n} examples in {secs:.2} s ({:.0} examples/s)",

@@ -1,9 +1,9 @@
 //! The JSON line `run` and `predict` write per prediction.
 
+use super::output::Output;
 use flowboost_operators::data::Task;
 use flowboost_operators::engine::Prediction;
 use serde::Serialize;
-use std::io::Write;
 
 /// One prediction: the event id, the predicted class (the top label for multi-label),
 /// the label set (multi-label), the chosen expert's scores and the expert.
@@ -30,9 +30,7 @@ impl<'a> PredictionLine<'a> {
     }
 
     /// Writes the line (and its newline).
-    pub fn write(&self, out: &mut impl Write) -> Result<(), String> {
-        serde_json::to_writer(&mut *out, self).map_err(|e| e.to_string())?;
-        out.write_all(b"\n")
-            .map_err(|e| format!("cannot write the predictions: {e}"))
+    pub fn write(&self, out: &mut Output) -> Result<(), String> {
+        out.json_line(self)
     }
 }

@@ -1,4 +1,5 @@
 use super::args::{EngineArgs, ModelArgs};
+use super::output;
 use crate::eval::FeedbackOptions;
 use crate::eval::{ClickLog, ReplaySpec, replay_clicks, write_simulated_log};
 use clap::Args;
@@ -147,12 +148,9 @@ pub fn run(args: ReplayArgs) -> Result<(), String> {
     };
     let report = replay_clicks(&spec, &config, &args.engine.engine()?)?;
     if args.json {
-        println!(
-            "{}",
-            serde_json::to_string(&report).map_err(|e| e.to_string())?
-        );
+        output::print_json(&report)?;
     } else {
-        print!("{}", report.to_text());
+        output::print(&report.to_text())?;
     }
     Ok(())
 }
@@ -190,9 +188,5 @@ pub struct SimulateArgs {
 pub fn simulate(args: SimulateArgs) -> Result<(), String> {
     let config = args.simulator.config(args.items, args.slots, args.seed)?;
     let summary = write_simulated_log(&config, &args.output, args.gzip)?;
-    println!(
-        "{}",
-        serde_json::to_string(&summary).map_err(|e| e.to_string())?
-    );
-    Ok(())
+    output::print_json(&summary)
 }

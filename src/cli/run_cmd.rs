@@ -1,5 +1,6 @@
 use super::args::{DataArgs, EngineArgs, ModelArgs};
 use super::model_io::{ModelIoArgs, seed};
+use super::output::Output;
 use super::prediction_line::PredictionLine;
 use crate::eval::{Engine, Scorer, epoch_rule};
 use crate::kafka::cluster::Cluster;
@@ -12,8 +13,6 @@ use flowboost_operators::data::{Attribute, Example, Schema, Task};
 use flowboost_operators::engine::{
     ChainSnapshot, ItemStream, Prediction, PredictionSink, Sequencer,
 };
-use std::fs::File;
-use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -31,12 +30,12 @@ pub struct RunArgs {
     pub model: ModelArgs,
 
     /// The number of timely worker threads; the stages are split into contiguous blocks
-    /// across them (a pipeline).
-    #[arg(long, default_value_t = 1, value_name = "W")]
+    /// across them (a pipeline); 1 to 128.
+    #[arg(long, default_value_t = 1, value_name = "W", value_parser = super::limits::workers, allow_negative_numbers = true)]
     pub workers: usize,
 
-    /// Records per dataflow timestamp.
-    #[arg(long, default_value_t = 256, value_name = "B")]
+    /// Records per dataflow timestamp (at least 1).
+    #[arg(long, default_value_t = 256, value_name = "B", value_parser = super::limits::positive_usize, allow_negative_numbers = true)]
     pub batch: usize,
 
     /// Write the predictions (JSON lines: id, prediction, scores, chosen expert) to this
@@ -94,61 +93,63 @@ pub struct KafkaArgs {
     /// partitions without one).
     #[arg(long, default_value = "committed", value_name = "WHERE")]
     pub start: String,
-    /// Stop once no record came for this many seconds (bounded runs, tests, replays).
-    #[arg(long, value_name = "SECONDS")]
+    /// Stop once no record came for this many seconds (bounded runs, tests, replays);
+    /// 0 to 1e9.
+    #[arg(long, value_name = "SECONDS", value_parser = super::limits::seconds, allow_negative_numbers = true)]
     pub exit_when_idle: Option<f64>,
     /// Serve the metrics in the Prometheus text format over HTTP here.
     #[arg(long, value_name = "HOST:PORT")]
     pub metrics_addr: Option<String>,
-    /// Print the metrics to stderr every this many seconds (0: never).
-    #[arg(long, default_value_t = 10.0, value_name = "SECONDS")]
+    /// Print the metrics to stderr every this many seconds (0: never); at most 1e9.
+    #[arg(long, default_value_t = 10.0, value_name = "SECONDS", value_parser = super::limits::seconds, allow_negative_numbers = true)]
     pub report_interval: f64,
-    /// Flush the outputs and commit the offsets this often.
-    #[arg(long, default_value_t = 1000, value_name = "MS")]
+    /// Flush the outputs and commit the offsets this often (1 to 1e12 ms).
+    #[arg(long, default_value_t = 1000, value_name = "MS", value_parser = super::limits::positive_millis, allow_negative_numbers = true)]
     pub commit_interval_ms: u64,
     /// The events' format: json (JSON objects) or libsvm (LIBSVM lines, id in the key).
     #[arg(long, default_value = "json", value_name = "FORMAT")]
     pub record_format: String,
     /// The merge order's block: records are ordered by (offset / B, topic, partition,
-    /// offset).
-    #[arg(long, default_value_t = 64, value_name = "B")]
+    /// offset); at least 1.
+    #[arg(long, default_value_t = 64, value_name = "B", value_parser = super::limits::positive_i64, allow_negative_numbers = true)]
     pub merge_block: i64,
     /// Backpressure between partitions: each partition is read at most this many records
     /// past the first of its records the merge has not taken yet (at least twice
     /// --merge-block), so a lagging partition holds the others in the Kafka client, not in
     /// the job. What the job holds is at most about this times the partitions.
-    #[arg(long, default_value_t = 4096, value_name = "RECORDS")]
+    #[arg(long, default_value_t = 4096, value_name = "RECORDS", value_parser = super::limits::positive_i64, allow_negative_numbers = true)]
     pub max_read_ahead: i64,
     /// A worker whose partitions are all read to their end and quiet this long stops
     /// fetching and asks the broker for news every 50 ms instead (an idle job then uses
     /// almost no CPU; the first record after a quiet spell waits up to 50 ms more). 0:
     /// never pause.
-    #[arg(long, default_value_t = 1000, value_name = "MS")]
+    #[arg(long, default_value_t = 1000, value_name = "MS", value_parser = super::limits::millis)]
     pub idle_pause_ms: u64,
     /// An unlabeled event waits for its feedback (and feedback for its event) at most
     /// about this many later events: the feedback join's time-to-live, counted in epochs of
     /// --batch events, rounded up. It also bounds the join's memory: at most this many
-    /// events and feedback records wait.
-    #[arg(long, default_value_t = 1_000_000, value_name = "N")]
+    /// events and feedback records wait. At least 1.
+    #[arg(long, default_value_t = 1_000_000, value_name = "N", value_parser = super::limits::positive_u64, allow_negative_numbers = true)]
     pub pending_ttl: u64,
     /// A learning pass enters the model this many epochs after its feedback met its event
     /// (at least 1; more lets the stage blocks of several workers work on later epochs
     /// meanwhile).
-    #[arg(long, default_value_t = 4, value_name = "EPOCHS")]
+    #[arg(long, default_value_t = 4, value_name = "EPOCHS", value_parser = super::limits::positive_u64, allow_negative_numbers = true)]
     pub feedback_lag: u64,
     /// On a live stream, a record waits at most this long in the merge for partitions
     /// that are read past the records they held when the job started and have nothing new
     /// (then the order of live records depends on arrival times). Records written before
     /// the job started are always merged in the data's order, however long that takes.
-    #[arg(long, default_value_t = 100, value_name = "MS")]
+    /// 0 to 1e12.
+    #[arg(long, default_value_t = 100, value_name = "MS", value_parser = super::limits::millis, allow_negative_numbers = true)]
     pub max_merge_wait_ms: u64,
     /// How many epochs the merge may run ahead of the model's output (backpressure: the
-    /// sources stop reading beyond it).
-    #[arg(long, default_value_t = 8, value_name = "EPOCHS")]
+    /// sources stop reading beyond it); at least 1.
+    #[arg(long, default_value_t = 8, value_name = "EPOCHS", value_parser = super::limits::positive_u64, allow_negative_numbers = true)]
     pub max_epochs_in_flight: u64,
     /// The number of processes of the cluster (each with --workers threads); needs
-    /// --hostfile and --process.
-    #[arg(long, default_value_t = 1, value_name = "P")]
+    /// --hostfile and --process; 1 to 128.
+    #[arg(long, default_value_t = 1, value_name = "P", value_parser = super::limits::workers, allow_negative_numbers = true)]
     pub processes: usize,
     /// This process's index, 0..P.
     #[arg(long, default_value_t = 0, value_name = "I")]
@@ -158,8 +159,8 @@ pub struct KafkaArgs {
     pub hostfile: Option<PathBuf>,
     /// Start a local cluster of P processes on this machine (ports from 127.0.0.1:2101 up
     /// by default, see --local-base-port): this process is process 0 and starts the
-    /// others with the same options; if one fails, the others are stopped.
-    #[arg(long, value_name = "P")]
+    /// others with the same options; if one fails, the others are stopped. 1 to 128.
+    #[arg(long, value_name = "P", value_parser = super::limits::workers, allow_negative_numbers = true)]
     pub local_cluster: Option<usize>,
     /// The first port of --local-cluster.
     #[arg(long, default_value_t = 2101, value_name = "PORT")]
@@ -179,8 +180,8 @@ pub struct SpaceArgs {
     /// multiclass).
     #[arg(long, value_name = "TASK")]
     pub task: Option<String>,
-    /// The number of numeric features (named f0, f1, ...).
-    #[arg(long, value_name = "D")]
+    /// The number of numeric features (named f0, f1, ...), 1 to 1048576.
+    #[arg(long, value_name = "D", value_parser = super::limits::features, allow_negative_numbers = true)]
     pub dim: Option<usize>,
     /// The feature names, comma-separated (numeric features).
     #[arg(long, value_delimiter = ',', value_name = "NAMES")]
@@ -188,8 +189,8 @@ pub struct SpaceArgs {
     /// The label names, comma-separated.
     #[arg(long, value_delimiter = ',', value_name = "NAMES")]
     pub label_names: Vec<String>,
-    /// The number of labels (named 0, 1, ...), without --label-names.
-    #[arg(long, value_name = "K")]
+    /// The number of labels (named 0, 1, ...), without --label-names; 2 to 65536.
+    #[arg(long, value_name = "K", value_parser = super::limits::num_labels, allow_negative_numbers = true)]
     pub num_labels: Option<usize>,
 }
 
@@ -289,6 +290,25 @@ fn run_kafka(args: RunArgs) -> Result<(), String> {
         .as_deref()
         .map(|f| topic("dead-letter", f))
         .transpose()?;
+    // Each topic has one role: a job that wrote to the topic it reads would read its own
+    // output (predictions or dead letters) as events or feedback.
+    let roles = [
+        ("--source", Some(&source)),
+        ("--sink", Some(&sink)),
+        ("--feedback", options.feedback.as_ref()),
+        ("--dead-letter", options.dead_letter.as_ref()),
+    ];
+    for (i, (a, ta)) in roles.iter().enumerate() {
+        for (b, tb) in &roles[i + 1..] {
+            if let (Some(ta), Some(tb)) = (ta, tb)
+                && ta == tb
+            {
+                return Err(format!(
+                    "{a} and {b} are the same topic kafka:{ta}: give each its own topic"
+                ));
+            }
+        }
+    }
     options.group = k.group.clone();
     options.start = StartFrom::from_name(&k.start).ok_or_else(|| {
         format!(
@@ -296,24 +316,21 @@ fn run_kafka(args: RunArgs) -> Result<(), String> {
             k.start
         )
     })?;
-    options.exit_when_idle = match k.exit_when_idle {
-        Some(s) if s.is_finite() && s >= 0.0 => Some(Duration::from_secs_f64(s)),
-        Some(s) => return Err(format!("--exit-when-idle {s}: expected seconds >= 0")),
-        None => None,
-    };
+    // The value parsers of `limits` checked every count and duration (finite, in range).
+    options.exit_when_idle = k.exit_when_idle.map(Duration::from_secs_f64);
     options.workers = args.workers;
-    options.batch = args.batch.max(1);
+    options.batch = args.batch;
     options.format = RecordFormat::from_name(&k.record_format).ok_or_else(|| {
         format!(
             "--record-format {}: expected json or libsvm",
             k.record_format
         )
     })?;
-    options.commit_interval = Duration::from_millis(k.commit_interval_ms.max(1));
+    options.commit_interval = Duration::from_millis(k.commit_interval_ms);
     options.metrics_addr = k.metrics_addr.clone();
-    options.report_interval = (k.report_interval > 0.0 && k.report_interval.is_finite())
-        .then(|| Duration::from_secs_f64(k.report_interval));
-    options.merge_block = k.merge_block.max(1);
+    options.report_interval =
+        (k.report_interval > 0.0).then(|| Duration::from_secs_f64(k.report_interval));
+    options.merge_block = k.merge_block;
     if k.max_read_ahead < 2 * options.merge_block {
         return Err(format!(
             "--max-read-ahead {}: must be at least twice --merge-block ({})",
@@ -322,10 +339,10 @@ fn run_kafka(args: RunArgs) -> Result<(), String> {
     }
     options.max_read_ahead = k.max_read_ahead;
     options.idle_pause = (k.idle_pause_ms > 0).then(|| Duration::from_millis(k.idle_pause_ms));
-    options.pending_ttl = k.pending_ttl.max(1);
-    options.feedback_lag = k.feedback_lag.max(1);
+    options.pending_ttl = k.pending_ttl;
+    options.feedback_lag = k.feedback_lag;
     options.max_merge_wait = Duration::from_millis(k.max_merge_wait_ms);
-    options.max_epochs_in_flight = k.max_epochs_in_flight.max(1);
+    options.max_epochs_in_flight = k.max_epochs_in_flight;
     options.cluster = Cluster::new(k.processes, k.process, k.hostfile.as_deref())?;
     for kv in &k.kafka_set {
         let (key, value) = kv
@@ -341,14 +358,23 @@ fn run_kafka(args: RunArgs) -> Result<(), String> {
         );
     }
     let start = io.load()?;
-    let schema = match args.space.schema()? {
-        Some(s) => s,
-        None => args
+    // The events' feature space: declared (--dim/--feature-names and the labels), else
+    // the start model's, a dataset file's or a generator preset's; never a guess.
+    let schema = match (args.space.schema()?, &start) {
+        (Some(s), _) => s,
+        (None, Some(saved)) if args.data.data.is_none() && args.data.generator.is_none() => {
+            saved.header.schema.clone()
+        }
+        (None, _) if args.data.data.is_none() && args.data.generator.is_none() => {
+            return Err("the Kafka job needs the events' feature space: declare it (--dim D or --feature-names a,b,c, with --num-labels K or --label-names a,b,c), or take it from --data FILE, --generator NAME or --load-model FILE".into());
+        }
+        (None, _) => args
             .data
             .open(seed(&args.model, start.as_deref()))?
             .schema()
             .clone(),
     };
+    schema.check_limits()?;
     let (config, plan) = io.plan(start, &args.model, &schema)?;
     options.start_model = plan.start;
     options.save_model = plan.save;
@@ -362,11 +388,7 @@ fn run_kafka(args: RunArgs) -> Result<(), String> {
     }
     let summary = run_job(options, schema, config)?;
     eprintln!("flowboost: kafka: done: {}", summary_line(&summary));
-    println!(
-        "{}",
-        serde_json::to_string(&summary).map_err(|e| e.to_string())?
-    );
-    Ok(())
+    super::output::print_json(&summary)
 }
 
 fn summary_line(s: &JobSummary) -> String {
@@ -386,7 +408,7 @@ fn summary_line(s: &JobSummary) -> String {
 /// Writes predictions as JSON lines and keeps progressive (test-then-train) metrics.
 struct RunSink {
     task: Task,
-    out: Box<dyn Write>,
+    out: Output,
     scorer: Scorer,
     seen: u64,
     report_every: u64,
@@ -426,9 +448,7 @@ impl PredictionSink for RunSink {
     }
 
     fn finish(mut self) -> Self::Output {
-        self.out
-            .flush()
-            .map_err(|e| format!("cannot write the predictions: {e}"))?;
+        self.out.flush()?;
         Ok((self.scorer, self.seen))
     }
 }
@@ -473,13 +493,7 @@ pub fn run(args: RunArgs) -> Result<(), String> {
     let snapshots = plan.snapshots;
     let rule = epoch_rule(args.batch, false);
     let model_writer = plan.save.clone();
-    let out: Box<dyn Write + Send> = match &args.output {
-        Some(p) => Box::new(BufWriter::new(File::create(p).map_err(|e| {
-            format!("{}: cannot create the output file: {e}", p.display())
-        })?)),
-        None => Box::new(BufWriter::new(std::io::stdout())),
-    };
-    let out = Mutex::new(Some(out));
+    let out = Mutex::new(Some(Output::create(args.output.as_deref())?));
     let start = Instant::now();
     let task = schema.task;
     let k = schema.num_labels();
@@ -488,7 +502,7 @@ pub fn run(args: RunArgs) -> Result<(), String> {
         task,
         out: match out.lock().ok().and_then(|mut o| o.take()) {
             Some(o) => o,
-            None => Box::new(std::io::sink()),
+            None => Output::discard(),
         },
         scorer: resumed_progress
             .as_ref()

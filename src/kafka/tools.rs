@@ -8,7 +8,6 @@ use flowboost_connectors::kafka::{KafkaConfig, KafkaSink, PartitionedSource, Sta
 use flowboost_operators::data::{Example, Features, Label, Schema};
 use serde_json::{Value, json};
 use std::collections::HashMap;
-use std::io::Write;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -82,8 +81,8 @@ pub struct ProduceArgs {
     /// wrong dimension, NaN, unknown label) (0: none).
     #[arg(long, default_value_t = 0, value_name = "M")]
     pub malformed_every: u64,
-    /// Events per second (0: as fast as possible).
-    #[arg(long, default_value_t = 0.0)]
+    /// Events per second (0: as fast as possible; else at least 1e-9).
+    #[arg(long, default_value_t = 0.0, value_name = "PER_SECOND", value_parser = crate::cli::limits::rate, allow_negative_numbers = true)]
     pub rate: f64,
 }
 
@@ -96,8 +95,8 @@ pub struct ReadArgs {
     /// The topic.
     #[arg(long)]
     pub topic: String,
-    /// Stop after this many seconds without a record.
-    #[arg(long, default_value_t = 3.0)]
+    /// Stop after this many seconds without a record (0 to 1e9).
+    #[arg(long, default_value_t = 3.0, value_name = "SECONDS", value_parser = crate::cli::limits::seconds, allow_negative_numbers = true)]
     pub idle: f64,
     /// Stop after this many records.
     #[arg(long)]
@@ -105,15 +104,15 @@ pub struct ReadArgs {
     /// Or once this many records were read (waiting at most --timeout seconds).
     #[arg(long)]
     pub expect: Option<u64>,
-    /// The limit for --expect.
-    #[arg(long, default_value_t = 600.0)]
+    /// The limit for --expect, in seconds (0 to 1e9).
+    #[arg(long, default_value_t = 600.0, value_name = "SECONDS", value_parser = crate::cli::limits::seconds, allow_negative_numbers = true)]
     pub timeout: f64,
     /// The events topic: latency = this record's timestamp - the event's (same key).
     #[arg(long, value_name = "TOPIC")]
     pub latency_from: Option<String>,
     /// With --latency-from: leave out the events produced in the first this many seconds
-    /// (the producer's and the job's warm-up).
-    #[arg(long, value_name = "SECONDS", default_value_t = 0.0)]
+    /// (the producer's and the job's warm-up); 0 to 1e9.
+    #[arg(long, value_name = "SECONDS", default_value_t = 0.0, value_parser = crate::cli::limits::seconds, allow_negative_numbers = true)]
     pub latency_skip: f64,
     /// Write the records' values as lines to this file.
     #[arg(long)]
@@ -228,7 +227,9 @@ fn produce(a: ProduceArgs) -> Result<(), String> {
         let ex = ex?;
         let i = i as u64;
         if a.rate > 0.0 {
-            let at = Duration::from_secs_f64(i as f64 / a.rate);
+            // The rate is at least 1e-9 (its value parser), but i / rate may still pass
+            // what a Duration holds: then the event never comes due.
+            let at = Duration::try_from_secs_f64(i as f64 / a.rate).unwrap_or(Duration::MAX);
             let now = start.elapsed();
             if at > now {
                 std::thread::sleep(at - now);
@@ -267,8 +268,7 @@ fn produce(a: ProduceArgs) -> Result<(), String> {
         "feedback": feedback,
         "seconds": start.elapsed().as_secs_f64(),
     });
-    println!("{summary}");
-    Ok(())
+    crate::cli::output::print_json(&summary)
 }
 
 /// Reads every record of `topic` from the start: (key, value, timestamp ms).
@@ -332,26 +332,17 @@ fn percentile(sorted: &[f64], q: f64) -> f64 {
 }
 
 fn read(a: ReadArgs) -> Result<(), String> {
-    if !(a.latency_skip.is_finite() && a.latency_skip >= 0.0) {
-        return Err(format!(
-            "--latency-skip must be a number of seconds >= 0, not {}",
-            a.latency_skip
-        ));
-    }
     let config = KafkaConfig::new(a.brokers.clone());
     let idle = Duration::from_secs_f64(a.idle);
     let expect = a.expect.map(|n| (n, Duration::from_secs_f64(a.timeout)));
     let records = read_all(&config, &a.topic, idle, a.max, expect, false)?;
     if let Some(path) = &a.output {
-        let mut f = std::io::BufWriter::new(
-            std::fs::File::create(path).map_err(|e| format!("{}: {e}", path.display()))?,
-        );
+        let mut f = crate::cli::output::Output::create(Some(path))?;
         for (_, v, _) in &records {
-            f.write_all(v)
-                .and_then(|()| f.write_all(b"\n"))
-                .map_err(|e| e.to_string())?;
+            f.write(v)?;
+            f.write(b"\n")?;
         }
-        f.flush().map_err(|e| e.to_string())?;
+        f.flush()?;
     }
     let mut keys: HashMap<&[u8], usize> = HashMap::new();
     for (k, _, _) in &records {
@@ -419,6 +410,5 @@ fn read(a: ReadArgs) -> Result<(), String> {
             0.0
         });
     }
-    println!("{summary}");
-    Ok(())
+    crate::cli::output::print_json(&summary)
 }

@@ -1,13 +1,13 @@
 //! ARFF files (Weka): the header, and dense and sparse data rows, for single-label
 //! targets and MULAN multi-label labels.
 
-use super::ReadError;
 use super::fields::{Fields, Quoting};
 use super::lines::LineReader;
 use super::mulan_xml;
 use super::nominal::ValueIndex;
 use super::number::{is_missing, number_reason, parse_number};
 use super::options::{ReadOptions, Target};
+use super::{ReadError, excerpt};
 use flowboost_operators::data::{Attribute, AttributeKind, Example, Features, Label, Schema, Task};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -19,15 +19,6 @@ pub(crate) struct ArffHeader {
     pub(crate) attributes: Vec<Attribute>,
     /// The line number of `@data`.
     pub(crate) data_line: u64,
-}
-
-/// Shortens a line for an error message.
-fn clip(text: &str) -> String {
-    let mut out: String = text.chars().take(60).collect();
-    if out.len() < text.len() {
-        out.push_str("...");
-    }
-    out
 }
 
 /// Reads the header of an ARFF file up to and including `@data`.
@@ -57,12 +48,12 @@ pub(crate) fn read_header(reader: &mut LineReader) -> Result<ArffHeader, ReadErr
             let reason = if declared {
                 format!(
                     "expected `@attribute` or `@data`, found `{}` (data before `@data`?)",
-                    clip(text)
+                    excerpt(text)
                 )
             } else {
                 format!(
                     "not an ARFF file: expected `@relation`, `@attribute` or `@data`, found `{}`",
-                    clip(text)
+                    excerpt(text)
                 )
             };
             return Err(ReadError::at(&path, number, reason));
@@ -96,7 +87,7 @@ pub(crate) fn read_header(reader: &mut LineReader) -> Result<ArffHeader, ReadErr
                 return Err(ReadError::at(
                     &path,
                     number,
-                    format!("unknown ARFF declaration `{other}`"),
+                    format!("unknown ARFF declaration `{}`", excerpt(other)),
                 ));
             }
         }
@@ -126,7 +117,7 @@ fn read_quoted(text: &str, out: &mut Vec<u8>) -> Result<usize, String> {
             i += 1;
         }
     }
-    Err(format!("unterminated quote in `{}`", clip(text)))
+    Err(format!("unterminated quote in `{}`", excerpt(text)))
 }
 
 /// Splits `text` on commas outside quotes, trims each field and removes its quotes, and
@@ -160,7 +151,7 @@ pub(crate) fn for_each_field(
             if i < bytes.len() && bytes[i] != b',' {
                 return Err(format!(
                     "unexpected text after a quoted value: `{}`",
-                    clip(&text[i..])
+                    excerpt(&text[i..])
                 ));
             }
             let field = std::str::from_utf8(scratch).map_err(|_| "invalid UTF-8".to_string())?;
@@ -200,7 +191,8 @@ fn parse_attribute(rest: &str) -> Result<Attribute, String> {
     if let Some(list) = ty.strip_prefix('{') {
         let Some(list) = list.strip_suffix('}') else {
             return Err(format!(
-                "attribute `{name}`: unterminated nominal list (no closing `}}`)"
+                "attribute `{}`: unterminated nominal list (no closing `}}`)",
+                excerpt(name)
             ));
         };
         let mut values: Vec<String> = Vec::new();
@@ -215,11 +207,13 @@ fn parse_attribute(rest: &str) -> Result<Attribute, String> {
         })?;
         if let Some(v) = duplicate {
             return Err(format!(
-                "attribute `{name}`: nominal value `{v}` is listed twice"
+                "attribute `{}`: nominal value `{}` is listed twice",
+                excerpt(name),
+                excerpt(v)
             ));
         }
         if values.len() == 1 && values[0].is_empty() {
-            return Err(format!("attribute `{name}`: empty nominal list"));
+            return Err(format!("attribute `{}`: empty nominal list", excerpt(name)));
         }
         return Ok(Attribute::nominal(name, values));
     }
@@ -227,10 +221,16 @@ fn parse_attribute(rest: &str) -> Result<Attribute, String> {
     match word.to_ascii_lowercase().as_str() {
         "numeric" | "real" | "integer" => Ok(Attribute::numeric(name)),
         "string" | "date" | "relational" => Err(format!(
-            "attribute `{name}`: type `{word}` is not supported (only numeric and nominal attributes; drop it from the file)"
+            "attribute `{}`: type `{}` is not supported (only numeric and nominal attributes; drop it from the file)",
+            excerpt(name),
+            excerpt(word)
         )),
-        "" => Err(format!("attribute `{name}` has no type")),
-        _ => Err(format!("attribute `{name}`: unknown type `{word}`")),
+        "" => Err(format!("attribute `{}` has no type", excerpt(name))),
+        _ => Err(format!(
+            "attribute `{}`: unknown type `{}`",
+            excerpt(name),
+            excerpt(word)
+        )),
     }
 }
 
@@ -256,6 +256,8 @@ enum Role {
 /// How to turn the rows of an ARFF file into examples.
 #[derive(Debug)]
 pub(crate) struct ArffPlan {
+    /// The longest line (bytes).
+    max_line: usize,
     roles: Vec<Role>,
     names: Vec<String>,
     dim: u32,
@@ -292,7 +294,7 @@ pub(crate) fn open(
 ) -> Result<(Schema, Arc<ArffPlan>), ReadError> {
     let mut headers: Vec<ArffHeader> = Vec::with_capacity(files.len());
     for path in files {
-        let mut reader = LineReader::open(path)?;
+        let mut reader = LineReader::open_with(path, options.max_line())?;
         let header = read_header(&mut reader)?;
         // At least one data row.
         loop {
@@ -364,7 +366,10 @@ pub(crate) fn open(
             Target::Auto | Target::Last => n - 1,
             Target::First => 0,
             Target::Name(name) => find_name(&names, name).ok_or_else(|| {
-                ReadError::file(first, format!("target attribute `{name}` not found"))
+                ReadError::file(
+                    first,
+                    format!("target attribute `{}` not found", excerpt(name)),
+                )
             })?,
         };
         if attributes[t].cardinality().is_none() {
@@ -388,12 +393,13 @@ pub(crate) fn open(
 
     let mut ignored = vec![false; n];
     for entry in &options.ignore {
-        let i = resolve_column(&names, entry)
-            .ok_or_else(|| ReadError::file(first, format!("ignore: no attribute `{entry}`")))?;
+        let i = resolve_column(&names, entry).ok_or_else(|| {
+            ReadError::file(first, format!("ignore: no attribute `{}`", excerpt(entry)))
+        })?;
         if Some(i) == target || label_attrs.contains(&i) {
             return Err(ReadError::file(
                 first,
-                format!("ignore: `{entry}` is the target or a label"),
+                format!("ignore: `{}` is the target or a label", excerpt(entry)),
             ));
         }
         ignored[i] = true;
@@ -466,6 +472,7 @@ pub(crate) fn open(
         multilabel,
         default_relevant,
         data_lines: headers.iter().map(|h| h.data_line).collect(),
+        max_line: options.max_line(),
     };
     Ok((schema, Arc::new(plan)))
 }
@@ -511,8 +518,8 @@ impl ArffPlan {
         values.get(v).ok_or_else(|| {
             format!(
                 "unknown nominal value `{}` for attribute `{}`",
-                clip(v),
-                self.names[i]
+                excerpt(v),
+                excerpt(&self.names[i])
             )
         })
     }
@@ -605,12 +612,12 @@ impl ArffPlan {
             if start == i {
                 return Err(format!(
                     "bad sparse entry `{}`: expected `index value`",
-                    clip(&text[start..])
+                    excerpt(&text[start..])
                 ));
             }
             let index: usize = text[start..i]
                 .parse()
-                .map_err(|_| format!("bad sparse index `{}`", &text[start..i]))?;
+                .map_err(|_| format!("bad sparse index `{}`", excerpt(&text[start..i])))?;
             if index >= self.roles.len() {
                 return Err(format!(
                     "sparse index {index} beyond the declared dimension ({} attributes, indices 0..{})",
@@ -688,7 +695,7 @@ impl ArffPlan {
                 Some(_) => {
                     return Err(format!(
                         "bad sparse entry near `{}`: expected `,` or `}}`",
-                        clip(&text[i..])
+                        excerpt(&text[i..])
                     ));
                 }
             }
@@ -698,12 +705,12 @@ impl ArffPlan {
         if i < bytes.len() && bytes[i] == b',' {
             let rest = text[i + 1..].trim();
             if !(rest.starts_with('{') && rest.ends_with('}')) {
-                return Err(format!("unexpected text after `}}`: `{}`", clip(rest)));
+                return Err(format!("unexpected text after `}}`: `{}`", excerpt(rest)));
             }
         } else if i < bytes.len() {
             return Err(format!(
                 "unexpected text after `}}`: `{}`",
-                clip(&text[i..])
+                excerpt(&text[i..])
             ));
         }
         let label = if self.multilabel {
@@ -747,7 +754,7 @@ pub(crate) struct ArffRows {
 impl ArffRows {
     /// Opens file `index` (of the files the plan was made from) and skips its header.
     pub(crate) fn new(plan: Arc<ArffPlan>, path: &Path, index: usize) -> Result<Self, ReadError> {
-        let mut reader = LineReader::open(path)?;
+        let mut reader = LineReader::open_with(path, plan.max_line)?;
         let data_line = plan.data_lines[index];
         while reader.line_number() < data_line {
             if reader.next_line()?.is_none() {

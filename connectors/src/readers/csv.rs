@@ -7,13 +7,13 @@
 //! `.` removed (UCI adult.test writes `>50K.`), sorted numerically when all are numbers,
 //! else lexicographically. Missing values (`?` or an empty field) read as `NaN`.
 
-use super::ReadError;
 use super::arff::{find_name, resolve_column};
 use super::fields::{Fields, Quoting};
 use super::lines::LineReader;
 use super::nominal::{ClassIndex, ValueIndex, sort_values};
 use super::number::{is_missing, is_number, number_reason, parse_number};
 use super::options::{Header, ReadOptions, Target};
+use super::{ReadError, excerpt};
 use flowboost_operators::data::{Attribute, Example, Features, Label, Schema, Task};
 use rustc_hash::FxHashSet;
 use std::path::{Path, PathBuf};
@@ -162,6 +162,8 @@ enum Role {
 /// How to turn CSV rows into examples.
 #[derive(Debug)]
 pub(crate) struct CsvPlan {
+    /// The longest line (bytes).
+    max_line: usize,
     roles: Vec<Role>,
     names: Vec<String>,
     dim: usize,
@@ -180,9 +182,10 @@ fn class_value(v: &str) -> &str {
 fn for_each_row(
     path: &Path,
     header: bool,
+    max_line: usize,
     mut f: impl FnMut(u64, Option<&str>) -> Result<(), ReadError>,
 ) -> Result<(), ReadError> {
-    let mut reader = LineReader::open(path)?;
+    let mut reader = LineReader::open_with(path, max_line)?;
     let mut skip_header = header;
     loop {
         match reader.next_line() {
@@ -227,7 +230,7 @@ pub(crate) fn open(
     let mut layouts = Vec::with_capacity(files.len());
     for path in files {
         // The first row decides the delimiter (and the column count, for the first file).
-        let mut reader = LineReader::open(path)?;
+        let mut reader = LineReader::open_with(path, options.max_line())?;
         let (first_line, first_text) = loop {
             match reader.next_line()? {
                 None => return Err(ReadError::file(path, "empty file: no data")),
@@ -269,7 +272,7 @@ pub(crate) fn open(
         let mut rest_numeric = vec![true; ncols];
         let mut rest_any = vec![false; ncols];
         let mut records = 0u64;
-        for_each_row(path, true, |_, text| {
+        for_each_row(path, true, options.max_line(), |_, text| {
             records += 1;
             let Some(text) = text else { return Ok(()) };
             if fields.split(text, delim, Quoting::Csv) != Ok(ncols) {
@@ -353,13 +356,16 @@ pub(crate) fn open(
             let Some(header) = &header else {
                 return Err(ReadError::file(
                     first_path,
-                    format!("target column `{name}` given, but the file has no header row"),
+                    format!(
+                        "target column `{}` given, but the file has no header row",
+                        excerpt(name)
+                    ),
                 ));
             };
             find_name(header, name).ok_or_else(|| {
                 ReadError::file(
                     first_path,
-                    format!("target column `{name}` not found in the header"),
+                    format!("target column `{}` not found in the header", excerpt(name)),
                 )
             })?
         }
@@ -383,11 +389,16 @@ pub(crate) fn open(
                 _ => None,
             },
         }
-        .ok_or_else(|| ReadError::file(first_path, format!("ignore: no column `{entry}`")))?;
+        .ok_or_else(|| {
+            ReadError::file(
+                first_path,
+                format!("ignore: no column `{}`", excerpt(entry)),
+            )
+        })?;
         if i == target {
             return Err(ReadError::file(
                 first_path,
-                format!("ignore: `{entry}` is the target column"),
+                format!("ignore: `{}` is the target column", excerpt(entry)),
             ));
         }
         ignored[i] = true;
@@ -402,7 +413,7 @@ pub(crate) fn open(
             columns[i].values.clear();
         }
         for (path, layout) in files.iter().zip(&layouts) {
-            for_each_row(path, layout.header, |_, text| {
+            for_each_row(path, layout.header, options.max_line(), |_, text| {
                 let Some(text) = text else { return Ok(()) };
                 if fields.split(text, layout.delim, Quoting::Csv) != Ok(ncols) {
                     return Ok(());
@@ -461,6 +472,7 @@ pub(crate) fn open(
         Task::Multiclass
     };
     let plan = CsvPlan {
+        max_line: options.max_line(),
         roles,
         names,
         dim: attributes.len(),
@@ -506,7 +518,11 @@ impl CsvPlan {
                     f64::NAN
                 } else {
                     values.get(v).ok_or_else(|| {
-                        format!("unknown nominal value `{v}` for column `{}`", self.names[i])
+                        format!(
+                            "unknown nominal value `{}` for column `{}`",
+                            excerpt(v),
+                            self.names[i]
+                        )
                     })? as f64
                 }),
                 Role::Target => {
@@ -517,7 +533,7 @@ impl CsvPlan {
                         Some(
                             self.classes
                                 .get(c)
-                                .ok_or_else(|| format!("unknown class `{v}`"))?,
+                                .ok_or_else(|| format!("unknown class `{}`", excerpt(v)))?,
                         )
                     };
                 }
@@ -544,7 +560,7 @@ impl CsvRows {
     pub(crate) fn new(plan: Arc<CsvPlan>, path: &Path, index: usize) -> Result<Self, ReadError> {
         let layout = plan.layouts[index];
         Ok(CsvRows {
-            reader: LineReader::open(path)?,
+            reader: LineReader::open_with(path, plan.max_line)?,
             plan,
             layout,
             skip_header: layout.header,

@@ -37,6 +37,20 @@ impl ReadError {
     }
 }
 
+/// The longest piece of the data an error message quotes, in characters.
+const EXCERPT: usize = 64;
+
+/// `text` as an error message quotes it: whole when short, else its first 64 characters
+/// and its length (`abc...(20971520 bytes)`), so that a huge bad token never makes a
+/// huge message.
+pub(crate) fn excerpt(text: impl AsRef<str>) -> String {
+    let text = text.as_ref();
+    match text.char_indices().nth(EXCERPT) {
+        None => text.to_string(),
+        Some((end, _)) => format!("{}...({} bytes)", &text[..end], text.len()),
+    }
+}
+
 impl fmt::Display for ReadError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.line {
@@ -51,6 +65,15 @@ impl std::error::Error for ReadError {}
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn excerpts_are_short() {
+        assert_eq!(excerpt("abc"), "abc");
+        let long = "é".repeat(100);
+        let e = excerpt(&long);
+        assert!(e.starts_with(&"é".repeat(64)));
+        assert!(e.ends_with("...(200 bytes)"), "{e}");
+    }
 
     #[test]
     fn displays_path_line_and_reason() {

@@ -5,11 +5,11 @@
 //! (0-based). Otherwise two distinct numeric labels make a binary task (the larger one
 //! is the positive class 1), more make a multiclass task (classes sorted numerically).
 
-use super::ReadError;
 use super::lines::LineReader;
 use super::number::{number_reason, parse_number};
 use super::options::ReadOptions;
-use flowboost_operators::data::{Example, Features, Label, Schema, Task};
+use super::{ReadError, excerpt};
+use flowboost_operators::data::{Example, Features, Label, MAX_DIM, MAX_LABELS, Schema, Task};
 use rustc_hash::FxHashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -49,7 +49,7 @@ fn label_ids(label: &str, mut f: impl FnMut(u32) -> Result<(), String>) -> Resul
         }
         let id: u32 = part
             .parse()
-            .map_err(|_| format!("bad label id `{part}` (expected 0, 1, 2, ...)"))?;
+            .map_err(|_| format!("bad label id `{}` (expected 0, 1, 2, ...)", excerpt(part)))?;
         f(id)?;
     }
     Ok(())
@@ -61,14 +61,17 @@ fn features(rest: &str, mut f: impl FnMut(u32, f64) -> Result<(), String>) -> Re
     let mut previous = 0u32;
     for token in rest.split_ascii_whitespace() {
         let Some((index, value)) = token.split_once(':') else {
-            return Err(format!("bad feature `{token}`: expected index:value"));
+            return Err(format!(
+                "bad feature `{}`: expected index:value",
+                excerpt(token)
+            ));
         };
         if index == "qid" {
             continue;
         }
         let index: u32 = index
             .parse()
-            .map_err(|_| format!("bad index `{index}` in `{token}`"))?;
+            .map_err(|_| format!("bad index `{}` in `{}`", excerpt(index), excerpt(token)))?;
         if index == 0 {
             return Err("index 0: LIBSVM indices start at 1".to_string());
         }
@@ -86,30 +89,45 @@ fn features(rest: &str, mut f: impl FnMut(u32, f64) -> Result<(), String>) -> Re
 }
 
 /// Whether a line has the shape of a LIBSVM line: `Some(has_features)` if so.
-pub(crate) fn sniff_line(line: &str) -> Option<bool> {
-    let (label, rest) = split(line)?;
-    let label_ok = if is_multilabel(label) {
-        label_ids(label, |_| Ok(())).is_ok()
-    } else {
-        label.parse::<f64>().is_ok()
+#[cfg(test)]
+fn sniff_line(line: &str) -> Option<bool> {
+    line_shape(line).ok()
+}
+
+/// The shape of a line as LIBSVM: `Ok(has_features)`, or why it is not a LIBSVM line.
+pub(crate) fn line_shape(line: &str) -> Result<bool, String> {
+    let Some((label, rest)) = split(line) else {
+        return Err("no label and no features".into());
     };
-    if !label_ok {
-        return None;
+    if is_multilabel(label) {
+        label_ids(label, |_| Ok(()))?;
+    } else if label.parse::<f64>().is_err() {
+        return Err(format!("bad label `{}`", excerpt(label)));
     }
     let mut any = false;
     for token in rest.split_ascii_whitespace() {
-        let (index, value) = token.split_once(':')?;
-        if index != "qid" && index.parse::<u32>().is_err() || value.is_empty() {
-            return None;
+        let Some((index, value)) = token.split_once(':') else {
+            return Err(format!(
+                "bad feature `{}`: expected index:value",
+                excerpt(token)
+            ));
+        };
+        if index != "qid" && index.parse::<u32>().is_err() {
+            return Err(format!("bad index `{}`", excerpt(index)));
+        }
+        if value.is_empty() {
+            return Err(format!("no value in `{}`", excerpt(token)));
         }
         any = true;
     }
-    Some(any)
+    Ok(any)
 }
 
 /// How to turn LIBSVM lines into examples.
 #[derive(Debug)]
 pub(crate) struct LibsvmPlan {
+    /// The longest line (bytes).
+    max_line: usize,
     /// Label ids `0..k` (multi-label), or `None` for single-label.
     multilabel: Option<u32>,
     /// Single-label classes, ascending.
@@ -141,8 +159,11 @@ pub(crate) fn open(
     let mut multilabel = options.labels.is_some();
     let mut max_id: Option<u32> = None;
     let mut valid = 0u64;
+    // The first bad line: the scan goes on (the stream reports each bad line in its
+    // turn), but when the good lines alone make no usable schema, this is the error.
+    let mut first_bad: Option<ReadError> = None;
     for path in files {
-        let mut reader = LineReader::open(path)?;
+        let mut reader = LineReader::open_with(path, options.max_line())?;
         let mut records = 0u64;
         loop {
             let line = match reader.next_line() {
@@ -152,6 +173,7 @@ pub(crate) fn open(
                     if reader.failed() {
                         return Err(e);
                     }
+                    first_bad.get_or_insert(e);
                     records += 1;
                     continue;
                 }
@@ -165,27 +187,53 @@ pub(crate) fn open(
                 max_index = i;
                 Ok(())
             });
+            // The memory of a schema grows with its dimension: an index above the limit
+            // is an error here, before anything is sized by it.
+            if max_index as usize > MAX_DIM {
+                return Err(ReadError::at(
+                    path,
+                    line.number,
+                    format!("index {max_index} is above the largest supported dimension {MAX_DIM}"),
+                ));
+            }
             // The indices before a bad token still count, so that a later error names
             // the bad token rather than the dimension.
             dim = dim.max(max_index);
-            if parsed.is_err() {
+            if let Err(reason) = parsed {
+                first_bad.get_or_insert_with(|| ReadError::at(path, line.number, reason));
                 continue;
             }
             if is_multilabel(label) {
                 let mut largest = None;
-                if label_ids(label, |id| {
+                if let Err(reason) = label_ids(label, |id| {
                     largest = largest.max(Some(id));
                     Ok(())
-                })
-                .is_err()
-                {
+                }) {
+                    first_bad.get_or_insert_with(|| ReadError::at(path, line.number, reason));
                     continue;
+                }
+                if largest.is_some_and(|id| id as usize >= MAX_LABELS) {
+                    return Err(ReadError::at(
+                        path,
+                        line.number,
+                        format!(
+                            "label id {} is above the largest supported label id {}",
+                            largest.unwrap_or_default(),
+                            MAX_LABELS - 1
+                        ),
+                    ));
                 }
                 multilabel = true;
                 max_id = max_id.max(largest);
             } else {
-                let Ok(x) = parse_number(label) else {
-                    continue;
+                let x = match parse_number(label) {
+                    Ok(x) => x,
+                    Err(e) => {
+                        first_bad.get_or_insert_with(|| {
+                            ReadError::at(path, line.number, number_reason(e, label, "the label"))
+                        });
+                        continue;
+                    }
                 };
                 if let Ok(id) = label.parse::<u32>() {
                     max_id = max_id.max(Some(id));
@@ -196,12 +244,29 @@ pub(crate) fn open(
                 if label < text.as_str() {
                     *text = label.to_string();
                 }
+                if classes.len() > MAX_LABELS {
+                    return Err(ReadError::at(
+                        path,
+                        line.number,
+                        format!(
+                            "more than {MAX_LABELS} distinct labels: at most {MAX_LABELS} are supported"
+                        ),
+                    ));
+                }
             }
             valid += 1;
         }
         if records == 0 {
             return Err(ReadError::file(path, "empty file: no data"));
         }
+    }
+    if (valid == 0 || (!multilabel && classes.len() < 2))
+        && let Some(mut e) = first_bad
+    {
+        if valid == 0 {
+            e.reason.push_str(" (no valid LIBSVM line in the files)");
+        }
+        return Err(e);
     }
     if valid == 0 {
         return Err(ReadError::file(first, "no valid LIBSVM line in the files"));
@@ -224,6 +289,7 @@ pub(crate) fn open(
             task: Task::Multilabel,
         };
         let plan = LibsvmPlan {
+            max_line: options.max_line(),
             multilabel: Some(k as u32),
             classes: Vec::new(),
             dim,
@@ -246,6 +312,7 @@ pub(crate) fn open(
         task,
     };
     let plan = LibsvmPlan {
+        max_line: options.max_line(),
         multilabel: None,
         classes: sorted.iter().map(|c| c.0).collect(),
         dim,
@@ -290,7 +357,7 @@ impl LibsvmPlan {
                 let class = self
                     .classes
                     .binary_search_by(|c| c.total_cmp(&x))
-                    .map_err(|_| format!("unknown class label `{label}`"))?;
+                    .map_err(|_| format!("unknown class label `{}`", excerpt(label)))?;
                 Label::Class(class as u32)
             }
         };
@@ -317,8 +384,8 @@ impl LibsvmRows {
     /// Opens `path` for reading with `plan`.
     pub(crate) fn new(plan: Arc<LibsvmPlan>, path: &Path) -> Result<Self, ReadError> {
         Ok(LibsvmRows {
+            reader: LineReader::open_with(path, plan.max_line)?,
             plan,
-            reader: LineReader::open(path)?,
             next_id: 0,
             done: false,
         })

@@ -9,6 +9,24 @@ use std::path::{Path, PathBuf};
 /// The buffer size of the file and decoder readers.
 const BUFFER: usize = 1 << 16;
 
+/// The default longest line, in bytes (16 MiB): far above the longest line of any
+/// dataset of the papers (a few KB), and a bound on the memory one line may take (a
+/// gzip-compressed file of one endless line is then an error, not gigabytes).
+pub const DEFAULT_MAX_LINE_BYTES: usize = 16 << 20;
+
+/// The largest `--max-line-bytes` (1 GiB).
+pub const MAX_MAX_LINE_BYTES: usize = 1 << 30;
+
+/// What [`LineReader::read_bounded`] found.
+enum Bounded {
+    /// The end of the file.
+    End,
+    /// A line (in the buffer).
+    Line,
+    /// A line of this many bytes, over the limit (not kept).
+    TooLong(usize),
+}
+
 /// One line of text: its 1-based number and its content, without the line ending.
 pub(crate) struct Line<'a> {
     /// The 1-based line number.
@@ -25,11 +43,19 @@ pub(crate) struct LineReader {
     buf: Vec<u8>,
     number: u64,
     failed: bool,
+    max_line: usize,
 }
 
 impl LineReader {
-    /// Opens `path` (errors: missing, unreadable, a folder).
+    /// Opens `path` (errors: missing, unreadable, a folder), with lines of at most
+    /// [`DEFAULT_MAX_LINE_BYTES`].
     pub(crate) fn open(path: &Path) -> Result<Self, ReadError> {
+        Self::open_with(path, DEFAULT_MAX_LINE_BYTES)
+    }
+
+    /// Opens `path`; a line longer than `max_line` bytes (without its line ending) is an
+    /// error naming the line (its bytes are skipped, not kept).
+    pub(crate) fn open_with(path: &Path, max_line: usize) -> Result<Self, ReadError> {
         let file = File::open(path).map_err(|e| {
             let reason = match e.kind() {
                 std::io::ErrorKind::NotFound => "file not found".to_string(),
@@ -56,6 +82,7 @@ impl LineReader {
             buf: Vec::with_capacity(256),
             number: 0,
             failed: false,
+            max_line: max_line.max(1),
         })
     }
 
@@ -75,6 +102,64 @@ impl LineReader {
         self.failed
     }
 
+    /// Reads the next line into `buf` (with its `\n`), keeping at most `max_line` bytes
+    /// (plus the line ending): a longer line is read to its end without being kept.
+    fn read_bounded(&mut self) -> std::io::Result<Bounded> {
+        // The line ending (`\r\n`) may come on top of the limit.
+        let keep = self.max_line.saturating_add(2);
+        let mut total = 0usize;
+        let mut any = false;
+        loop {
+            let available = match self.reader.fill_buf() {
+                Ok(b) => b,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            };
+            if available.is_empty() {
+                break;
+            }
+            any = true;
+            let (chunk, done) = match memchr::memchr(b'\n', available) {
+                Some(i) => (&available[..=i], true),
+                None => (available, false),
+            };
+            let n = chunk.len();
+            total = total.saturating_add(n);
+            if total <= keep {
+                self.buf.extend_from_slice(chunk);
+            }
+            self.reader.consume(n);
+            if done {
+                break;
+            }
+        }
+        if !any {
+            return Ok(Bounded::End);
+        }
+        if total > keep || self.content_len() > self.max_line {
+            let len = if total > keep {
+                total
+            } else {
+                self.content_len()
+            };
+            self.buf.clear();
+            return Ok(Bounded::TooLong(len));
+        }
+        Ok(Bounded::Line)
+    }
+
+    /// The length of the line in `buf` without its line ending.
+    fn content_len(&self) -> usize {
+        let mut n = self.buf.len();
+        if self.buf[..n].ends_with(b"\n") {
+            n -= 1;
+        }
+        if self.buf[..n].ends_with(b"\r") {
+            n -= 1;
+        }
+        n
+    }
+
     /// The next line, `Ok(None)` at the end. A line that is not UTF-8 is an error, and
     /// reading may go on after it; an I/O error ends the reading.
     pub(crate) fn next_line(&mut self) -> Result<Option<Line<'_>>, ReadError> {
@@ -82,9 +167,20 @@ impl LineReader {
             return Ok(None);
         }
         self.buf.clear();
-        match self.reader.read_until(b'\n', &mut self.buf) {
-            Ok(0) => return Ok(None),
-            Ok(_) => {}
+        match self.read_bounded() {
+            Ok(Bounded::End) => return Ok(None),
+            Ok(Bounded::Line) => {}
+            Ok(Bounded::TooLong(len)) => {
+                self.number += 1;
+                return Err(ReadError::at(
+                    &self.path,
+                    self.number,
+                    format!(
+                        "line of {len} bytes, longer than the limit of {} bytes (raise it with --max-line-bytes)",
+                        self.max_line
+                    ),
+                ));
+            }
             Err(e) => {
                 self.failed = true;
                 return Err(ReadError::at(
@@ -179,6 +275,23 @@ mod tests {
         assert_eq!(e.line, Some(2));
         assert!(e.reason.contains("UTF-8"));
         assert_eq!(r.next_line().unwrap().unwrap().text, "ok2");
+    }
+
+    #[test]
+    fn a_line_over_the_limit_is_an_error_and_reading_goes_on() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("a.txt");
+        let long = "x".repeat(100_000);
+        std::fs::write(&p, format!("ok\n{long}\r\n12345\nok2")).unwrap();
+        let mut r = LineReader::open_with(&p, 5).unwrap();
+        assert_eq!(r.next_line().unwrap().unwrap().text, "ok");
+        let e = r.next_line().err().unwrap();
+        assert_eq!(e.line, Some(2));
+        assert!(e.reason.contains("100002 bytes"), "{}", e.reason);
+        assert!(e.reason.contains("--max-line-bytes"), "{}", e.reason);
+        assert_eq!(r.next_line().unwrap().unwrap().text, "12345");
+        assert_eq!(r.next_line().unwrap().unwrap().text, "ok2");
+        assert!(r.next_line().unwrap().is_none());
     }
 
     #[test]

@@ -37,5 +37,8 @@ mod sniff;
 mod source;
 
 pub use error::ReadError;
-pub use options::{Format, Header, ReadOptions, Target};
+pub(crate) use error::excerpt;
+pub use options::{
+    DEFAULT_MAX_LINE_BYTES, Format, Header, MAX_MAX_LINE_BYTES, ReadOptions, Target,
+};
 pub use source::{DataSource, Examples};

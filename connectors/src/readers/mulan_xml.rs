@@ -1,6 +1,6 @@
 //! MULAN XML label headers: `<labels><label name="..."/>...</labels>`.
 
-use super::ReadError;
+use super::{ReadError, excerpt};
 use quick_xml::XmlVersion;
 use quick_xml::events::Event;
 use std::path::Path;
@@ -62,7 +62,7 @@ pub(crate) fn read_labels(path: &Path) -> Result<Vec<XmlLabel>, ReadError> {
                     return Err(ReadError::at(
                         path,
                         line,
-                        format!("label `{name}` is listed twice"),
+                        format!("label `{}` is listed twice", excerpt(name)),
                     ));
                 }
                 labels.push(XmlLabel { name, line });

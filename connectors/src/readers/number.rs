@@ -1,5 +1,7 @@
 //! Parsing numbers and recognising missing values in text fields.
 
+use super::excerpt;
+
 /// Why a field is not a usable number.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum NumberError {
@@ -80,9 +82,11 @@ pub(crate) fn is_missing(s: &str) -> bool {
 /// The reason of an error about field `value` of column or attribute `what`.
 pub(crate) fn number_reason(e: NumberError, value: &str, what: &str) -> String {
     match e {
-        NumberError::Invalid => format!("bad number `{value}` for {what}"),
+        NumberError::Invalid => format!("bad number `{}` for {}", excerpt(value), what),
         NumberError::NonFinite => format!(
-            "NaN or infinity `{value}` for {what} (write `?` or leave the field empty for a missing value)"
+            "NaN or infinity `{}` for {} (write `?` or leave the field empty for a missing value)",
+            excerpt(value),
+            what
         ),
     }
 }

@@ -15,9 +15,9 @@
 //! The number of items is given, or read from `item_context.csv` in the log's folder (the
 //! OBD layout). Every error names the file, the line and the reason.
 
-use super::ReadError;
 use super::lines::LineReader;
 use super::number::{number_reason, parse_number};
+use super::{ReadError, excerpt};
 use std::path::{Path, PathBuf};
 
 /// One logged (impression, position): the item the logging policy put at `position`.
@@ -115,9 +115,13 @@ pub fn item_count(path: &Path) -> Result<usize, ReadError> {
             continue;
         }
         let field = line.text.split(',').nth(col).unwrap_or("").trim();
-        let id: usize = field
-            .parse()
-            .map_err(|_| ReadError::at(path, line.number, format!("bad item_id `{field}`")))?;
+        let id: usize = field.parse().map_err(|_| {
+            ReadError::at(
+                path,
+                line.number,
+                format!("bad item_id `{}`", excerpt(field)),
+            )
+        })?;
         if id >= seen.len() {
             seen.resize(id + 1, false);
         }
@@ -156,7 +160,10 @@ impl OpenBanditLog {
                 ReadError::at(
                     path,
                     1,
-                    format!("no `{name}` column in the header (not an Open Bandit Dataset log?)"),
+                    format!(
+                        "no `{}` column in the header (not an Open Bandit Dataset log?)",
+                        excerpt(name)
+                    ),
                 )
             })
         };
@@ -279,7 +286,7 @@ impl Impressions {
         let bad = |reason: String| ReadError::at(path, number, reason);
         let item: u32 = fields[c.item]
             .parse()
-            .map_err(|_| bad(format!("bad item_id `{}`", fields[c.item])))?;
+            .map_err(|_| bad(format!("bad item_id `{}`", excerpt(fields[c.item]))))?;
         if item as usize >= self.items {
             return Err(bad(format!(
                 "item_id {item} out of range (the log has {} items, 0..{})",
@@ -292,14 +299,19 @@ impl Impressions {
             _ => {
                 return Err(bad(format!(
                     "bad position `{}` (expected 1, 2, ...)",
-                    fields[c.position]
+                    excerpt(fields[c.position])
                 )));
             }
         };
         let click = match fields[c.click] {
             "0" => false,
             "1" => true,
-            other => return Err(bad(format!("bad click `{other}` (expected 0 or 1)"))),
+            other => {
+                return Err(bad(format!(
+                    "bad click `{}` (expected 0 or 1)",
+                    excerpt(other)
+                )));
+            }
         };
         let propensity = parse_number(fields[c.propensity])
             .map_err(|e| bad(number_reason(e, fields[c.propensity], "propensity_score")))?;
@@ -315,10 +327,12 @@ impl Impressions {
         }
         let delay = match c.delay.map(|j| fields[j]) {
             None | Some("") => None,
-            Some(d) => Some(
-                d.parse::<u64>()
-                    .map_err(|_| bad(format!("bad click_delay `{d}` (expected 0, 1, ...)")))?,
-            ),
+            Some(d) => Some(d.parse::<u64>().map_err(|_| {
+                bad(format!(
+                    "bad click_delay `{}` (expected 0, 1, ...)",
+                    excerpt(d)
+                ))
+            })?),
         };
         let slate = match c.slate.map(|j| fields[j]) {
             None | Some("") => None,

@@ -1,5 +1,6 @@
 //! What the caller tells the readers: the format, the labels, the CSV header and target.
 
+pub use super::lines::{DEFAULT_MAX_LINE_BYTES, MAX_MAX_LINE_BYTES};
 use std::fmt;
 use std::path::PathBuf;
 use std::str::FromStr;
@@ -163,6 +164,16 @@ pub struct ReadOptions {
     /// CSV and ARFF: columns to drop, by header name or attribute name, or by 1-based
     /// column number (a name match wins over a number). Not supported for LIBSVM.
     pub ignore: Vec<String>,
+    /// The longest line, in bytes, without its line ending (`None`: 16 MiB,
+    /// [`DEFAULT_MAX_LINE_BYTES`]); a longer line is an error naming the file and line.
+    pub max_line_bytes: Option<usize>,
+}
+
+impl ReadOptions {
+    /// The longest line a reader keeps.
+    pub fn max_line(&self) -> usize {
+        self.max_line_bytes.unwrap_or(DEFAULT_MAX_LINE_BYTES)
+    }
 }
 
 #[cfg(test)]

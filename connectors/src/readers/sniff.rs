@@ -21,20 +21,34 @@ fn extension(path: &Path) -> String {
         .unwrap_or_default()
 }
 
-/// Detects the format of `path`:
+/// The format an extension names: `.arff`; `.svm`, `.libsvm`, `.svmlight`; `.csv`, `.tsv`.
+fn format_of_extension(ext: &str) -> Option<Format> {
+    match ext {
+        "arff" => Some(Format::Arff),
+        "svm" | "libsvm" | "svmlight" => Some(Format::Libsvm),
+        "csv" | "tsv" => Some(Format::Csv),
+        _ => None,
+    }
+}
+
+/// Detects the format of `path` (lines of at most `max_line` bytes):
 ///
-/// - the first line that is not blank nor a comment (`%`, `#`, `|`) starts with `@`:
-///   ARFF (an `.arff` extension also means ARFF, so that a header-less ARFF gets an
-///   ARFF error rather than being read as CSV);
-/// - every sampled line is `label idx:val ...` and at least one has an `idx:val` token
-///   (or none has one, and the extension is `.svm`, `.libsvm` or `.svmlight`): LIBSVM;
-/// - anything else: CSV.
-pub(crate) fn detect(path: &Path) -> Result<Format, ReadError> {
+/// - an extension that names a format decides (`.arff`; `.svm`, `.libsvm`, `.svmlight`;
+///   `.csv`, `.tsv`; a final `.gz` aside), so that a bad line is reported by that
+///   format's reader rather than the file being read as another format;
+/// - else the first line that is not blank nor a comment (`%`, `#`, `|`) starts with `@`:
+///   ARFF;
+/// - else, over the first 32 content lines: every line is `label idx:val ...` and at
+///   least one has an `idx:val` token: LIBSVM; some lines have `idx:val` tokens and
+///   another line is not a LIBSVM line: an error naming that line and why (a LIBSVM file
+///   with a bad line is never read as CSV silently); no line has one: CSV.
+pub(crate) fn detect(path: &Path, max_line: usize) -> Result<Format, ReadError> {
     let ext = extension(path);
-    let mut reader = LineReader::open(path)?;
+    let mut reader = LineReader::open_with(path, max_line)?;
     let mut seen = 0usize;
-    let mut libsvm_shaped = true;
-    let mut any_feature = false;
+    // The first line with features, and the first line that is not LIBSVM (and why).
+    let mut libsvm_line: Option<u64> = None;
+    let mut not_libsvm: Option<(u64, String)> = None;
     while seen < SAMPLE {
         let Some(line) = reader.next_line()? else {
             break;
@@ -47,26 +61,37 @@ pub(crate) fn detect(path: &Path) -> Result<Format, ReadError> {
         {
             continue;
         }
-        if seen == 0 && text.starts_with('@') {
+        if seen == 0 && text.starts_with('@') && format_of_extension(&ext).is_none() {
             return Ok(Format::Arff);
         }
         seen += 1;
-        match libsvm::sniff_line(text) {
-            Some(features) => any_feature |= features,
-            None => libsvm_shaped = false,
+        match libsvm::line_shape(text) {
+            Ok(true) => {
+                libsvm_line.get_or_insert(line.number);
+            }
+            Ok(false) => {}
+            Err(reason) => {
+                not_libsvm.get_or_insert((line.number, reason));
+            }
         }
     }
     if seen == 0 {
         return Err(ReadError::file(path, "empty file: no data"));
     }
-    if ext == "arff" {
-        return Ok(Format::Arff);
+    if let Some(format) = format_of_extension(&ext) {
+        return Ok(format);
     }
-    let libsvm_ext = matches!(ext.as_str(), "svm" | "libsvm" | "svmlight");
-    if libsvm_shaped && (any_feature || libsvm_ext) {
-        return Ok(Format::Libsvm);
+    match (libsvm_line, not_libsvm) {
+        (Some(_), None) => Ok(Format::Libsvm),
+        (Some(first), Some((line, reason))) => Err(ReadError::at(
+            path,
+            line,
+            format!(
+                "not a LIBSVM line ({reason}), though line {first} is one: fix the line, or give the format (--format)"
+            ),
+        )),
+        (None, _) => Ok(Format::Csv),
     }
-    Ok(Format::Csv)
 }
 
 #[cfg(test)]
@@ -77,7 +102,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join(name);
         std::fs::write(&p, content).unwrap();
-        detect(&p)
+        detect(&p, 1 << 20)
     }
 
     #[test]
@@ -89,6 +114,17 @@ mod tests {
         assert_eq!(sniff("x.svm", "1\n2\n").unwrap(), Format::Libsvm);
         assert_eq!(sniff("x.arff", "1,2\n").unwrap(), Format::Arff);
         assert_eq!(extension(Path::new("a/b.tsv.gz")), "tsv");
+        // The extension decides: a LIBSVM file with a bad line is not CSV.
+        assert_eq!(
+            sniff("neg.libsvm", "1 1:1\n-1 -3:1\n").unwrap(),
+            Format::Libsvm
+        );
+        // Without one, a LIBSVM-shaped file with a bad line is an error naming it.
+        let e = sniff("neg", "1 1:1\n-1 2:1\n1 -3:1\n").unwrap_err();
+        assert_eq!(e.line, Some(3));
+        assert!(e.reason.contains("bad index `-3`"), "{}", e.reason);
+        // A CSV of numbers is still CSV.
+        assert_eq!(sniff("x", "1,2\n3,4\n").unwrap(), Format::Csv);
         assert!(sniff("x.csv", "\n\n").unwrap_err().reason.contains("empty"));
     }
 }

@@ -63,9 +63,9 @@ impl DataSource {
         };
         let format = match options.format {
             Format::Auto => {
-                let format = sniff::detect(first)?;
+                let format = sniff::detect(first, options.max_line())?;
                 for path in &files[1..] {
-                    let other = sniff::detect(path)?;
+                    let other = sniff::detect(path, options.max_line())?;
                     if other != format {
                         return Err(ReadError::file(
                             path,
@@ -94,6 +94,11 @@ impl DataSource {
                 (schema, Plan::Csv(plan))
             }
         };
+        // The readers check the dimension and the label ids line by line where they can
+        // (LIBSVM); this catches the rest (an ARFF header or a CSV row of more columns).
+        schema
+            .check_limits()
+            .map_err(|reason| ReadError::file(first, reason))?;
         Ok(DataSource {
             files: files.to_vec(),
             format,

@@ -8,4 +8,4 @@ mod schema;
 pub use example::Example;
 pub use features::Features;
 pub use label::Label;
-pub use schema::{Attribute, AttributeKind, Schema, Task};
+pub use schema::{Attribute, AttributeKind, MAX_DIM, MAX_LABELS, Schema, Task};

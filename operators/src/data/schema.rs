@@ -67,6 +67,16 @@ impl Attribute {
     }
 }
 
+/// The most features (attributes) a schema may have: 2^20 = 1,048,576. Memory grows with
+/// the dimension (the attribute names, and per feature in the learners: one Hoeffding
+/// tree on 2^20 features takes about 2.6 GB), so the readers and the command line refuse
+/// a larger one (say a LIBSVM index of 4294967295) with an error naming the file and
+/// line or the option.
+pub const MAX_DIM: usize = 1 << 20;
+
+/// The most labels (classes, or multi-label labels) a schema may have: 2^16 = 65,536.
+pub const MAX_LABELS: usize = 1 << 16;
+
 /// What a stream looks like: its attributes, its labels and its task.
 ///
 /// Every reader knows the schema before the first example (from the file header or a
@@ -85,6 +95,24 @@ impl Schema {
     /// The number of input features (attributes).
     pub fn dim(&self) -> usize {
         self.attributes.len()
+    }
+
+    /// An error naming the limit when the schema has more than [`MAX_DIM`] features or
+    /// more than [`MAX_LABELS`] labels.
+    pub fn check_limits(&self) -> Result<(), String> {
+        if self.dim() > MAX_DIM {
+            return Err(format!(
+                "{} features: at most {MAX_DIM} are supported",
+                self.dim()
+            ));
+        }
+        if self.num_labels() > MAX_LABELS {
+            return Err(format!(
+                "{} labels: at most {MAX_LABELS} are supported",
+                self.num_labels()
+            ));
+        }
+        Ok(())
     }
 
     /// The number of labels `k` (2 for a binary task).

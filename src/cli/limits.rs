@@ -1,0 +1,189 @@
+//! The limits of the resource-shaping options and the value parsers that check every
+//! count, duration and rate on the command line (and in a `--config` job file, which is
+//! turned into command-line options): one place, shared by the file, generator and Kafka
+//! modes. A value out of range is a usage error (exit code 2) naming the option.
+//!
+//! The limits keep one option from exhausting the machine's memory (the sizes grow with
+//! the product of learners, features and labels) or overflowing a clock:
+//!
+//! | what | limit |
+//! |---|---|
+//! | weak learners (`--learners`) | [`MAX_LEARNERS`] |
+//! | worker threads (`--workers`) | [`MAX_WORKERS`] |
+//! | features (`--dim`, a data file's largest index or column count) | [`MAX_DIM`] |
+//! | labels (`--num-labels`, `--labels`, a data file's label ids) | [`MAX_LABELS`] |
+//! | learners times features per learner | [`MAX_LEARNER_FEATURES`] |
+//! | durations in seconds or milliseconds | [`MAX_SECONDS`] seconds |
+//! | rates (events per second) | 0, or at least 1 / [`MAX_SECONDS`] |
+//! | the longest line of a data file (`--max-line-bytes`) | [`MAX_MAX_LINE_BYTES`] |
+
+pub use flowboost_connectors::readers::MAX_MAX_LINE_BYTES;
+pub use flowboost_operators::data::{MAX_DIM, MAX_LABELS};
+
+/// The most weak learners of a model (`--learners`).
+pub const MAX_LEARNERS: usize = 10_000;
+
+/// The most timely worker threads of one process (`--workers`): timely keeps buffers for
+/// every pair of workers, so memory grows with the square of the count.
+pub const MAX_WORKERS: usize = 128;
+
+/// The most features all the weak learners of a model may look at together: the stages
+/// times the features per learner (`--feature-subset`, else the dimension), 2^25 =
+/// 33,554,432. A Hoeffding tree takes about 110 bytes per feature it observes, so this
+/// bounds the trees at about 3.7 GB (e.g. 32 learners on 2^20 features).
+pub const MAX_LEARNER_FEATURES: usize = 1 << 25;
+
+/// The longest duration any option accepts, in seconds (10^9 s, about 31.7 years).
+pub const MAX_SECONDS: f64 = 1e9;
+
+/// An integer in `min..=max`.
+fn integer(s: &str, min: u64, max: u64) -> Result<u64, String> {
+    let kind = if min == 0 {
+        "an integer >= 0"
+    } else {
+        "a positive integer"
+    };
+    // The documented limits are shown; the bounds of the integer type are not.
+    let range = if max >= 1 << 53 {
+        String::new()
+    } else {
+        format!(" (at most {max})")
+    };
+    let n: u64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("must be {kind}{range}"))?;
+    if n < min {
+        return Err(format!("must be at least {min}{range}"));
+    }
+    if n > max {
+        return Err(format!("must be at most {max}"));
+    }
+    Ok(n)
+}
+
+fn to_usize(n: u64) -> usize {
+    usize::try_from(n).unwrap_or(usize::MAX)
+}
+
+/// A count of at least 1 (batch sizes, epochs, repetitions, loops, ...).
+pub fn positive_u64(s: &str) -> Result<u64, String> {
+    integer(s, 1, u64::MAX)
+}
+
+/// A count of at least 1, as `usize`.
+pub fn positive_usize(s: &str) -> Result<usize, String> {
+    integer(s, 1, usize::MAX as u64).map(to_usize)
+}
+
+/// `--merge-block`: a positive block size (kept as the job's `i64`).
+pub fn positive_i64(s: &str) -> Result<i64, String> {
+    integer(s, 1, i64::MAX as u64).map(|n| n as i64)
+}
+
+/// `--learners`: 1 to [`MAX_LEARNERS`].
+pub fn learners(s: &str) -> Result<usize, String> {
+    integer(s, 1, MAX_LEARNERS as u64).map(to_usize)
+}
+
+/// `--workers`: 1 to [`MAX_WORKERS`].
+pub fn workers(s: &str) -> Result<usize, String> {
+    integer(s, 1, MAX_WORKERS as u64).map(to_usize)
+}
+
+/// `--dim` and `--feature-subset`: 1 to [`MAX_DIM`].
+pub fn features(s: &str) -> Result<usize, String> {
+    integer(s, 1, MAX_DIM as u64).map(to_usize)
+}
+
+/// `--num-labels`: 2 to [`MAX_LABELS`].
+pub fn num_labels(s: &str) -> Result<usize, String> {
+    integer(s, 2, MAX_LABELS as u64).map(to_usize)
+}
+
+/// `--labels` (a multi-label file's label count) and `--k`: 1 to [`MAX_LABELS`].
+pub fn labels(s: &str) -> Result<usize, String> {
+    integer(s, 1, MAX_LABELS as u64).map(to_usize)
+}
+
+/// `--max-line-bytes`: 1 to [`MAX_MAX_LINE_BYTES`] (1 GiB).
+pub fn line_bytes(s: &str) -> Result<usize, String> {
+    integer(s, 1, MAX_MAX_LINE_BYTES as u64).map(to_usize)
+}
+
+/// A duration in seconds: a finite number from 0 to [`MAX_SECONDS`].
+pub fn seconds(s: &str) -> Result<f64, String> {
+    let message = || format!("must be a number of seconds from 0 to {MAX_SECONDS:e}");
+    let x: f64 = s.trim().parse().map_err(|_| message())?;
+    if !(x.is_finite() && (0.0..=MAX_SECONDS).contains(&x)) {
+        return Err(message());
+    }
+    Ok(x + 0.0)
+}
+
+/// A duration in milliseconds: an integer from 0 to [`MAX_SECONDS`] * 1000.
+pub fn millis(s: &str) -> Result<u64, String> {
+    let max = (MAX_SECONDS * 1000.0) as u64;
+    integer(s, 0, max)
+        .map_err(|_| format!("must be a whole number of milliseconds from 0 to {max}"))
+}
+
+/// A duration in milliseconds of at least 1 (an interval that must move on).
+pub fn positive_millis(s: &str) -> Result<u64, String> {
+    let max = (MAX_SECONDS * 1000.0) as u64;
+    integer(s, 1, max)
+        .map_err(|_| format!("must be a whole number of milliseconds from 1 to {max}"))
+}
+
+/// A rate in events per second: 0 (no limit) or a finite number of at least
+/// 1 / [`MAX_SECONDS`] (one event per [`MAX_SECONDS`] seconds).
+pub fn rate(s: &str) -> Result<f64, String> {
+    let min = 1.0 / MAX_SECONDS;
+    let message = || format!("must be 0 (no limit) or a number of events per second >= {min:e}");
+    let x: f64 = s.trim().parse().map_err(|_| message())?;
+    if !(x.is_finite() && (x == 0.0 || x >= min)) {
+        return Err(message());
+    }
+    Ok(x)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_are_finite_non_negative_and_bounded() {
+        assert_eq!(seconds("2.5"), Ok(2.5));
+        assert_eq!(seconds("0"), Ok(0.0));
+        assert_eq!(seconds("-0"), Ok(0.0));
+        for bad in ["1e20", "nan", "inf", "-1", "x", ""] {
+            assert!(seconds(bad).is_err(), "{bad}");
+        }
+        assert_eq!(millis("1000"), Ok(1000));
+        assert!(millis("1e20").is_err());
+        assert!(millis("18446744073709551615").is_err());
+        assert_eq!(rate("0"), Ok(0.0));
+        assert_eq!(rate("1000"), Ok(1000.0));
+        for bad in ["1e-300", "-1", "nan", "inf"] {
+            assert!(rate(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn counts_are_positive_and_bounded() {
+        assert_eq!(learners("10"), Ok(10));
+        assert!(learners("0").is_err());
+        assert!(
+            learners("1000000000")
+                .unwrap_err()
+                .contains("at most 10000")
+        );
+        assert!(learners("-1").unwrap_err().contains("positive integer"));
+        assert!(workers("500").is_err());
+        assert!(features("1000000000").is_err());
+        assert!(num_labels("1").is_err());
+        assert_eq!(positive_i64("64"), Ok(64));
+        assert!(positive_i64("0").is_err());
+        assert!(positive_u64("0").is_err());
+    }
+}
