@@ -806,3 +806,57 @@ fn kafka_read_with_a_closed_stdout_is_an_error_not_a_panic() {
         "{stderr}"
     );
 }
+
+/// A record too large for a whole dead letter (its base64 and text would pass the
+/// producer's 1,000,000-byte limit) never stops the job: the dead letter keeps the bytes
+/// whole without the text when they fit, else their first bytes with the full size and a
+/// SHA-256.
+#[test]
+fn records_too_large_for_a_whole_dead_letter_are_cut_and_never_stop_the_job() {
+    let b = brokers();
+    let events = create(&b, "fb-bigdead-events", 1);
+    let sink = create(&b, "fb-bigdead-pred", 1);
+    let dead = create(&b, "fb-bigdead-dead", 1);
+    produce(&b, &events, &["--generator", "binary", "--examples", "50"]);
+    let text = vec![b'x'; 600_000];
+    let bytes: Vec<u8> = (0..900_000u32).map(|i| (i % 251) as u8).collect();
+    let mut producer =
+        flowboost::connectors::kafka::KafkaSink::new(&KafkaConfig::new(b.clone()), &events)
+            .unwrap();
+    producer.send(Some(b"big-text"), &text).unwrap();
+    producer.send(Some(b"big-bytes"), &bytes).unwrap();
+    producer.flush(Duration::from_secs(30)).unwrap();
+    let summary = run_job(&[
+        "--brokers",
+        &b,
+        "--source",
+        &format!("kafka:{events}"),
+        "--sink",
+        &format!("kafka:{sink}"),
+        "--dead-letter",
+        &format!("kafka:{dead}"),
+        "--group",
+        &unique_name("g"),
+        "--start",
+        "earliest",
+        "--exit-when-idle",
+        "1.5",
+        "--generator",
+        "binary",
+    ]);
+    assert_eq!(summary["predictions"], 50, "{summary}");
+    assert_eq!(summary["dead_letters"], 2, "{summary}");
+    let letters: Vec<DeadLetterRecord> = read_values(&b, &dead, 2)
+        .iter()
+        .map(|v| DeadLetterRecord::parse(v.to_string().as_bytes()).unwrap())
+        .collect();
+    let (whole, cut) = (&letters[0], &letters[1]);
+    assert_eq!(whole.payload().unwrap(), text);
+    assert_eq!(whole.payload_text, None);
+    assert!(!whole.payload_truncated);
+    assert!(cut.payload_truncated);
+    assert_eq!(cut.payload_size, 900_000);
+    let kept = cut.payload().unwrap();
+    assert!(kept.len() > 700_000 && kept[..] == bytes[..kept.len()]);
+    assert_eq!(cut.payload_sha256.as_ref().map(String::len), Some(64));
+}

@@ -291,6 +291,11 @@ impl JobMetrics {
         }
         let _ = writeln!(
             out,
+            "# HELP flowboost_merge_held_peak The most records the merge has held at once (read, not yet stamped; at most the partitions x --max-read-ahead).\n# TYPE flowboost_merge_held_peak gauge\nflowboost_merge_held_peak {}",
+            s.merge_held_peak
+        );
+        let _ = writeln!(
+            out,
             "# HELP flowboost_uptime_seconds Seconds since the job started.\n# TYPE flowboost_uptime_seconds gauge\nflowboost_uptime_seconds {:.3}",
             self.start.elapsed().as_secs_f64()
         );
