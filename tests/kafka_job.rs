@@ -425,6 +425,29 @@ fn kafka_options_are_checked() {
     ]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("expected kafka:TOPIC"));
+    // A source topic that does not exist is an error naming it (not "0 events", exit 0),
+    // and asking about it does not create it.
+    let b = brokers();
+    let sink = create(&b, "fb-missing-pred", 1);
+    let missing = unique_name("fb-missing-events");
+    for _ in 0..2 {
+        let out = flowboost(&[
+            "run",
+            "--brokers",
+            &b,
+            "--source",
+            &format!("kafka:{missing}"),
+            "--sink",
+            &format!("kafka:{sink}"),
+            "--generator",
+            "binary",
+            "--exit-when-idle",
+            "1",
+        ]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains(&missing), "{err}");
+    }
 }
 
 #[test]

@@ -78,8 +78,11 @@ pub(crate) fn topic_partitions_with<C: ClientContext>(
     topic: &str,
     timeout: Duration,
 ) -> Result<Vec<i32>, KafkaError> {
+    // The metadata of all topics: asking for one topic by name makes a broker with
+    // `auto.create.topics.enable` (the emulator of scripts/kafka.sh always) create it, so
+    // a misspelt source topic would be created empty and read as "0 events".
     let metadata = client
-        .fetch_metadata(Some(topic), timeout)
+        .fetch_metadata(None, timeout)
         .map_err(|e| KafkaError::client(format!("fetching the metadata of topic `{topic}`"), e))?;
     let Some(t) = metadata.topics().iter().find(|t| t.name() == topic) else {
         return Err(KafkaError::UnknownTopic(topic.to_string()));
