@@ -334,6 +334,7 @@ pub fn run_job(
                     max_epochs: options.max_epochs_in_flight,
                 },
                 options.idle_pause,
+                metrics.clone(),
                 state.clone(),
             );
             let merged = merge(
@@ -367,12 +368,14 @@ pub fn run_job(
             error: state.error.clone(),
             busy,
             consumer_errors: state.consumer_errors,
+            last_consumer_error: state.last_consumer_error.clone(),
             cpu_seconds: thread_cpu_seconds(),
         }
     })?;
     let mut error = None;
     let mut busy = None;
     let mut consumer_errors = 0;
+    let mut last_consumer_error = None;
     let mut worker_cpu_seconds = Vec::new();
     for r in guards.join() {
         match r {
@@ -383,6 +386,7 @@ pub fn run_job(
                 }
                 busy = busy.or(end.busy);
                 consumer_errors += end.consumer_errors;
+                last_consumer_error = end.last_consumer_error.or(last_consumer_error);
             }
             Err(e) => {
                 error.get_or_insert(format!("a worker failed: {e}"));
@@ -396,6 +400,16 @@ pub fn run_job(
     }
     let first = metrics.first_event_at();
     let metrics = metrics.snapshot();
+    // Process 0 counts every record (its worker 0 merges them all).
+    if process == 0
+        && let Some(e) = read_nothing_error(
+            metrics.events_in + metrics.feedback_in,
+            consumer_errors,
+            last_consumer_error.as_deref(),
+        )
+    {
+        return Err(e);
+    }
     let busy_seconds = match (first, busy) {
         (Some(a), Some((_, b))) => b.saturating_duration_since(a).as_secs_f64(),
         _ => 0.0,
@@ -433,7 +447,19 @@ struct WorkerEnd {
     error: Option<String>,
     busy: Option<(Instant, Instant)>,
     consumer_errors: u64,
+    last_consumer_error: Option<String>,
     cpu_seconds: Option<f64>,
+}
+
+/// The error of a job that read nothing while its consumers met errors (a topic the
+/// broker could not serve, say): it must not end as a success with "0 events".
+fn read_nothing_error(records: u64, errors: u64, last: Option<&str>) -> Option<String> {
+    (records == 0 && errors > 0).then(|| {
+        format!(
+            "read no record, and the consumers met {errors} error(s); the last: {}",
+            last.unwrap_or("(not kept)")
+        )
+    })
 }
 
 /// Worker 0's Kafka clients.
@@ -495,5 +521,29 @@ impl Reporter {
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::read_nothing_error;
+
+    #[test]
+    fn a_job_that_read_nothing_because_of_errors_fails() {
+        let e = read_nothing_error(0, 3, Some("Broker: Unknown topic or partition")).unwrap();
+        assert!(
+            e.contains("3 error(s)") && e.contains("Unknown topic"),
+            "{e}"
+        );
+        assert_eq!(
+            read_nothing_error(0, 0, None),
+            None,
+            "an empty topic is no error"
+        );
+        assert_eq!(
+            read_nothing_error(5, 3, Some("x")),
+            None,
+            "it read something"
+        );
     }
 }

@@ -32,6 +32,9 @@ pub struct JobMetrics {
     pub commits: AtomicU64,
     /// The most records the merge held at once (read, not yet stamped).
     pub merge_held_peak: AtomicU64,
+    /// Transient consumer errors of this process's sources (connection lost, a partition
+    /// the broker could not serve, ...).
+    pub consumer_errors: AtomicU64,
     /// Progressive (test-then-train) loss, as f64 bits: 1 - accuracy, or the rank loss.
     progressive_loss: AtomicU64,
     /// Predictions scored for the progressive loss.
@@ -93,6 +96,7 @@ impl JobMetrics {
             feedback_expired: AtomicU64::new(0),
             commits: AtomicU64::new(0),
             merge_held_peak: AtomicU64::new(0),
+            consumer_errors: AtomicU64::new(0),
             progressive_loss: AtomicU64::new(0f64.to_bits()),
             scored: AtomicU64::new(0),
             dead_letters: Mutex::new(BTreeMap::new()),
@@ -230,6 +234,11 @@ impl JobMetrics {
             s.feedback_expired,
         );
         counter("flowboost_commits_total", "Offset commits.", s.commits);
+        counter(
+            "flowboost_consumer_errors_total",
+            "Transient consumer errors of this process's sources.",
+            self.consumer_errors.load(Ordering::Relaxed),
+        );
         let j = &s.join;
         counter(
             "flowboost_feedback_late_total",

@@ -4,6 +4,7 @@
 
 use super::JobOptions;
 use super::merge::{EVENTS, FEEDBACK, Raw, RawRecord, StreamId};
+use super::metrics::JobMetrics;
 use super::record::{Control, DeadBody, RecordBody, SourceMessage};
 use super::worker_state::WorkerState;
 use flowboost_connectors::kafka::{FeedbackKind as WireFeedback, PartitionedSource, RecordDecoder};
@@ -12,6 +13,8 @@ use flowboost_operators::join::FeedbackKind;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::rc::Rc;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 use timely::dataflow::channels::pact::Pipeline;
 use timely::dataflow::operators::generic::builder_rc::OperatorBuilder;
@@ -210,6 +213,7 @@ pub fn kafka_source<'scope>(
     reader: Option<KafkaReader>,
     backpressure: Backpressure,
     idle_pause: Option<Duration>,
+    metrics: Arc<JobMetrics>,
     worker: Rc<RefCell<WorkerState>>,
 ) -> Stream<'scope, u64, Vec<SourceMessage>> {
     let scope = control.scope();
@@ -275,6 +279,12 @@ pub fn kafka_source<'scope>(
                 }
                 Ok(n) => {
                     let (errors, last) = r.errors();
+                    let before = worker.borrow().consumer_errors;
+                    if errors > before {
+                        metrics
+                            .consumer_errors
+                            .fetch_add(errors - before, Ordering::Relaxed);
+                    }
                     worker.borrow_mut().consumer_errors(errors, last);
                     if !buffer.is_empty() {
                         let mut out = output.activate();
