@@ -555,6 +555,10 @@ fn feedback_before_after_never_and_twice_is_joined_as_written() {
 /// output and the peak in bytes.
 /// Runs `cmd` to its end and returns its output and its peak resident memory in bytes
 /// (the kernel's `ru_maxrss` of the child, from `wait4`).
+#[expect(
+    clippy::zombie_processes,
+    reason = "the child is reaped by wait4, not Child::wait"
+)]
 fn run_peak_rss(mut cmd: Command) -> (std::process::Output, u64) {
     use std::io::Read;
     use std::os::unix::process::ExitStatusExt;

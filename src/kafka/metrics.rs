@@ -4,11 +4,9 @@ use flowboost_operators::join::JoinCounts;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// The counters of a running job, shared by its workers and the metrics responder.
 #[derive(Debug)]
@@ -317,41 +315,57 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 /// Serves `metrics` over HTTP on `addr` (any path answers with the Prometheus text) from
-/// a background thread; returns the bound address (useful with port 0).
+/// a background thread; returns the bound address (useful with port 0). Connections are
+/// read concurrently (tiny_http), so idle or slow clients never delay a scrape.
 pub fn serve(addr: &str, metrics: Arc<JobMetrics>) -> Result<std::net::SocketAddr, String> {
-    let listener = TcpListener::bind(addr)
+    let server = tiny_http::Server::http(addr)
         .map_err(|e| format!("--metrics-addr {addr}: cannot listen: {e}"))?;
-    let bound = listener
-        .local_addr()
-        .map_err(|e| format!("--metrics-addr {addr}: {e}"))?;
+    let bound = server
+        .server_addr()
+        .to_ip()
+        .ok_or_else(|| format!("--metrics-addr {addr}: not an IP address"))?;
+    let header = tiny_http::Header::from_bytes(
+        &b"Content-Type"[..],
+        &b"text/plain; version=0.0.4; charset=utf-8"[..],
+    )
+    .map_err(|()| "the metrics content type".to_string())?;
     std::thread::Builder::new()
         .name("flowboost-metrics".into())
         .spawn(move || {
-            for stream in listener.incoming().flatten() {
-                let _ = answer(stream, &metrics);
+            for request in server.incoming_requests() {
+                let response = tiny_http::Response::from_string(metrics.prometheus())
+                    .with_header(header.clone());
+                let _ = request.respond(response);
             }
         })
         .map_err(|e| format!("cannot start the metrics thread: {e}"))?;
     Ok(bound)
 }
 
-/// Reads one request's head and answers it.
-fn answer(mut stream: TcpStream, metrics: &JobMetrics) -> std::io::Result<()> {
-    stream.set_read_timeout(Some(Duration::from_secs(2)))?;
-    let mut head = Vec::new();
-    let mut buf = [0u8; 1024];
-    while !head.windows(4).any(|w| w == b"\r\n\r\n") && head.len() < 16 * 1024 {
-        let n = stream.read(&mut buf)?;
-        if n == 0 {
-            break;
-        }
-        head.extend_from_slice(&buf[..n]);
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{Read, Write};
+    use std::net::TcpStream;
+    use std::time::Duration;
+
+    #[test]
+    fn idle_connections_do_not_delay_a_scrape() {
+        let metrics = Arc::new(JobMetrics::new("error_rate"));
+        metrics.events_in.fetch_add(7, Ordering::Relaxed);
+        let addr = serve("127.0.0.1:0", metrics).unwrap();
+        // Twenty clients connect and send nothing.
+        let idle: Vec<TcpStream> = (0..20).map(|_| TcpStream::connect(addr).unwrap()).collect();
+        // Answered within the read timeout (one client at a time, each idle one held the
+        // responder for 2 s: 40 s).
+        let mut s = TcpStream::connect(addr).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        s.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            .unwrap();
+        let mut text = String::new();
+        s.read_to_string(&mut text).unwrap();
+        assert!(text.starts_with("HTTP/1.1 200"), "{text}");
+        assert!(text.contains("flowboost_events_in_total 7"), "{text}");
+        drop(idle);
     }
-    let body = metrics.prometheus();
-    write!(
-        stream,
-        "HTTP/1.1 200 OK\r\nContent-Type: text/plain; version=0.0.4; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    )?;
-    stream.flush()
 }
