@@ -358,3 +358,77 @@ fn damaged_model_files_are_clear_errors() {
         "{e}"
     );
 }
+
+/// `--max-leaves` and `--max-depth` bound every tree of an ensemble (read back with
+/// `flowboost inspect --json`), and a model keeps them: a different value on load is an
+/// error naming the option.
+#[test]
+fn max_leaves_and_max_depth_bound_every_tree() {
+    let dir = temp_dir("cli-max-leaves");
+    let stages = |extra: &[&str]| -> Vec<(u64, u64)> {
+        let file = dir.join(format!("m{}.fbm", extra.len()));
+        let file = file.to_str().unwrap();
+        let mut args = vec![
+            "run",
+            "--generator",
+            "binary",
+            "--examples",
+            "20000",
+            "--learners",
+            "10",
+            "--report-every",
+            "0",
+            "--output",
+            "/dev/null",
+            "--save-model",
+            file,
+        ];
+        args.extend_from_slice(extra);
+        let out = flowboost(&args);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let report = last_json(&flowboost(&["inspect", "--json", file]));
+        report["stages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| {
+                let l = &s["learner"];
+                (l["leaves"].as_u64().unwrap(), l["depth"].as_u64().unwrap())
+            })
+            .collect()
+    };
+    let free = stages(&[]);
+    assert!(free.iter().any(|&(leaves, _)| leaves > 8), "{free:?}");
+    assert!(free.iter().any(|&(_, depth)| depth > 2), "{free:?}");
+    let bounded = stages(&["--max-leaves", "8", "--max-depth", "2"]);
+    assert!(
+        bounded
+            .iter()
+            .all(|&(leaves, depth)| leaves <= 8 && depth <= 2),
+        "{bounded:?}"
+    );
+    let file = dir.join("m4.fbm");
+    let out = flowboost(&[
+        "run",
+        "--load-model",
+        file.to_str().unwrap(),
+        "--generator",
+        "binary",
+        "--examples",
+        "10",
+        "--max-leaves",
+        "4",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("--max-leaves 4 does not match"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = flowboost(&["run", "--generator", "binary", "--max-leaves", "0"]);
+    assert_eq!(out.status.code(), Some(2));
+}

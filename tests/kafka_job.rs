@@ -241,9 +241,11 @@ fn two_workers_predict_exactly_as_one_and_a_job_file_is_the_same_job() {
 }
 
 /// GETs the metrics page.
+/// One scrape of the metrics endpoint (reading to the end: the request asks the server
+/// to close the connection after its answer, as HTTP/1.1 keeps it open otherwise).
 fn scrape(addr: &str) -> String {
     let mut s = std::net::TcpStream::connect(addr).unwrap();
-    s.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+    s.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
         .unwrap();
     let mut text = String::new();
     s.read_to_string(&mut text).unwrap();

@@ -95,6 +95,14 @@ pub struct ModelArgs {
     /// 33554432 (memory).
     #[arg(long, value_name = "M", value_parser = limits::features, allow_negative_numbers = true)]
     pub feature_subset: Option<usize>,
+    /// Each Hoeffding tree stops splitting once it has this many leaves (at least 1;
+    /// default: no limit). Bounds a tree's memory on a long stream.
+    #[arg(long, value_name = "L", value_parser = limits::positive_usize, allow_negative_numbers = true)]
+    pub max_leaves: Option<usize>,
+    /// Each Hoeffding tree splits no leaf at this depth (the root is depth 0, so 1 allows
+    /// one split; at least 1; default: no limit).
+    #[arg(long, value_name = "D", value_parser = limits::positive_usize, allow_negative_numbers = true)]
+    pub max_depth: Option<usize>,
     /// The edge gamma of the optimal boosters (online-bbm, online-bbm-s, online-mbbm,
     /// online-bmr, topk-bbm) [default: 0.1].
     #[arg(long, value_name = "G")]
@@ -233,6 +241,8 @@ impl ModelArgs {
         add(self.weak.is_some(), O::Weak);
         add(self.tree_params.is_some(), O::TreeParams);
         add(self.feature_subset.is_some(), O::FeatureSubset);
+        add(self.max_leaves.is_some(), O::MaxLeaves);
+        add(self.max_depth.is_some(), O::MaxDepth);
         add(self.gamma.is_some(), O::Gamma);
         add(self.potential.is_some(), O::Potential);
         add(!self.k.is_empty(), O::K);
@@ -269,6 +279,12 @@ impl ModelArgs {
         }
         if self.feature_subset.is_some() {
             config.feature_subset = self.feature_subset;
+        }
+        if self.max_leaves.is_some() {
+            config.max_leaves = self.max_leaves;
+        }
+        if self.max_depth.is_some() {
+            config.max_depth = self.max_depth;
         }
         if let Some(g) = self.gamma {
             config.gamma = g;

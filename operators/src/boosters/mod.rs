@@ -197,6 +197,12 @@ pub struct BoosterConfig {
     pub tree_params: TreeParams,
     /// The number of random features each tree looks at (`None`: all).
     pub feature_subset: Option<usize>,
+    /// Each tree stops splitting once it has this many leaves (`None`: no limit).
+    #[serde(default)]
+    pub max_leaves: Option<usize>,
+    /// Each tree splits no leaf at this depth (the root is depth 0; `None`: no limit).
+    #[serde(default)]
+    pub max_depth: Option<usize>,
     /// The linear learner's parameters.
     pub linear: LinearConfig,
     /// OnlineBMR's potential.
@@ -225,6 +231,8 @@ impl BoosterConfig {
             seed,
             tree_params: TreeParams::Default,
             feature_subset: None,
+            max_leaves: None,
+            max_depth: None,
             linear: LinearConfig::default(),
             potential: Potential::Rank,
             topk: TopKConfig::default(),
@@ -311,6 +319,8 @@ pub fn build_weak(schema: &Schema, config: &BoosterConfig, i: usize) -> WeakMode
                 }
             };
             tc.feature_subset = config.feature_subset;
+            tc.max_leaves = config.max_leaves;
+            tc.max_depth = config.max_depth;
             WeakModel::Tree(HoeffdingTree::new(schema, tc, seed))
         }
         WeakKind::Linear => {

@@ -19,6 +19,10 @@ pub enum ModelOption {
     TreeParams,
     /// `--feature-subset`: random features per tree.
     FeatureSubset,
+    /// `--max-leaves`: a tree stops splitting at this many leaves.
+    MaxLeaves,
+    /// `--max-depth`: a tree splits no leaf at this depth.
+    MaxDepth,
     /// `--gamma`: the edge of the optimal boosters.
     Gamma,
     /// `--potential`: OnlineBMR's loss.
@@ -63,6 +67,8 @@ impl ModelOption {
             ModelOption::Weak => "--weak",
             ModelOption::TreeParams => "--tree-params",
             ModelOption::FeatureSubset => "--feature-subset",
+            ModelOption::MaxLeaves => "--max-leaves",
+            ModelOption::MaxDepth => "--max-depth",
             ModelOption::Gamma => "--gamma",
             ModelOption::Potential => "--potential",
             ModelOption::K => "--k",
@@ -96,6 +102,8 @@ impl ModelOption {
                 TreeParams::Random => "random".into(),
             },
             ModelOption::FeatureSubset => opt(config.feature_subset.map(|m| m.to_string())),
+            ModelOption::MaxLeaves => opt(config.max_leaves.map(|m| m.to_string())),
+            ModelOption::MaxDepth => opt(config.max_depth.map(|m| m.to_string())),
             ModelOption::Gamma => config.gamma.to_string(),
             ModelOption::Potential => match config.potential {
                 Potential::Rank => "rank".into(),
@@ -171,7 +179,14 @@ pub struct AlgorithmSpec {
 use ModelOption as O;
 
 /// The options of every weak-learner ensemble.
-const ENSEMBLE: &[ModelOption] = &[O::Learners, O::Weak, O::TreeParams, O::FeatureSubset];
+const ENSEMBLE: &[ModelOption] = &[
+    O::Learners,
+    O::Weak,
+    O::TreeParams,
+    O::FeatureSubset,
+    O::MaxLeaves,
+    O::MaxDepth,
+];
 const ALL_TASKS: &[Task] = &[Task::Binary, Task::Multiclass, Task::Multilabel];
 const BINARY: &[Task] = &[Task::Binary];
 const SINGLE_LABEL: &[Task] = &[Task::Binary, Task::Multiclass];
@@ -197,6 +212,8 @@ pub const REGISTRY: &[AlgorithmSpec] = &[
             O::Weak,
             O::TreeParams,
             O::FeatureSubset,
+            O::MaxLeaves,
+            O::MaxDepth,
             O::LabelSet,
             O::ThresholdEta,
             O::ThresholdRepetitions,
@@ -213,6 +230,8 @@ pub const REGISTRY: &[AlgorithmSpec] = &[
             O::Weak,
             O::TreeParams,
             O::FeatureSubset,
+            O::MaxLeaves,
+            O::MaxDepth,
             O::Gamma,
         ],
         about: "Online BBM, importance weights (Beygelzimer, Kale, Luo 2015, Algorithm 1)",
@@ -227,6 +246,8 @@ pub const REGISTRY: &[AlgorithmSpec] = &[
             O::Weak,
             O::TreeParams,
             O::FeatureSubset,
+            O::MaxLeaves,
+            O::MaxDepth,
             O::Gamma,
         ],
         about: "Online BBM with rejection sampling",
@@ -265,6 +286,8 @@ pub const REGISTRY: &[AlgorithmSpec] = &[
             O::Weak,
             O::TreeParams,
             O::FeatureSubset,
+            O::MaxLeaves,
+            O::MaxDepth,
             O::Gamma,
         ],
         about: "OnlineMBBM, exact 0-1 loss potentials (Jung, Goetz, Tewari 2017, Algorithm 1)",
@@ -287,6 +310,8 @@ pub const REGISTRY: &[AlgorithmSpec] = &[
             O::Weak,
             O::TreeParams,
             O::FeatureSubset,
+            O::MaxLeaves,
+            O::MaxDepth,
             O::Gamma,
             O::Potential,
             O::LabelSet,
@@ -305,6 +330,8 @@ pub const REGISTRY: &[AlgorithmSpec] = &[
             O::Weak,
             O::TreeParams,
             O::FeatureSubset,
+            O::MaxLeaves,
+            O::MaxDepth,
             O::LabelSet,
             O::ThresholdEta,
             O::ThresholdRepetitions,
@@ -321,6 +348,8 @@ pub const REGISTRY: &[AlgorithmSpec] = &[
             O::Weak,
             O::TreeParams,
             O::FeatureSubset,
+            O::MaxLeaves,
+            O::MaxDepth,
             O::Gamma,
             O::K,
             O::Rho,
@@ -340,6 +369,8 @@ pub const REGISTRY: &[AlgorithmSpec] = &[
             O::Weak,
             O::TreeParams,
             O::FeatureSubset,
+            O::MaxLeaves,
+            O::MaxDepth,
             O::K,
             O::Rho,
             O::Randomization,
