@@ -86,7 +86,7 @@ const TOP_MARGIN: f64 = 9.094_947_017_729_282e-13;
 /// memos and caches are not state (not serialized; rebuilt from the state after a
 /// deserialization): the tree is `Send` but not `Sync`.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(from = "TreeState")]
+#[serde(try_from = "TreeState")]
 pub struct HoeffdingTree {
     config: HoeffdingTreeConfig,
     layout: Layout,
@@ -120,15 +120,105 @@ struct TreeState {
     depth: usize,
 }
 
-impl From<TreeState> for HoeffdingTree {
-    fn from(state: TreeState) -> Self {
+impl TreeState {
+    /// Whether the state is a tree this code can use: a damaged model file (even with
+    /// valid checksums) is refused here, never panics later.
+    fn check(&self) -> Result<(), String> {
+        let layout = &self.layout;
+        let (k, f) = (layout.k, layout.features.len());
+        let d = layout.numeric.len();
+        if k == 0 || layout.slots.len() != f || layout.numeric_local.len() != d {
+            return Err("a tree layout of inconsistent sizes".into());
+        }
+        let mut columns = 0;
+        let mut counts = 0usize;
+        for slot in &layout.slots {
+            match *slot {
+                node::AttrSlot::Numeric { column } => {
+                    if column != columns {
+                        return Err("a tree layout with misnumbered columns".into());
+                    }
+                    columns += 1;
+                }
+                node::AttrSlot::Nominal { offset, values } => {
+                    if offset != counts || values == 0 || values > u32::MAX as usize / 2 {
+                        return Err("a tree layout with misplaced nominal counts".into());
+                    }
+                    counts = counts
+                        .checked_add(nominal::slots(values, k))
+                        .ok_or("a tree layout with too many counts")?;
+                }
+            }
+        }
+        if columns != d
+            || counts != layout.num_counts
+            || layout.numeric_local.iter().any(|&i| i >= f)
+            || layout.nominal.iter().any(|&i| i >= f)
+        {
+            return Err("a tree layout of inconsistent sizes".into());
+        }
+        if self.nodes.is_empty() || self.nodes.len() > u32::MAX as usize / 2 {
+            return Err("a tree without nodes".into());
+        }
+        let mut leaves = 0;
+        for (n, node) in self.nodes.iter().enumerate() {
+            match node {
+                Node::Leaf(leaf) => {
+                    leaves += 1;
+                    if leaf.dist.len() != k
+                        || leaf.counts.len() != layout.num_counts
+                        || leaf.used.iter().any(|&i| i >= f)
+                    {
+                        return Err(format!("tree leaf {n} of inconsistent sizes"));
+                    }
+                    leaf.numeric
+                        .check(d, k)
+                        .map_err(|e| format!("tree leaf {n}: {e}"))?;
+                }
+                Node::Split(s) => {
+                    let branches = match (s.test, layout.slots.get(s.attr)) {
+                        (SplitTest::Numeric { .. }, Some(node::AttrSlot::Numeric { .. })) => 2,
+                        (
+                            SplitTest::Nominal { values },
+                            Some(&node::AttrSlot::Nominal { values: v, .. }),
+                        ) if values == v => values,
+                        _ => return Err(format!("tree node {n}: a test of a wrong attribute")),
+                    };
+                    // Children come after their parent, consecutively (no cycle).
+                    let first = s.children.first().copied().unwrap_or(0);
+                    if s.children.len() != branches
+                        || s.branch_weight.len() != branches
+                        || s.dist.len() != k
+                        || first <= n
+                        || s.children
+                            .iter()
+                            .enumerate()
+                            .any(|(b, &c)| c != first + b || c >= self.nodes.len())
+                    {
+                        return Err(format!("tree node {n}: children of inconsistent sizes"));
+                    }
+                }
+            }
+        }
+        if leaves != self.num_leaves {
+            return Err("a tree whose leaf count does not match its leaves".into());
+        }
+        Ok(())
+    }
+}
+
+impl TryFrom<TreeState> for HoeffdingTree {
+    type Error = String;
+
+    fn try_from(state: TreeState) -> Result<Self, String> {
+        state.check()?;
         let mut nodes = state.nodes;
         for node in &mut nodes {
             if let Node::Leaf(leaf) = node {
                 leaf.cache.rebuild(&leaf.dist, &leaf.numeric);
             }
         }
-        HoeffdingTree {
+        Ok(HoeffdingTree {
             config: state.config,
             layout: state.layout,
             routes: nodes.iter().map(Route::of).collect(),
@@ -138,7 +228,7 @@ impl From<TreeState> for HoeffdingTree {
             split_scratch: Vec::new(),
             bound_scratch: RefCell::default(),
             last: Box::default(),
-        }
+        })
     }
 }
 

@@ -67,6 +67,34 @@ pub(super) struct NumericStats {
 const ALL_CLASSES: u32 = u32::MAX;
 
 impl NumericStats {
+    /// Whether deserialized statistics are consistent for `d` columns and `k` classes
+    /// (a damaged model file must be refused, not make a later read panic).
+    pub fn check(&self, d: usize, k: usize) -> Result<(), String> {
+        let slots = self.classes.len();
+        let cells = slots.checked_mul(d).ok_or("too many numeric cells")?;
+        if self.d != d
+            || slots == 0
+            || self.classes[0] != ALL_CLASSES
+            || self.seen.len() != slots
+            || self.count.len() != slots
+            || self.moments.len() != cells
+            || self.range.len() != cells
+        {
+            return Err("numeric statistics of inconsistent sizes".into());
+        }
+        if !self.classes[1..].windows(2).all(|w| w[0] < w[1])
+            || self.classes[1..].iter().any(|&c| c as usize >= k)
+        {
+            return Err("numeric statistics of unknown or unordered classes".into());
+        }
+        if let Some(e) = &self.extra
+            && (e.nonzero.len() != cells || !(e.missing.is_empty() || e.missing.len() == cells))
+        {
+            return Err("numeric statistics of inconsistent sizes (zeros, missing)".into());
+        }
+        Ok(())
+    }
+
     /// Empty statistics for `d` numeric attributes.
     pub fn new(d: usize) -> Self {
         NumericStats {
