@@ -369,3 +369,30 @@ fn a_libsvm_file_with_a_bad_line_is_not_read_as_csv() {
         &["neg:3:", "not a LIBSVM line", "bad index `-3`", "--format"],
     );
 }
+
+/// The Kafka job's options need the Kafka job (`--source kafka:TOPIC` or a job file): on
+/// a file or a generator they are an error, not silently ignored.
+#[test]
+fn kafka_only_options_on_a_generator_are_an_error() {
+    for (option, value) in [
+        ("--merge-block", "5"),
+        ("--max-read-ahead", "500"),
+        ("--idle-pause-ms", "5"),
+        ("--exit-when-idle", "1"),
+        ("--commit-interval-ms", "10"),
+        ("--kafka-set", "a=b"),
+    ] {
+        let out = flowboost(&[
+            "run",
+            "--generator",
+            "binary",
+            "--examples",
+            "100",
+            option,
+            value,
+        ]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{option}: {err}");
+        assert!(err.contains("--source"), "{option}: {err}");
+    }
+}

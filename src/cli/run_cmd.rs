@@ -64,66 +64,83 @@ pub struct RunArgs {
 /// a generator (see the README's Kafka section and docs/kafka.md).
 #[derive(Debug, Args)]
 #[command(next_help_heading = "Kafka")]
+// The Kafka-only options need the Kafka job: --source kafka:TOPIC, or a job file.
+#[command(group(clap::ArgGroup::new("kafka_job").args(["source", "config"]).multiple(true)))]
 pub struct KafkaArgs {
     /// A TOML job file whose keys are these options' long names (command-line options
     /// override it).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// The Kafka bootstrap servers.
-    #[arg(long, value_name = "HOST:PORT")]
+    #[arg(requires = "kafka_job", long, value_name = "HOST:PORT")]
     pub brokers: Option<String>,
     /// The events topic: kafka:TOPIC. Turns on the Kafka job.
     #[arg(long, value_name = "kafka:TOPIC")]
     pub source: Option<String>,
     /// The predictions topic: kafka:TOPIC (records keyed by event id).
-    #[arg(long, value_name = "kafka:TOPIC")]
+    #[arg(requires = "kafka_job", long, value_name = "kafka:TOPIC")]
     pub sink: Option<String>,
     /// The feedback topic: kafka:TOPIC, labels (or clicks on shown labels) for earlier
     /// unlabeled events, joined by event id.
-    #[arg(long, value_name = "kafka:TOPIC")]
+    #[arg(requires = "kafka_job", long, value_name = "kafka:TOPIC")]
     pub feedback: Option<String>,
     /// The dead-letter topic: kafka:TOPIC, bad records with the reason and the original
     /// bytes (without it they are only counted and logged).
-    #[arg(long, value_name = "kafka:TOPIC")]
+    #[arg(requires = "kafka_job", long, value_name = "kafka:TOPIC")]
     pub dead_letter: Option<String>,
     /// The consumer group the offsets are committed to.
-    #[arg(long, default_value = "flowboost", value_name = "ID")]
+    #[arg(
+        requires = "kafka_job",
+        long,
+        default_value = "flowboost",
+        value_name = "ID"
+    )]
     pub group: String,
     /// Where to start: earliest, latest, or committed (the group's offsets; earliest for
     /// partitions without one).
-    #[arg(long, default_value = "committed", value_name = "WHERE")]
+    #[arg(
+        requires = "kafka_job",
+        long,
+        default_value = "committed",
+        value_name = "WHERE"
+    )]
     pub start: String,
     /// Stop once no record came for this many seconds (bounded runs, tests, replays);
     /// 0 to 1e9.
-    #[arg(long, value_name = "SECONDS", value_parser = super::limits::seconds, allow_negative_numbers = true)]
+    #[arg(requires = "kafka_job", long, value_name = "SECONDS", value_parser = super::limits::seconds, allow_negative_numbers = true)]
     pub exit_when_idle: Option<f64>,
     /// Serve the metrics in the Prometheus text format over HTTP here.
-    #[arg(long, value_name = "HOST:PORT")]
+    #[arg(requires = "kafka_job", long, value_name = "HOST:PORT")]
     pub metrics_addr: Option<String>,
     /// Print the metrics to stderr every this many seconds (0: never); at most 1e9.
-    #[arg(long, default_value_t = 10.0, value_name = "SECONDS", value_parser = super::limits::seconds, allow_negative_numbers = true)]
+    #[arg(requires = "kafka_job", long, default_value_t = 10.0, value_name = "SECONDS", value_parser = super::limits::seconds, allow_negative_numbers = true)]
     pub report_interval: f64,
     /// Flush the outputs and commit the offsets this often (1 to 1e12 ms).
-    #[arg(long, default_value_t = 1000, value_name = "MS", value_parser = super::limits::positive_millis, allow_negative_numbers = true)]
+    #[arg(requires = "kafka_job", long, default_value_t = 1000, value_name = "MS", value_parser = super::limits::positive_millis, allow_negative_numbers = true)]
     pub commit_interval_ms: u64,
     /// The events' format: json (JSON objects) or libsvm (LIBSVM lines, id in the key).
-    #[arg(long, default_value = "json", value_name = "FORMAT")]
+    #[arg(
+        requires = "kafka_job",
+        long,
+        default_value = "json",
+        value_name = "FORMAT"
+    )]
     pub record_format: String,
     /// The merge order's block: records are ordered by (offset / B, topic, partition,
     /// offset); at least 1.
-    #[arg(long, default_value_t = 64, value_name = "B", value_parser = super::limits::positive_i64, allow_negative_numbers = true)]
+    #[arg(requires = "kafka_job", long, default_value_t = 64, value_name = "B", value_parser = super::limits::positive_i64, allow_negative_numbers = true)]
     pub merge_block: i64,
     /// Backpressure between partitions: each partition is read at most this many records
     /// past the first of its records the merge has not taken yet (at least twice
     /// --merge-block), so a lagging partition holds the others in the Kafka client, not in
     /// the job. What the job holds is at most about this times the partitions.
-    #[arg(long, default_value_t = 4096, value_name = "RECORDS", value_parser = super::limits::positive_i64, allow_negative_numbers = true)]
+    #[arg(requires = "kafka_job", long, default_value_t = 4096, value_name = "RECORDS", value_parser = super::limits::positive_i64, allow_negative_numbers = true)]
     pub max_read_ahead: i64,
     /// A worker whose partitions are all read to their end and quiet this long stops
     /// fetching and asks the broker for news every 50 ms instead (an idle job then uses
     /// almost no CPU; the first record after a quiet spell waits up to 50 ms more). 0:
     /// never pause.
-    #[arg(long, default_value_t = 1000, value_name = "MS", value_parser = super::limits::millis)]
+    #[arg(requires = "kafka_job", long, default_value_t = 1000, value_name = "MS", value_parser = super::limits::millis)]
     pub idle_pause_ms: u64,
     /// An unlabeled event waits for its feedback (and feedback for its event) at most
     /// about this many later events: the feedback join's time-to-live, counted in epochs of
@@ -141,11 +158,11 @@ pub struct KafkaArgs {
     /// (then the order of live records depends on arrival times). Records written before
     /// the job started are always merged in the data's order, however long that takes.
     /// 0 to 1e12.
-    #[arg(long, default_value_t = 100, value_name = "MS", value_parser = super::limits::millis, allow_negative_numbers = true)]
+    #[arg(requires = "kafka_job", long, default_value_t = 100, value_name = "MS", value_parser = super::limits::millis, allow_negative_numbers = true)]
     pub max_merge_wait_ms: u64,
     /// How many epochs the merge may run ahead of the model's output (backpressure: the
     /// sources stop reading beyond it); at least 1.
-    #[arg(long, default_value_t = 8, value_name = "EPOCHS", value_parser = super::limits::positive_u64, allow_negative_numbers = true)]
+    #[arg(requires = "kafka_job", long, default_value_t = 8, value_name = "EPOCHS", value_parser = super::limits::positive_u64, allow_negative_numbers = true)]
     pub max_epochs_in_flight: u64,
     /// The number of processes of the cluster (each with --workers threads); needs
     /// --hostfile and --process; 1 to 128.
@@ -166,7 +183,7 @@ pub struct KafkaArgs {
     #[arg(long, default_value_t = 2101, value_name = "PORT")]
     pub local_base_port: u16,
     /// A librdkafka property for every client, KEY=VALUE (repeatable).
-    #[arg(long = "kafka-set", value_name = "KEY=VALUE")]
+    #[arg(requires = "kafka_job", long = "kafka-set", value_name = "KEY=VALUE")]
     pub kafka_set: Vec<String>,
 }
 
