@@ -4,9 +4,11 @@ use flowboost_operators::join::JoinCounts;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::atomic::{AtomicI64, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// The counters of a running job, shared by its workers and the metrics responder.
 #[derive(Debug)]
@@ -314,40 +316,71 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// At most this many metrics connections are served at once (more are closed at once).
+pub const MAX_METRICS_CONNECTIONS: usize = 64;
+
 /// Serves `metrics` over HTTP on `addr` (any path answers with the Prometheus text) from
-/// a background thread; returns the bound address (useful with port 0). Connections are
-/// read concurrently (tiny_http), so idle or slow clients never delay a scrape.
+/// a background thread; returns the bound address (useful with port 0). Each connection
+/// is read on a thread of its own (at most [`MAX_METRICS_CONNECTIONS`] at once, each for
+/// at most 2 s), so idle or slow clients never delay a scrape.
+///
+/// (tiny_http was tried: its thread pool queues a new connection behind idle ones when
+/// they arrive in a burst, and a scrape waited 5 s.)
 pub fn serve(addr: &str, metrics: Arc<JobMetrics>) -> Result<std::net::SocketAddr, String> {
-    let server = tiny_http::Server::http(addr)
+    let listener = TcpListener::bind(addr)
         .map_err(|e| format!("--metrics-addr {addr}: cannot listen: {e}"))?;
-    let bound = server
-        .server_addr()
-        .to_ip()
-        .ok_or_else(|| format!("--metrics-addr {addr}: not an IP address"))?;
-    let header = tiny_http::Header::from_bytes(
-        &b"Content-Type"[..],
-        &b"text/plain; version=0.0.4; charset=utf-8"[..],
-    )
-    .map_err(|()| "the metrics content type".to_string())?;
+    let bound = listener
+        .local_addr()
+        .map_err(|e| format!("--metrics-addr {addr}: {e}"))?;
+    let active = Arc::new(AtomicUsize::new(0));
     std::thread::Builder::new()
         .name("flowboost-metrics".into())
         .spawn(move || {
-            for request in server.incoming_requests() {
-                let response = tiny_http::Response::from_string(metrics.prometheus())
-                    .with_header(header.clone());
-                let _ = request.respond(response);
+            for stream in listener.incoming().flatten() {
+                if active.fetch_add(1, Ordering::SeqCst) >= MAX_METRICS_CONNECTIONS {
+                    active.fetch_sub(1, Ordering::SeqCst);
+                    continue;
+                }
+                let (metrics, done) = (metrics.clone(), active.clone());
+                let spawned = std::thread::Builder::new()
+                    .name("flowboost-metrics-client".into())
+                    .spawn(move || {
+                        let _ = answer(stream, &metrics);
+                        done.fetch_sub(1, Ordering::SeqCst);
+                    });
+                if spawned.is_err() {
+                    active.fetch_sub(1, Ordering::SeqCst);
+                }
             }
         })
         .map_err(|e| format!("cannot start the metrics thread: {e}"))?;
     Ok(bound)
 }
 
+/// Reads one request's head (for at most 2 s) and answers it; the connection then closes.
+fn answer(mut stream: TcpStream, metrics: &JobMetrics) -> std::io::Result<()> {
+    stream.set_read_timeout(Some(Duration::from_secs(2)))?;
+    let mut head = Vec::new();
+    let mut buf = [0u8; 1024];
+    while !head.windows(4).any(|w| w == b"\r\n\r\n") && head.len() < 16 * 1024 {
+        let n = stream.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        head.extend_from_slice(&buf[..n]);
+    }
+    let body = metrics.prometheus();
+    write!(
+        stream,
+        "HTTP/1.1 200 OK\r\nContent-Type: text/plain; version=0.0.4; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )?;
+    stream.flush()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::io::{Read, Write};
-    use std::net::TcpStream;
-    use std::time::Duration;
 
     #[test]
     fn idle_connections_do_not_delay_a_scrape() {
@@ -357,7 +390,7 @@ mod tests {
         // Twenty clients connect and send nothing.
         let idle: Vec<TcpStream> = (0..20).map(|_| TcpStream::connect(addr).unwrap()).collect();
         // Answered within the read timeout (one client at a time, each idle one held the
-        // responder for 2 s: 40 s).
+        // responder for 2 s: 40 s; tiny_http's pool queued it behind the idle ones: 5 s).
         let mut s = TcpStream::connect(addr).unwrap();
         s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
         s.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
