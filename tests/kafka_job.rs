@@ -240,9 +240,8 @@ fn two_workers_predict_exactly_as_one_and_a_job_file_is_the_same_job() {
     assert_eq!(s1["progressive_loss"], s2["progressive_loss"]);
 }
 
-/// GETs the metrics page.
-/// One scrape of the metrics endpoint (reading to the end: the request asks the server
-/// to close the connection after its answer, as HTTP/1.1 keeps it open otherwise).
+/// GETs the metrics page (reading to the end: the request asks the server to close the
+/// connection after its answer, as an HTTP/1.1 client must when it reads to the end).
 fn scrape(addr: &str) -> String {
     let mut s = std::net::TcpStream::connect(addr).unwrap();
     s.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
