@@ -6,8 +6,8 @@ mod kafka_common;
 
 use flowboost_connectors::kafka::testing::unique_name;
 use flowboost_connectors::kafka::{
-    DeadLetter, DeadLetterRecord, DeadLetterWriter, KafkaConfig, KafkaError, KafkaSink,
-    PartitionedSource, RecordDecoder, RecordFormat, StartFrom,
+    DeadLetter, DeadLetterRecord, DeadLetterTopic, DeadLetterWriter, KafkaConfig, KafkaError,
+    KafkaSink, OffsetCommitter, PartitionedSource, RecordDecoder, RecordFormat, StartFrom,
 };
 use kafka_common::{config, read, schema, topic};
 use std::collections::{BTreeMap, BTreeSet};
@@ -225,4 +225,100 @@ fn bad_records_become_dead_letters_with_reason_and_original_bytes() {
     let mut expected: Vec<String> = bad.iter().map(|(k, _)| k.to_string()).collect();
     expected.sort();
     assert_eq!(kinds, expected);
+}
+
+/// Reads every record of `topic` (all partitions) with the given isolation level.
+fn read_all(config: &KafkaConfig, topic: &str, isolation: &str, expected: usize) -> Vec<Vec<u8>> {
+    let config = config.clone().set("isolation.level", isolation);
+    let mut sources = vec![
+        PartitionedSource::new(&config, topic, &unique_name("g"), 0, 1, StartFrom::Earliest)
+            .unwrap(),
+    ];
+    read(&mut sources, expected)
+        .into_iter()
+        .map(|(_, r)| r.payload)
+        .collect()
+}
+
+#[test]
+fn a_transaction_commits_records_and_offsets_together_and_a_crash_aborts_its_open_one() {
+    let config = config();
+    let out = topic(&config, "fb-tx-out", 2);
+    let dead = topic(&config, "fb-tx-dead", 1);
+    let input = topic(&config, "fb-tx-in", 2);
+    let group = unique_name("fb-tx-group");
+    let id = unique_name("fb-tx-id");
+    let committer = OffsetCommitter::new(&config, &group).unwrap();
+    let letters = DeadLetterTopic::new(&config, &dead);
+    let letter = |offset: i64| DeadLetter {
+        reason: "not_json: x",
+        topic: &input,
+        partition: 1,
+        offset,
+        key: None,
+        payload: b"garbage",
+    };
+
+    let mut sink = KafkaSink::transactional(&config, &out, &id).unwrap();
+    assert!(sink.is_transactional());
+    for i in 0..10 {
+        sink.send(Some(b"k"), format!("first {i}").as_bytes())
+            .unwrap();
+    }
+    letters.send(&mut sink, &letter(3)).unwrap();
+    sink.commit_transaction(&[(&input, 0, 5), (&input, 1, 4)], &committer)
+        .unwrap();
+    assert_eq!(
+        committer.committed(&[(&input, 0), (&input, 1)]).unwrap(),
+        vec![Some(5), Some(4)],
+        "the offsets are committed with the transaction"
+    );
+    // A crash with a transaction open: its records are sent (and even delivered) but
+    // never committed.
+    for i in 0..7 {
+        sink.send(Some(b"k"), format!("lost {i}").as_bytes())
+            .unwrap();
+    }
+    letters.send(&mut sink, &letter(9)).unwrap();
+    sink.flush(Duration::from_secs(30)).unwrap();
+    drop(sink);
+    // The next incarnation, with the same id, fences the old one and aborts what it left.
+    let mut sink = KafkaSink::transactional(&config, &out, &id).unwrap();
+    for i in 0..3 {
+        sink.send(Some(b"k"), format!("second {i}").as_bytes())
+            .unwrap();
+    }
+    sink.commit_transaction(&[(&input, 0, 9)], &committer)
+        .unwrap();
+    assert_eq!(
+        committer.committed(&[(&input, 0), (&input, 1)]).unwrap(),
+        vec![Some(9), Some(4)]
+    );
+
+    let committed: Vec<String> = read_all(&config, &out, "read_committed", 13)
+        .into_iter()
+        .map(|p| String::from_utf8(p).unwrap())
+        .collect();
+    let expected: Vec<String> = (0..10)
+        .map(|i| format!("first {i}"))
+        .chain((0..3).map(|i| format!("second {i}")))
+        .collect();
+    assert_eq!(
+        committed, expected,
+        "read_committed sees the committed records only"
+    );
+    let all = read_all(&config, &out, "read_uncommitted", 20);
+    assert_eq!(
+        all.len(),
+        20,
+        "read_uncommitted sees the aborted records too"
+    );
+    let dead_letters = read_all(&config, &dead, "read_committed", 1);
+    assert_eq!(dead_letters.len(), 1);
+    let r = DeadLetterRecord::parse(&dead_letters[0]).unwrap();
+    assert_eq!(
+        r.offset, 3,
+        "the dead letter of the aborted transaction is hidden"
+    );
+    assert_eq!(read_all(&config, &dead, "read_uncommitted", 2).len(), 2);
 }

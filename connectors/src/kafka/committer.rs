@@ -13,6 +13,7 @@ use rdkafka::topic_partition_list::{Offset, TopicPartitionList};
 pub struct OffsetCommitter {
     consumer: BaseConsumer,
     group_id: String,
+    timeout: std::time::Duration,
 }
 
 impl OffsetCommitter {
@@ -32,12 +33,19 @@ impl OffsetCommitter {
         Ok(OffsetCommitter {
             consumer,
             group_id: group_id.to_string(),
+            timeout: config.timeout,
         })
     }
 
     /// The group.
     pub fn group_id(&self) -> &str {
         &self.group_id
+    }
+
+    /// The group's metadata, for a transactional producer's offsets
+    /// ([`KafkaSink::commit_transaction`](super::KafkaSink::commit_transaction)).
+    pub(crate) fn group_metadata(&self) -> Option<rdkafka::consumer::ConsumerGroupMetadata> {
+        self.consumer.group_metadata()
     }
 
     /// Commits `(topic, partition, next offset to read)` for the group, synchronously.
@@ -61,6 +69,42 @@ impl OffsetCommitter {
                 e,
             )
         })
+    }
+}
+
+impl OffsetCommitter {
+    /// The group's committed offsets (the next record to read) of `partitions` (`(topic,
+    /// partition)`), in the same order: `None` for a partition without one.
+    pub fn committed(&self, partitions: &[(&str, i32)]) -> Result<Vec<Option<i64>>, KafkaError> {
+        if partitions.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut list = TopicPartitionList::with_capacity(partitions.len());
+        for &(topic, p) in partitions {
+            list.add_partition(topic, p);
+        }
+        let list = self
+            .consumer
+            .committed_offsets(list, self.timeout)
+            .map_err(|e| {
+                KafkaError::client(
+                    format!(
+                        "fetching the committed offsets of group `{}`",
+                        self.group_id
+                    ),
+                    e,
+                )
+            })?;
+        Ok(partitions
+            .iter()
+            .map(|&(topic, p)| {
+                list.find_partition(topic, p)
+                    .and_then(|e| match e.offset() {
+                        Offset::Offset(o) => Some(o),
+                        _ => None,
+                    })
+            })
+            .collect())
     }
 }
 

@@ -152,22 +152,24 @@ impl DeadLetterRecord {
     }
 }
 
-/// Writes dead letters to a topic, counting them.
-#[derive(Debug)]
-pub struct DeadLetterWriter {
-    sink: KafkaSink,
-    written: u64,
+/// How dead letters are written to their topic: the JSON of [`DeadLetterRecord`], made to
+/// fit the producer's message size. [`send`](Self::send) writes one through any
+/// [`KafkaSink`] (the job's own producer, so that dead letters and predictions share its
+/// transactions).
+#[derive(Clone, Debug)]
+pub struct DeadLetterTopic {
+    topic: String,
     max_bytes: usize,
 }
 
 /// librdkafka's default `message.max.bytes` (also Apache Kafka's default record limit).
 pub const DEFAULT_MESSAGE_MAX_BYTES: usize = 1_000_000;
 
-impl DeadLetterWriter {
-    /// A writer to `topic` (producer settings as for [`KafkaSink::new`]). Each dead letter
-    /// is made to fit `message.max.bytes` (from `config`'s settings, else librdkafka's
-    /// default of 1,000,000), less room for the key and the record's framing.
-    pub fn new(config: &KafkaConfig, topic: &str) -> Result<Self, KafkaError> {
+impl DeadLetterTopic {
+    /// Dead letters to `topic`. Each is made to fit `message.max.bytes` (from `config`'s
+    /// settings, else librdkafka's default of 1,000,000), less room for the key and the
+    /// record's framing.
+    pub fn new(config: &KafkaConfig, topic: &str) -> Self {
         let limit = config
             .settings
             .iter()
@@ -175,21 +177,50 @@ impl DeadLetterWriter {
             .find(|(k, _)| k == "message.max.bytes")
             .and_then(|(_, v)| v.parse::<usize>().ok())
             .unwrap_or(DEFAULT_MESSAGE_MAX_BYTES);
-        Ok(DeadLetterWriter {
-            sink: KafkaSink::new(config, topic)?,
-            written: 0,
+        DeadLetterTopic {
+            topic: topic.to_string(),
             max_bytes: limit.saturating_sub(1024).max(1024),
-        })
+        }
     }
 
-    /// Enqueues one dead letter, keyed by the original key, made to fit the producer's
-    /// message size (see [`DeadLetterRecord::fit`]).
-    pub fn write(&mut self, letter: &DeadLetter<'_>) -> Result<(), KafkaError> {
+    /// The topic.
+    pub fn topic(&self) -> &str {
+        &self.topic
+    }
+
+    /// Enqueues one dead letter on `sink`'s producer, keyed by the original key, made to
+    /// fit the producer's message size (see [`DeadLetterRecord::fit`]).
+    pub fn send(&self, sink: &mut KafkaSink, letter: &DeadLetter<'_>) -> Result<(), KafkaError> {
         let room = self
             .max_bytes
             .saturating_sub(letter.key.map_or(0, <[u8]>::len));
         let json = DeadLetterRecord::fit(letter, room.max(512));
-        self.sink.send(letter.key, &json)?;
+        sink.send_to_topic(&self.topic, letter.key, &json)
+    }
+}
+
+/// Writes dead letters to a topic with a producer of its own, counting them.
+#[derive(Debug)]
+pub struct DeadLetterWriter {
+    sink: KafkaSink,
+    format: DeadLetterTopic,
+    written: u64,
+}
+
+impl DeadLetterWriter {
+    /// A writer to `topic` (producer settings as for [`KafkaSink::new`]; sizes as for
+    /// [`DeadLetterTopic::new`]).
+    pub fn new(config: &KafkaConfig, topic: &str) -> Result<Self, KafkaError> {
+        Ok(DeadLetterWriter {
+            sink: KafkaSink::new(config, topic)?,
+            format: DeadLetterTopic::new(config, topic),
+            written: 0,
+        })
+    }
+
+    /// Enqueues one dead letter (see [`DeadLetterTopic::send`]).
+    pub fn write(&mut self, letter: &DeadLetter<'_>) -> Result<(), KafkaError> {
+        self.format.send(&mut self.sink, letter)?;
         self.written += 1;
         Ok(())
     }

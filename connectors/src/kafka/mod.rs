@@ -43,7 +43,7 @@ pub use codec::{
 };
 pub use committer::OffsetCommitter;
 pub use config::KafkaConfig;
-pub use dead_letter::{DeadLetter, DeadLetterRecord, DeadLetterWriter};
+pub use dead_letter::{DeadLetter, DeadLetterRecord, DeadLetterTopic, DeadLetterWriter};
 pub use error::KafkaError;
 pub use sink::{Delivery, KafkaSink, SinkStats};
 pub use source::{GroupLag, PartitionLag, PartitionedSource, SourceRecord, StartFrom};

@@ -1,9 +1,11 @@
 //! A Kafka sink: keyed records to a topic, with delivery confirmation.
 
+use super::OffsetCommitter;
 use super::{KafkaConfig, KafkaError};
 use rdkafka::error::KafkaError as RdKafkaError;
 use rdkafka::message::{DeliveryResult, Message};
 use rdkafka::producer::{BaseProducer, BaseRecord, Producer, ProducerContext};
+use rdkafka::topic_partition_list::{Offset, TopicPartitionList};
 use rdkafka::types::RDKafkaErrorCode;
 use rdkafka::{ClientConfig, ClientContext};
 use std::sync::Mutex;
@@ -97,6 +99,9 @@ pub struct KafkaSink {
     produced: u64,
     /// Failures already reported by a flush.
     failed_reported: u64,
+    /// Whether the producer is transactional (a transaction is always open).
+    transactional: bool,
+    timeout: Duration,
 }
 
 impl KafkaSink {
@@ -117,7 +122,95 @@ impl KafkaSink {
             topic: topic.to_string(),
             produced: 0,
             failed_reported: 0,
+            transactional: false,
+            timeout: config.timeout,
         })
+    }
+
+    /// A transactional producer for `topic` (and any other topic through
+    /// [`send_to_topic`](Self::send_to_topic)): `transactional.id` is `transactional_id`,
+    /// which must stay the same across restarts of one job, so that starting again fences
+    /// the previous incarnation and aborts the transaction it left open. A transaction is
+    /// open from the start; [`commit_transaction`](Self::commit_transaction) commits it,
+    /// with consumed offsets, and opens the next. Records of a transaction never committed
+    /// (a crash) stay invisible to `isolation.level=read_committed` consumers.
+    ///
+    /// Settings as for [`new`](Self::new), plus `transactional.id`; `transaction.timeout.ms`
+    /// (librdkafka's default 60,000) can be set in `config`'s settings.
+    pub fn transactional(
+        config: &KafkaConfig,
+        topic: &str,
+        transactional_id: &str,
+    ) -> Result<Self, KafkaError> {
+        let client: ClientConfig = config.client_config(&[
+            ("client.id", "flowboost-sink"),
+            ("acks", "all"),
+            ("enable.idempotence", "true"),
+            ("linger.ms", "5"),
+            ("transactional.id", transactional_id),
+        ]);
+        let producer: BaseProducer<DeliveryCounter> = client
+            .create_with_context(DeliveryCounter::default())
+            .map_err(|e| KafkaError::client("creating a transactional producer", e))?;
+        let timeout = config.timeout.max(Duration::from_secs(30));
+        producer.init_transactions(timeout).map_err(|e| {
+            KafkaError::client(format!("starting transactions as `{transactional_id}`"), e)
+        })?;
+        producer
+            .begin_transaction()
+            .map_err(|e| KafkaError::client("beginning a transaction", e))?;
+        Ok(KafkaSink {
+            producer,
+            topic: topic.to_string(),
+            produced: 0,
+            failed_reported: 0,
+            transactional: true,
+            timeout,
+        })
+    }
+
+    /// Whether the producer is transactional.
+    pub fn is_transactional(&self) -> bool {
+        self.transactional
+    }
+
+    /// Commits the open transaction: every record sent since the last commit, and
+    /// `offsets` (`(topic, partition, next offset to read)`) as the committed offsets of
+    /// `committer`'s group, atomically; then opens the next transaction. On an error the
+    /// transaction is not committed (a restart aborts it): the caller must stop.
+    pub fn commit_transaction(
+        &mut self,
+        offsets: &[(&str, i32, i64)],
+        committer: &OffsetCommitter,
+    ) -> Result<(), KafkaError> {
+        if !self.transactional {
+            return Err(KafkaError::Invalid(
+                "commit_transaction on a producer that is not transactional".into(),
+            ));
+        }
+        if !offsets.is_empty() {
+            let mut list = TopicPartitionList::with_capacity(offsets.len());
+            for &(topic, p, offset) in offsets {
+                list.add_partition_offset(topic, p, Offset::Offset(offset))
+                    .map_err(|e| KafkaError::client("building the offsets to commit", e))?;
+            }
+            let group = committer.group_metadata().ok_or_else(|| {
+                KafkaError::Invalid(format!(
+                    "no group metadata for group `{}`",
+                    committer.group_id()
+                ))
+            })?;
+            self.producer
+                .send_offsets_to_transaction(&list, &group, self.timeout)
+                .map_err(|e| KafkaError::client("adding the offsets to the transaction", e))?;
+        }
+        self.producer
+            .commit_transaction(self.timeout)
+            .map_err(|e| KafkaError::client("committing the transaction", e))?;
+        self.producer
+            .begin_transaction()
+            .map_err(|e| KafkaError::client("beginning a transaction", e))?;
+        Ok(())
     }
 
     /// Keeps where each delivered record landed, for
@@ -144,7 +237,31 @@ impl KafkaSink {
         key: Option<&[u8]>,
         payload: &[u8],
     ) -> Result<(), KafkaError> {
-        let mut record: BaseRecord<'_, [u8], [u8]> = BaseRecord::to(&self.topic).payload(payload);
+        let topic = std::mem::take(&mut self.topic);
+        let result = self.send_record(&topic, partition, key, payload);
+        self.topic = topic;
+        result
+    }
+
+    /// Enqueues one record to another topic than the sink's (in the same transaction, for
+    /// a transactional sink), to the partition the key hashes to.
+    pub fn send_to_topic(
+        &mut self,
+        topic: &str,
+        key: Option<&[u8]>,
+        payload: &[u8],
+    ) -> Result<(), KafkaError> {
+        self.send_record(topic, None, key, payload)
+    }
+
+    fn send_record(
+        &mut self,
+        topic: &str,
+        partition: Option<i32>,
+        key: Option<&[u8]>,
+        payload: &[u8],
+    ) -> Result<(), KafkaError> {
+        let mut record: BaseRecord<'_, [u8], [u8]> = BaseRecord::to(topic).payload(payload);
         if let Some(key) = key {
             record = record.key(key);
         }
@@ -170,10 +287,7 @@ impl KafkaSink {
                     self.producer.poll(Duration::from_millis(10));
                 }
                 Err((e, _)) => {
-                    return Err(KafkaError::client(
-                        format!("producing to `{}`", self.topic),
-                        e,
-                    ));
+                    return Err(KafkaError::client(format!("producing to `{topic}`"), e));
                 }
             }
         }

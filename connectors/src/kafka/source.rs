@@ -402,6 +402,31 @@ impl PartitionedSource {
         Ok(())
     }
 
+    /// Starts again at the given offsets (a checkpoint's): each owned partition found in
+    /// `positions` is read from its offset there (clamped to the records still there);
+    /// the others keep their position. Call it before the first poll.
+    pub fn start_at(&mut self, positions: &BTreeMap<i32, i64>) -> Result<(), KafkaError> {
+        let owned: Vec<i32> = self.partitions.clone();
+        let mut changed = false;
+        for p in owned {
+            let Some(&offset) = positions.get(&p) else {
+                continue;
+            };
+            let (low, high) = self.watermarks(p)?;
+            let offset = offset.clamp(low, high);
+            if offset < high {
+                self.at_end.remove(&p);
+            } else {
+                self.at_end.insert(p);
+            }
+            changed |= self.positions.insert(p, offset) != Some(offset);
+        }
+        if changed && !self.paused {
+            self.assign()?;
+        }
+        Ok(())
+    }
+
     /// Assigns the owned partitions at this source's positions, each with a queue of its own.
     fn assign(&mut self) -> Result<(), KafkaError> {
         let topic = self.topic.clone();
