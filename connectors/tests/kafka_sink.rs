@@ -246,6 +246,7 @@ fn a_transaction_commits_records_and_offsets_together_and_a_crash_aborts_its_ope
     let out = topic(&config, "fb-tx-out", 2);
     let dead = topic(&config, "fb-tx-dead", 1);
     let input = topic(&config, "fb-tx-in", 2);
+    let other = topic(&config, "fb-tx-in2", 2);
     let group = unique_name("fb-tx-group");
     let id = unique_name("fb-tx-id");
     let committer = OffsetCommitter::new(&config, &group).unwrap();
@@ -266,11 +267,21 @@ fn a_transaction_commits_records_and_offsets_together_and_a_crash_aborts_its_ope
             .unwrap();
     }
     letters.send(&mut sink, &letter(3)).unwrap();
-    sink.commit_transaction(&[(&input, 0, 5), (&input, 1, 4)], &committer)
-        .unwrap();
+    sink.commit_transaction(
+        &[
+            (&input, 0, 5),
+            (&input, 1, 4),
+            (&other, 0, 2),
+            (&other, 1, 3),
+        ],
+        &committer,
+    )
+    .unwrap();
     assert_eq!(
-        committer.committed(&[(&input, 0), (&input, 1)]).unwrap(),
-        vec![Some(5), Some(4)],
+        committer
+            .committed(&[(&input, 0), (&input, 1), (&other, 0), (&other, 1)])
+            .unwrap(),
+        vec![Some(5), Some(4), Some(2), Some(3)],
         "the offsets are committed with the transaction"
     );
     // A crash with a transaction open: its records are sent (and even delivered) but
@@ -288,11 +299,14 @@ fn a_transaction_commits_records_and_offsets_together_and_a_crash_aborts_its_ope
         sink.send(Some(b"k"), format!("second {i}").as_bytes())
             .unwrap();
     }
-    sink.commit_transaction(&[(&input, 0, 9)], &committer)
+    sink.commit_transaction(&[(&input, 0, 9), (&other, 1, 8)], &committer)
         .unwrap();
     assert_eq!(
-        committer.committed(&[(&input, 0), (&input, 1)]).unwrap(),
-        vec![Some(9), Some(4)]
+        committer
+            .committed(&[(&input, 0), (&input, 1), (&other, 0), (&other, 1)])
+            .unwrap(),
+        vec![Some(9), Some(4), Some(2), Some(8)],
+        "both topics' offsets move with the second transaction"
     );
 
     let committed: Vec<String> = read_all(&config, &out, "read_committed", 13)

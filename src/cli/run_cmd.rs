@@ -3,6 +3,7 @@ use super::model_io::{ModelIoArgs, seed};
 use super::output::Output;
 use super::prediction_line::PredictionLine;
 use crate::eval::{Engine, Scorer, epoch_rule};
+use crate::kafka::checkpoint::{Checkpoints, committed_offsets};
 use crate::kafka::cluster::Cluster;
 use crate::kafka::{JobOptions, JobSummary, run_job};
 use crate::model::{ModelWriter, Progress as SavedProgress};
@@ -142,6 +143,28 @@ pub struct KafkaArgs {
     /// never pause.
     #[arg(requires = "kafka_job", long, default_value_t = 1000, value_name = "MS", value_parser = super::limits::millis)]
     pub idle_pause_ms: u64,
+    /// Checkpoints: write the whole state of the job (model, pending events and feedback,
+    /// the stream's position, every source partition's offset) to this directory, and on
+    /// start resume from the checkpoint there whose outputs were committed. A checkpoint is
+    /// a model file (`flowboost inspect` reads it). With several processes, every process
+    /// must see the directory (the same host, or a shared file system); process 0 writes.
+    #[arg(requires = "kafka_job", long, value_name = "DIR")]
+    pub checkpoint_dir: Option<PathBuf>,
+    /// Take a checkpoint at the end of the first epoch this many seconds after the last
+    /// (with --checkpoint-dir). Predictions become visible to read_committed consumers at
+    /// each checkpoint, so this is also their latency. 0.01 to 1e9.
+    #[arg(requires = "kafka_job", long, default_value_t = 10.0, value_name = "SECONDS", value_parser = super::limits::seconds, allow_negative_numbers = true)]
+    pub checkpoint_every: f64,
+    /// Keep this many of the newest checkpoints (at least 2).
+    #[arg(requires = "kafka_job", long, default_value_t = 3, value_name = "K", value_parser = super::limits::positive_usize, allow_negative_numbers = true)]
+    pub checkpoints_kept: usize,
+    /// With --checkpoint-dir: write predictions and dead letters without transactions
+    /// (at-least-once: after a crash, the outputs since the last checkpoint are written
+    /// again, identical). By default each checkpoint's outputs are one transaction,
+    /// committed with its offsets once it is durable: exactly once for read_committed
+    /// consumers.
+    #[arg(requires = "kafka_job", long)]
+    pub no_transactions: bool,
     /// An unlabeled event waits for its feedback (and feedback for its event) at most
     /// about this many later events: the feedback join's time-to-live, counted in epochs of
     /// --batch events, rounded up. It also bounds the join's memory: at most this many
@@ -370,11 +393,55 @@ fn run_kafka(args: RunArgs) -> Result<(), String> {
     let io = &args.model_io;
     if io.save_every.is_some() || io.resume {
         return Err(
-            "the Kafka job saves its model when it stops (--save-model) and resumes from the group's offsets; --save-every and --resume are for files and generators"
+            "the Kafka job saves its model when it stops (--save-model), checkpoints with --checkpoint-dir and resumes from its checkpoints; --save-every and --resume are for files and generators"
                 .into(),
         );
     }
-    let start = io.load()?;
+    if k.checkpoint_every < 0.01 {
+        return Err(format!(
+            "--checkpoint-every {}: at least 0.01 seconds",
+            k.checkpoint_every
+        ));
+    }
+    if k.checkpoints_kept < 2 {
+        return Err(format!(
+            "--checkpoints-kept {}: at least 2 (the newest may not be committed yet)",
+            k.checkpoints_kept
+        ));
+    }
+    if k.no_transactions && k.checkpoint_dir.is_none() {
+        return Err("--no-transactions needs --checkpoint-dir (without checkpoints the job has no transactions)".into());
+    }
+    options.checkpoint_every = Duration::from_secs_f64(k.checkpoint_every);
+    let mut start = io.load()?;
+    if let Some(dir) = &k.checkpoint_dir {
+        let checkpoints = Checkpoints::open(dir, k.checkpoints_kept)?;
+        options.transactional = !k.no_transactions;
+        let committed = if options.transactional {
+            Some(committed_offsets(&options)?)
+        } else {
+            None
+        };
+        let restore = checkpoints.choose(committed.as_ref())?;
+        if options.transactional && options.cluster.process == 0 {
+            checkpoints.drop_newer(restore.as_ref().map(|r| r.path.as_path()))?;
+        }
+        if let Some(restore) = restore {
+            eprintln!(
+                "flowboost: kafka: resuming from the checkpoint {} ({} events){}",
+                restore.path.display(),
+                restore.model.header.position.events,
+                if start.is_some() {
+                    "; --load-model is ignored"
+                } else {
+                    ""
+                }
+            );
+            start = Some(Arc::new(restore.model));
+            options.resume = true;
+        }
+        options.checkpoints = Some(checkpoints);
+    }
     // The events' feature space: declared (--dim/--feature-names and the labels), else
     // the start model's, a dataset file's or a generator preset's; never a guess.
     let schema = match (args.space.schema()?, &start) {

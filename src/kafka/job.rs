@@ -7,6 +7,7 @@
 //! ([`super::sink_operator`]); a stop or an error anywhere is broadcast to all
 //! ([`super::control`]).
 
+use super::checkpoint::{Checkpoints, offset_map};
 use super::cluster::Cluster;
 use super::control::control;
 use super::lag::LagWatcher;
@@ -19,7 +20,7 @@ use super::worker_state::WorkerState;
 use crate::eval::{Scorer, epoch_rule};
 use crate::model::{ModelWriter, SavedModel};
 use flowboost_connectors::kafka::{
-    DeadLetterWriter, KafkaConfig, KafkaSink, OffsetCommitter, PredictionEncoder, RecordFormat,
+    DeadLetterTopic, KafkaConfig, KafkaSink, OffsetCommitter, PredictionEncoder, RecordFormat,
     StartFrom, admin,
 };
 use flowboost_operators::boosters::{BoosterConfig, build};
@@ -95,6 +96,18 @@ pub struct JobOptions {
     /// Start from this model (a warm start; its pending events, if any, wait for their
     /// feedback again).
     pub start_model: Option<Arc<SavedModel>>,
+    /// The start model is a checkpoint of this job: continue its stream exactly (its
+    /// sequence and epochs, its feedback join, its metrics, and every source partition
+    /// from the checkpoint's offsets).
+    pub resume: bool,
+    /// Write checkpoints here (`--checkpoint-dir`).
+    pub checkpoints: Option<Checkpoints>,
+    /// How often (`--checkpoint-every`).
+    pub checkpoint_every: Duration,
+    /// Write the outputs of each checkpoint's epochs in one Kafka transaction, committed
+    /// with the checkpoint's offsets once it is durable (exactly-once for read_committed
+    /// consumers; needs checkpoints). Off: at-least-once.
+    pub transactional: bool,
     /// Save the model here when the job stops gracefully (idle, SIGTERM or SIGINT).
     pub save_model: Option<ModelWriter>,
     /// Set by SIGTERM or SIGINT (or by the caller): stop reading, finish what is in
@@ -130,6 +143,10 @@ impl JobOptions {
             idle_pause: Some(Duration::from_millis(1000)),
             settings: Vec::new(),
             start_model: None,
+            resume: false,
+            checkpoints: None,
+            checkpoint_every: Duration::from_secs(10),
+            transactional: false,
             save_model: None,
             stop: Arc::new(AtomicBool::new(false)),
         }
@@ -178,6 +195,23 @@ pub fn run_job(
 ) -> Result<JobSummary, String> {
     if options.workers == 0 {
         return Err("--workers must be at least 1".into());
+    }
+    if options.transactional && options.checkpoints.is_none() {
+        return Err("transactions need checkpoints (--checkpoint-dir)".into());
+    }
+    let restore = match (&options.start_model, options.resume) {
+        (Some(saved), true) => Some(saved.clone()),
+        _ => None,
+    };
+    if let Some(saved) = &restore
+        && saved
+            .body
+            .join
+            .as_ref()
+            .is_some_and(|j| !j.facts.is_empty())
+        && options.feedback.is_none()
+    {
+        return Err("the checkpoint holds events waiting for their feedback: give the job its --feedback topic".into());
     }
     build(&schema, &config)?;
     let kafka = options.kafka();
@@ -265,12 +299,24 @@ pub fn run_job(
         };
         let stages = chain.stages.len();
         let score_dim = chain.score_dim;
-        let start_state = SourceState {
-            seq: chain.position.seq,
-            ..SourceState::default()
+        let start_state = match restore.as_ref().and_then(|s| s.body.source.clone()) {
+            Some(source) => source,
+            None => SourceState {
+                seq: chain.position.seq,
+                ..SourceState::default()
+            },
         };
         let reader = match KafkaReader::open(&options, &schema, index, peers) {
-            Ok(r) => Some(r),
+            Ok(mut r) => match &restore {
+                Some(saved) => match r.start_at(&offset_map(&saved.header.offsets)) {
+                    Ok(()) => Some(r),
+                    Err(e) => {
+                        state.borrow_mut().fail(e);
+                        None
+                    }
+                },
+                None => Some(r),
+            },
             Err(e) => {
                 state.borrow_mut().fail(e);
                 None
@@ -299,7 +345,10 @@ pub fn run_job(
             },
             topk: config.topk,
             labels: schema.num_labels(),
-            restored: None,
+            restored: restore
+                .as_ref()
+                .and_then(|s| s.body.join.clone())
+                .map(Arc::new),
         });
         let merge_options = MergeOptions {
             partitions: partitions.clone(),
@@ -310,15 +359,31 @@ pub fn run_job(
             max_epochs_in_flight: options.max_epochs_in_flight,
             read_ahead: options.max_read_ahead.max(2 * options.merge_block),
             feedback: options.feedback.is_some(),
-            snapshot_at_end: options.save_model.is_some(),
+            snapshot_at_end: options.save_model.is_some() || options.checkpoints.is_some(),
+            checkpoint_every: options
+                .checkpoints
+                .as_ref()
+                .map(|_| options.checkpoint_every),
             start: start_state,
         };
+        let progress = restore.as_ref().and_then(|s| s.body.progress.clone());
         let model = SinkModel {
             writer: options.save_model.clone(),
+            checkpoints: options.checkpoints.clone(),
+            config: config.clone(),
+            schema: schema.clone(),
+            seen: progress.as_ref().map_or(0, |p| p.seen),
             stages,
             score_dim,
-            restored: JoinCounts::default(),
+            restored: restore
+                .as_ref()
+                .and_then(|s| s.body.join.as_ref())
+                .map_or_else(JoinCounts::default, |j| j.counts),
         };
+        let scorer = progress.map_or_else(
+            || Scorer::new(schema.task, schema.num_labels()),
+            |p| p.scorer,
+        );
         let end = Rc::new(RefCell::new(SinkEnd::default()));
         let merged_probe = ProbeHandle::new();
         let done_probe = ProbeHandle::new();
@@ -355,7 +420,7 @@ pub fn run_job(
                 streams.join,
                 clients,
                 model,
-                Scorer::new(schema.task, schema.num_labels()),
+                scorer,
                 metrics.clone(),
                 state.clone(),
                 end.clone(),
@@ -464,16 +529,26 @@ fn read_nothing_error(records: u64, errors: u64, last: Option<&str>) -> Option<S
 
 /// Worker 0's Kafka clients.
 fn sink_clients(options: &JobOptions, schema: &Schema) -> Result<SinkClients, String> {
-    let kafka = options.kafka();
-    let predictions = KafkaSink::new(&kafka, &options.sink)
-        .map_err(|e| format!("--sink kafka:{}: {e}", options.sink))?;
-    let dead_letters = match &options.dead_letter {
-        Some(t) => Some(
-            DeadLetterWriter::new(&kafka, t)
-                .map_err(|e| format!("--dead-letter kafka:{t}: {e}"))?,
-        ),
-        None => None,
-    };
+    let mut kafka = options.kafka();
+    let predictions = if options.transactional {
+        // A transaction stays open from one checkpoint to the next: give it room.
+        if !kafka
+            .settings
+            .iter()
+            .any(|(k, _)| k == "transaction.timeout.ms")
+        {
+            let ms = (options.checkpoint_every.as_millis() * 6).clamp(60_000, 900_000);
+            kafka = kafka.set("transaction.timeout.ms", ms.to_string());
+        }
+        KafkaSink::transactional(&kafka, &options.sink, &transactional_id(options))
+    } else {
+        KafkaSink::new(&kafka, &options.sink)
+    }
+    .map_err(|e| format!("--sink kafka:{}: {e}", options.sink))?;
+    let dead_letters = options
+        .dead_letter
+        .as_ref()
+        .map(|t| DeadLetterTopic::new(&kafka, t));
     let committer = OffsetCommitter::new(&kafka, &options.group).map_err(|e| e.to_string())?;
     Ok(SinkClients {
         predictions,
@@ -486,6 +561,12 @@ fn sink_clients(options: &JobOptions, schema: &Schema) -> Result<SinkClients, St
         encoder: PredictionEncoder::new(schema),
         commit_interval: options.commit_interval,
     })
+}
+
+/// The job's `transactional.id`: the same for every incarnation of one job (its group and
+/// sink), so that a restarted job fences the one before and aborts what it left open.
+pub fn transactional_id(options: &JobOptions) -> String {
+    format!("flowboost-{}-{}", options.group, options.sink)
 }
 
 /// Prints the metrics every `every` (on process 0) from a thread of its own.

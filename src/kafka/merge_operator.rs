@@ -38,8 +38,14 @@ pub struct MergeOptions {
     pub read_ahead: i64,
     /// Whether feedback records go to the feedback join.
     pub feedback: bool,
-    /// Put a snapshot marker (for `--save-model`) after the last epoch.
+    /// Put a snapshot marker (for `--save-model` and the last checkpoint) after the last
+    /// epoch.
     pub snapshot_at_end: bool,
+    /// Put a checkpoint marker at the end of the first epoch that ends this long after the
+    /// previous marker (see [`Sequencer::checkpoint`]: it does not change the epochs, so
+    /// the results do not depend on when checkpoints are taken); on a quiet stream, one
+    /// of its own once this long has passed.
+    pub checkpoint_every: Option<Duration>,
     /// Where the sequence starts (a model's position).
     pub start: SourceState,
 }
@@ -90,6 +96,9 @@ pub fn merge<'scope>(
         let mut held_since: Option<Instant> = None;
         let mut stopping = false;
         let mut woken: Vec<(StreamId, i32, i64)> = Vec::new();
+        let mut last_checkpoint = Instant::now();
+        // Whether anything was stamped since the last checkpoint marker.
+        let mut unsaved = false;
         move |frontiers| {
             control_in.for_each(|_t, data| {
                 if data.iter().any(|c| matches!(c, Control::Stop { .. })) {
@@ -132,6 +141,11 @@ pub fn merge<'scope>(
             };
             let mut progressed = false;
             let (mut events, mut labeled) = (0u64, 0u64);
+            let checkpoint_due = |last: Instant| {
+                options
+                    .checkpoint_every
+                    .is_some_and(|every| now.saturating_duration_since(last) >= every)
+            };
             loop {
                 if ready.is_empty() {
                     ready.extend(merger.next_block(rule, 1));
@@ -145,6 +159,7 @@ pub fn merge<'scope>(
                 }
                 let r = ready.pop_front().expect("not empty");
                 let before = sequencer.epoch();
+                unsaved = true;
                 match r.body {
                     RecordBody::Event(example) => {
                         events += 1;
@@ -175,6 +190,13 @@ pub fn merge<'scope>(
                 }
                 if sequencer.epoch() != before {
                     side_buf.push((before, SideRecord::Commit(commit_marks(&merger, &ready))));
+                    if checkpoint_due(last_checkpoint)
+                        && let Some(marker) = sequencer.checkpoint(before)
+                    {
+                        items_buf.push(marker);
+                        last_checkpoint = now;
+                        unsaved = false;
+                    }
                 }
             }
             if events > 0 {
@@ -194,10 +216,23 @@ pub fn merge<'scope>(
                 let before = sequencer.epoch();
                 sequencer.close();
                 side_buf.push((before, SideRecord::Commit(commit_marks(&merger, &ready))));
+                if checkpoint_due(last_checkpoint)
+                    && let Some(marker) = sequencer.checkpoint(before)
+                {
+                    items_buf.push(marker);
+                    last_checkpoint = now;
+                    unsaved = false;
+                }
             }
             let finished = sources_done && ready.is_empty() && merger.held() == 0;
             if finished && options.snapshot_at_end {
                 items_buf.push(sequencer.snapshot(None));
+            } else if quiet && unsaved && !finished && checkpoint_due(last_checkpoint) {
+                // A quiet live stream: its last epoch already ended, so the checkpoint
+                // takes an epoch of its own (live epochs depend on arrival times anyway).
+                items_buf.push(sequencer.snapshot(None));
+                last_checkpoint = now;
+                unsaved = false;
             }
             for item in items_buf {
                 if *icap.time() < item.epoch {
@@ -255,6 +290,10 @@ pub fn merge<'scope>(
                 && ready.is_empty()
             {
                 worker.borrow_mut().idle = true;
+            }
+            if unsaved && let Some(every) = options.checkpoint_every {
+                let left = every.saturating_sub(now.saturating_duration_since(last_checkpoint));
+                activator.activate_after(left + Duration::from_millis(1));
             }
             if !ready.is_empty() {
                 activator.activate_after(Duration::from_millis(1));

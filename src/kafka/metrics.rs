@@ -32,6 +32,8 @@ pub struct JobMetrics {
     pub commits: AtomicU64,
     /// The most records the merge held at once (read, not yet stamped).
     pub merge_held_peak: AtomicU64,
+    /// Checkpoints written, the last one's size and write time, and all write times.
+    checkpoints: Mutex<CheckpointStats>,
     /// Transient consumer errors of this process's sources (connection lost, a partition
     /// the broker could not serve, ...).
     pub consumer_errors: AtomicU64,
@@ -80,6 +82,23 @@ pub struct MetricsSnapshot {
     /// The most records the merge held at once (read, not yet stamped): bounded by the
     /// partitions times `--max-read-ahead`.
     pub merge_held_peak: u64,
+    /// Checkpoints written (with `--checkpoint-dir`).
+    pub checkpoints: CheckpointStats,
+}
+
+/// What the job's checkpoints cost.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct CheckpointStats {
+    /// Checkpoints written (each with its transaction committed, when transactional).
+    pub written: u64,
+    /// The last one's size in bytes.
+    pub last_bytes: u64,
+    /// The last one's seconds: writing it, committing its transaction, dropping old ones.
+    pub last_seconds: f64,
+    /// The slowest one's seconds.
+    pub max_seconds: f64,
+    /// All of them together, in seconds.
+    pub total_seconds: f64,
 }
 
 impl JobMetrics {
@@ -96,6 +115,7 @@ impl JobMetrics {
             feedback_expired: AtomicU64::new(0),
             commits: AtomicU64::new(0),
             merge_held_peak: AtomicU64::new(0),
+            checkpoints: Mutex::new(CheckpointStats::default()),
             consumer_errors: AtomicU64::new(0),
             progressive_loss: AtomicU64::new(0f64.to_bits()),
             scored: AtomicU64::new(0),
@@ -125,6 +145,17 @@ impl JobMetrics {
     pub fn note_held(&self, held: usize) {
         self.merge_held_peak
             .fetch_max(held as u64, Ordering::Relaxed);
+    }
+
+    /// Counts one checkpoint of `bytes` that took `took`.
+    pub fn checkpoint(&self, bytes: u64, took: Duration) {
+        let mut c = lock(&self.checkpoints);
+        let s = took.as_secs_f64();
+        c.written += 1;
+        c.last_bytes = bytes;
+        c.last_seconds = s;
+        c.max_seconds = c.max_seconds.max(s);
+        c.total_seconds += s;
     }
 
     /// Sets the feedback join's counts.
@@ -171,6 +202,7 @@ impl JobMetrics {
             lag: self.lag_total.load(Ordering::Relaxed),
             commits: self.commits.load(Ordering::Relaxed),
             merge_held_peak: self.merge_held_peak.load(Ordering::Relaxed),
+            checkpoints: *lock(&self.checkpoints),
         }
     }
 
@@ -234,6 +266,11 @@ impl JobMetrics {
             s.feedback_expired,
         );
         counter("flowboost_commits_total", "Offset commits.", s.commits);
+        counter(
+            "flowboost_checkpoints_total",
+            "Checkpoints written (and their transactions committed).",
+            s.checkpoints.written,
+        );
         counter(
             "flowboost_consumer_errors_total",
             "Transient consumer errors of this process's sources.",
@@ -302,6 +339,11 @@ impl JobMetrics {
             out,
             "# HELP flowboost_merge_held_peak The most records the merge has held at once (read, not yet stamped; at most the partitions x --max-read-ahead).\n# TYPE flowboost_merge_held_peak gauge\nflowboost_merge_held_peak {}",
             s.merge_held_peak
+        );
+        let _ = writeln!(
+            out,
+            "# HELP flowboost_checkpoint_last_bytes The last checkpoint's size.\n# TYPE flowboost_checkpoint_last_bytes gauge\nflowboost_checkpoint_last_bytes {}\n# HELP flowboost_checkpoint_last_seconds The last checkpoint's write and commit time.\n# TYPE flowboost_checkpoint_last_seconds gauge\nflowboost_checkpoint_last_seconds {:.6}",
+            s.checkpoints.last_bytes, s.checkpoints.last_seconds
         );
         let _ = writeln!(
             out,

@@ -7,12 +7,15 @@
 //!   delayed feedback meets its events in the differential join; worker 0's sink writes
 //!   the predictions and dead letters and commits offsets once the outputs they cover are
 //!   acknowledged ([`sink_operator`]); [`control`] stops every worker together.
+//! - [`checkpoint`]: checkpoints of the whole state, and the one a restarted job resumes
+//!   from.
 //! - [`cluster`]: several processes (`--processes`, `--process`, `--hostfile`).
 //! - [`metrics`]: the counters, printed and served in the Prometheus text format.
 //! - [`job_file`]: `flowboost run --config job.toml`.
 //! - [`tools`]: `flowboost kafka produce|read`, the producer and reader of the demo and
 //!   benchmark scripts.
 
+pub mod checkpoint;
 pub mod cluster;
 pub mod control;
 pub mod job;

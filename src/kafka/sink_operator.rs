@@ -1,16 +1,21 @@
 //! The sink: on worker 0, every epoch's predictions and dead letters produced (never
 //! waiting for the broker), and the offsets of every epoch whose outputs are all delivered
-//! committed; at a snapshot (the graceful stop's `--save-model`), the model saved.
+//! committed; at a checkpoint marker, the checkpoint written and (with a transactional
+//! producer) the transaction of everything produced since the previous one committed with
+//! the checkpoint's offsets; at the end, the model saved (`--save-model`).
 
+use super::checkpoint::Checkpoints;
 use super::merge::StreamId;
 use super::metrics::JobMetrics;
 use super::record::SideRecord;
 use super::worker_state::WorkerState;
 use crate::eval::Scorer;
-use crate::model::{ModelWriter, Progress};
+use crate::model::{ModelWriter, Progress, SavedModel, SourceOffset};
 use flowboost_connectors::kafka::{
-    DeadLetter, DeadLetterWriter, KafkaSink, OffsetCommitter, PredictionEncoder, PredictionOutput,
+    DeadLetter, DeadLetterTopic, KafkaSink, OffsetCommitter, PredictionEncoder, PredictionOutput,
 };
+use flowboost_operators::boosters::BoosterConfig;
+use flowboost_operators::data::Schema;
 use flowboost_operators::dataflow::{
     CountsTracker, JoinOutputs, SinkSideInputs, SnapshotAssembler,
 };
@@ -29,10 +34,11 @@ use timely::dataflow::operators::generic::builder_rc::OperatorBuilder;
 
 /// The sink's Kafka clients and settings (worker 0 only).
 pub struct SinkClients {
-    /// The predictions topic.
+    /// The producer: the predictions topic's, and the dead letters' (one producer, so
+    /// that a transaction holds both).
     pub predictions: KafkaSink,
     /// The dead-letter topic, if any.
-    pub dead_letters: Option<DeadLetterWriter>,
+    pub dead_letters: Option<DeadLetterTopic>,
     /// Commits the consumed offsets.
     pub committer: OffsetCommitter,
     /// The input topics' names, by stream id.
@@ -47,6 +53,14 @@ pub struct SinkClients {
 pub struct SinkModel {
     /// Where to save at the end, if anywhere.
     pub writer: Option<ModelWriter>,
+    /// Where to write checkpoints, if anywhere.
+    pub checkpoints: Option<Checkpoints>,
+    /// The model's configuration (for checkpoints).
+    pub config: BoosterConfig,
+    /// The stream's schema (for checkpoints).
+    pub schema: Schema,
+    /// Predictions a restored run's checkpoint had already made.
+    pub seen: u64,
     /// The chain's number of stages.
     pub stages: usize,
     /// The score vector's size.
@@ -55,11 +69,10 @@ pub struct SinkModel {
     pub restored: JoinCounts,
 }
 
-/// Offsets that can be committed once the producers have delivered so many records.
+/// Offsets that can be committed once the producer has delivered so many records.
 struct PendingCommit {
     offsets: Vec<(StreamId, i32, i64)>,
-    predictions: u64,
-    dead_letters: u64,
+    produced: u64,
 }
 
 /// What the sink reports when the job ends.
@@ -108,6 +121,11 @@ pub fn kafka_sink<'scope>(
         // The latest commit marks of epochs whose outputs are all handed to the
         // producers (committable once the producers delivered that much).
         let mut marks: Option<PendingCommit> = None;
+        // The marks of the latest epoch done: where a checkpoint taken now stands.
+        let mut latest: Vec<(StreamId, i32, i64)> = Vec::new();
+        // The model to save at the end (the last snapshot's).
+        let mut last_model: Option<SavedModel> = None;
+        let mut checkpoints_written = 0u64;
         let mut committed: BTreeMap<(StreamId, i32), i64> = BTreeMap::new();
         let mut last_commit = Instant::now();
         let mut buf = Vec::with_capacity(256);
@@ -200,7 +218,7 @@ pub fn kafka_sink<'scope>(
                             partition,
                             offset,
                             body,
-                        } => match c.dead_letters.as_mut() {
+                        } => match c.dead_letters.as_ref() {
                             Some(w) => {
                                 let letter = DeadLetter {
                                     reason: &body.reason,
@@ -210,7 +228,7 @@ pub fn kafka_sink<'scope>(
                                     key: body.key.as_deref(),
                                     payload: &body.payload,
                                 };
-                                if let Err(err) = w.write(&letter) {
+                                if let Err(err) = w.send(&mut c.predictions, &letter) {
                                     worker
                                         .borrow_mut()
                                         .fail(format!("writing a dead letter: {err}"));
@@ -222,30 +240,48 @@ pub fn kafka_sink<'scope>(
                             ),
                         },
                         SideRecord::Commit(offsets) => {
+                            latest.clone_from(&offsets);
                             marks = Some(PendingCommit {
                                 offsets,
-                                predictions: c.predictions.stats().produced,
-                                dead_letters: c
-                                    .dead_letters
-                                    .as_ref()
-                                    .map_or(0, |w| w.stats().produced),
+                                produced: c.predictions.stats().produced,
                             });
                         }
                     }
                 }
                 if let Some(snapshot) = assembler.take(t, model.stages, model.score_dim, has_join) {
-                    let result = snapshot.and_then(|s| match &model.writer {
-                        Some(w) => w
-                            .write(
-                                s,
-                                Some(Progress {
-                                    seen: metrics.predictions_sent.load(Ordering::Relaxed),
-                                    scorer: scorer.clone(),
-                                }),
-                                None,
-                            )
-                            .map_err(String::from),
-                        None => Ok(()),
+                    let progress = Progress {
+                        seen: model.seen + metrics.predictions_sent.load(Ordering::Relaxed),
+                        scorer: scorer.clone(),
+                    };
+                    let result = snapshot.and_then(|s| {
+                        let mut saved = SavedModel::from_snapshot(
+                            &model.config,
+                            &model.schema,
+                            s,
+                            Some(progress),
+                            None,
+                        );
+                        saved.header.offsets = latest
+                            .iter()
+                            .map(|&(s, p, o)| SourceOffset {
+                                topic: c.topics[s as usize].clone(),
+                                partition: p,
+                                offset: o,
+                            })
+                            .collect();
+                        if let Some(dir) = &model.checkpoints {
+                            checkpoints_written += 1;
+                            checkpoint(dir, &saved, checkpoints_written, c, &latest, &metrics)?;
+                            if c.predictions.is_transactional() {
+                                for &(s, p, o) in &latest {
+                                    committed.insert((s, p), o);
+                                }
+                            }
+                        }
+                        if model.writer.is_some() {
+                            last_model = Some(saved);
+                        }
+                        Ok(())
                     });
                     if let Err(err) = result {
                         worker.borrow_mut().fail(err);
@@ -271,28 +307,29 @@ pub fn kafka_sink<'scope>(
                         .borrow_mut()
                         .fail(format!("delivering predictions: {err}"));
                 }
-                if let Some(w) = c.dead_letters.as_mut()
-                    && let Err(err) = w.flush(timeout)
+                if let (Some(w), Some(saved)) = (&model.writer, last_model.take())
+                    && worker.borrow().error.is_none()
+                    && let Err(err) = w.write_model(&saved)
                 {
-                    worker
-                        .borrow_mut()
-                        .fail(format!("delivering dead letters: {err}"));
+                    worker.borrow_mut().fail(err.to_string());
                 }
             }
             metrics
                 .predictions_out
                 .store(c.predictions.stats().delivered, Ordering::Relaxed);
             // Commit the marks whose outputs are all delivered (not after an error: a
-            // restart resumes from the last commit).
+            // restart resumes from the last commit). A transactional producer commits
+            // offsets with its transactions only.
             let delivered = c.predictions.stats().delivered;
-            let dead_delivered = c.dead_letters.as_ref().map_or(0, |w| w.stats().delivered);
             let due = done || last_commit.elapsed() >= c.commit_interval;
+            if c.predictions.is_transactional() {
+                marks = None;
+            }
             if !failed
                 && worker.borrow().error.is_none()
                 && due
                 && let Some(pending) = marks.as_ref()
-                && delivered >= pending.predictions
-                && dead_delivered >= pending.dead_letters
+                && delivered >= pending.produced
             {
                 let m = &pending.offsets;
                 let changed: Vec<(&str, i32, i64)> = m
@@ -324,4 +361,60 @@ pub fn kafka_sink<'scope>(
             }
         }
     });
+}
+
+/// Writes a checkpoint and, with a transactional producer, commits the transaction of its
+/// outputs with its offsets; then drops the old checkpoints. `number` counts this run's
+/// checkpoints (for the fault points of the crash tests, see [`fault`]).
+fn checkpoint(
+    dir: &Checkpoints,
+    saved: &SavedModel,
+    number: u64,
+    c: &mut SinkClients,
+    offsets: &[(StreamId, i32, i64)],
+    metrics: &JobMetrics,
+) -> Result<(), String> {
+    let started = Instant::now();
+    fault("checkpoint-write", number, Some((dir, saved)));
+    let path = dir
+        .write(saved)
+        .map_err(|e| format!("writing a checkpoint: {e}"))?;
+    let bytes = std::fs::metadata(&path).map_or(0, |m| m.len());
+    fault("checkpoint-commit", number, None);
+    if c.predictions.is_transactional() {
+        let named: Vec<(&str, i32, i64)> = offsets
+            .iter()
+            .map(|&(s, p, o)| (c.topics[s as usize].as_str(), p, o))
+            .collect();
+        c.predictions
+            .commit_transaction(&named, &c.committer)
+            .map_err(|e| format!("after the checkpoint {}: {e}", path.display()))?;
+        metrics.commits.fetch_add(1, Ordering::Relaxed);
+    }
+    dir.prune()?;
+    metrics.checkpoint(bytes, started.elapsed());
+    Ok(())
+}
+
+/// A crash on purpose, for the tests that kill the job at chosen points:
+/// `FLOWBOOST_FAULT=POINT:N` aborts the process at the `N`th time it reaches `POINT`
+/// (`checkpoint-write`: halfway through writing the checkpoint's temporary file;
+/// `checkpoint-commit`: after the checkpoint is durable, before its transaction commits).
+/// Unset (always, outside tests), it does nothing.
+fn fault(point: &str, number: u64, partial: Option<(&Checkpoints, &SavedModel)>) {
+    let Ok(spec) = std::env::var("FLOWBOOST_FAULT") else {
+        return;
+    };
+    if spec != format!("{point}:{number}") {
+        return;
+    }
+    if let Some((dir, saved)) = partial
+        && let Ok(bytes) = saved.to_bytes()
+    {
+        let mut tmp = dir.path_of(saved).into_os_string();
+        tmp.push(format!(".tmp.{}", std::process::id()));
+        let _ = std::fs::write(&tmp, &bytes[..bytes.len() / 2]);
+    }
+    eprintln!("flowboost: FLOWBOOST_FAULT={spec}: aborting on purpose");
+    std::process::abort();
 }

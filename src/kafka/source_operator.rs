@@ -55,6 +55,23 @@ impl KafkaReader {
         })
     }
 
+    /// Starts every source partition named in `offsets` (`(topic, partition)` to the next
+    /// offset: a checkpoint's) there instead (before the first poll).
+    pub fn start_at(&mut self, offsets: &super::checkpoint::OffsetMap) -> Result<(), String> {
+        for (_, source) in &mut self.sources {
+            let topic = source.topic().to_string();
+            let mine: BTreeMap<i32, i64> = offsets
+                .iter()
+                .filter(|((t, _), _)| *t == topic)
+                .map(|((_, p), &o)| (*p, o))
+                .collect();
+            source
+                .start_at(&mine)
+                .map_err(|e| format!("source `{topic}`: {e}"))?;
+        }
+        Ok(())
+    }
+
     /// Takes what the consumers have fetched (at most `max` records, without waiting),
     /// decoded, then the progress of every partition whose position or end changed.
     /// Returns the number of records.

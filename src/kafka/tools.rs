@@ -117,6 +117,11 @@ pub struct ReadArgs {
     /// Write the records' values as lines to this file.
     #[arg(long)]
     pub output: Option<PathBuf>,
+    /// Which records to read: read_committed (those of committed transactions, and every
+    /// record written without one: what a job's downstream consumers should use) or
+    /// read_uncommitted (also those of open and aborted transactions).
+    #[arg(long, default_value = "read_committed", value_name = "LEVEL", value_parser = ["read_committed", "read_uncommitted"])]
+    pub isolation: String,
 }
 
 /// Runs a tool.
@@ -332,7 +337,7 @@ fn percentile(sorted: &[f64], q: f64) -> f64 {
 }
 
 fn read(a: ReadArgs) -> Result<(), String> {
-    let config = KafkaConfig::new(a.brokers.clone());
+    let config = KafkaConfig::new(a.brokers.clone()).set("isolation.level", a.isolation.clone());
     let idle = Duration::from_secs_f64(a.idle);
     let expect = a.expect.map(|n| (n, Duration::from_secs_f64(a.timeout)));
     let records = read_all(&config, &a.topic, idle, a.max, expect, false)?;
@@ -352,6 +357,7 @@ fn read(a: ReadArgs) -> Result<(), String> {
     let mut summary = json!({
         "topic": a.topic,
         "records": records.len(),
+        "isolation": a.isolation,
         "distinct_keys": keys.len(),
         "first_timestamp_ms": ts.iter().min(),
         "last_timestamp_ms": ts.iter().max(),

@@ -46,4 +46,19 @@ pub struct ModelHeader {
     pub pending: usize,
     /// How the body is stored.
     pub compression: Compression,
+    /// A Kafka job's checkpoint: the next offset to read of every source partition, where
+    /// a restored job goes on (empty for other models).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub offsets: Vec<SourceOffset>,
+}
+
+/// Where a Kafka job's checkpoint stands in one source partition.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SourceOffset {
+    /// The topic.
+    pub topic: String,
+    /// The partition.
+    pub partition: i32,
+    /// The next offset to read: every record before it is in the checkpoint's state.
+    pub offset: i64,
 }

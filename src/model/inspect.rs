@@ -52,6 +52,9 @@ pub struct Inspection {
     pub position: Position,
     /// Events waiting for feedback.
     pub pending: usize,
+    /// A Kafka job's checkpoint: where each source partition stands.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub offsets: Vec<super::SourceOffset>,
     /// Hedge's probabilities of the experts, for the boosters that use Hedge.
     pub hedge: Option<Vec<f64>>,
     /// Every stage.
@@ -117,6 +120,7 @@ pub fn inspect(path: &Path) -> Result<Inspection, ModelError> {
         labels: h.schema.labels.clone(),
         position: h.position,
         pending: h.pending,
+        offsets: h.offsets.clone(),
         hedge: chain.terminal.hedge_probabilities(),
         stages,
         total,

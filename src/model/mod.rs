@@ -24,7 +24,7 @@ pub use api::{Feedback, FeedbackOutcome, Model};
 pub use body::{FeedbackRun, ModelBody, Progress, StageBytes};
 pub use error::ModelError;
 pub use file::{read_all, read_bytes, read_header};
-pub use header::{Compression, FORMAT_VERSION, MAGIC, ModelHeader};
+pub use header::{Compression, FORMAT_VERSION, MAGIC, ModelHeader, SourceOffset};
 pub use inspect::{Inspection, inspect, set_heap_probe};
 pub use saved::{SavedModel, schema_difference};
 pub use writer::ModelWriter;

@@ -38,6 +38,7 @@ impl SavedModel {
                 stages: snapshot.stages.len(),
                 pending: waiting,
                 compression: Compression::None,
+                offsets: Vec::new(),
             },
             body: ModelBody {
                 stages: snapshot.stages.into_iter().map(StageBytes).collect(),

@@ -28,11 +28,21 @@ impl ModelWriter {
         progress: Option<Progress>,
         feedback_run: Option<FeedbackRun>,
     ) -> Result<(), ModelError> {
+        let model =
+            SavedModel::from_snapshot(&self.config, &self.schema, snapshot, progress, feedback_run);
+        self.write_model(&model)
+    }
+
+    /// Writes a model (made by [`SavedModel::from_snapshot`]) to the file, compressed if
+    /// asked, and says so on stderr.
+    pub fn write_model(&self, model: &SavedModel) -> Result<(), ModelError> {
         let start = Instant::now();
-        let events = snapshot.position.events;
-        SavedModel::from_snapshot(&self.config, &self.schema, snapshot, progress, feedback_run)
-            .compressed(self.compress)
-            .write(&self.path)?;
+        let events = model.header.position.events;
+        if self.compress {
+            model.clone().compressed(true).write(&self.path)?;
+        } else {
+            model.write(&self.path)?;
+        }
         let seconds = start.elapsed().as_secs_f64();
         let bytes = std::fs::metadata(&self.path).map_or(0, |m| m.len());
         eprintln!(

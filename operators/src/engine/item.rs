@@ -126,6 +126,20 @@ impl Sequencer {
         }
     }
 
+    /// A checkpoint marker at the end of epoch `closed`, the epoch that just ended (call it
+    /// right after the epoch closed, before any input of the next): unlike
+    /// [`snapshot`](Self::snapshot) it takes no epoch of its own, so the epochs, and with
+    /// them everything that counts in epochs (the join's time-to-live, the feedback loop's
+    /// lag), are those of a run without the marker. It carries the state the next epoch
+    /// starts from. `None` if an input was stamped since `closed` ended.
+    pub fn checkpoint(&self, closed: u64) -> Option<Item> {
+        (self.state.in_epoch == 0 && self.state.epoch == closed + 1).then(|| Item {
+            seq: self.state.seq,
+            epoch: closed,
+            input: Input::Snapshot(Box::new(self.state(None))),
+        })
+    }
+
     /// Ends the current epoch (if anything is in it).
     pub fn close(&mut self) {
         if self.state.in_epoch > 0 {

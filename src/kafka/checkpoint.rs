@@ -1,0 +1,257 @@
+//! Checkpoints of the Kafka job: the whole state at a completed epoch, as a model file.
+//!
+//! A checkpoint is a model file (`flowboost inspect` reads it, `--load-model` starts from
+//! it) whose header also names the next offset of every source partition
+//! ([`SourceOffset`]). The parts of the state (every worker's stage block, the terminal,
+//! every worker's share of the feedback join, the merge's position) travel through the
+//! dataflow to worker 0 of process 0 with a checkpoint marker; that worker writes the one
+//! file atomically (a temporary file, fsync, rename, directory fsync), so a directory never
+//! shows a partial checkpoint: the rename is the manifest.
+//!
+//! Files are `checkpoint-SEQ-OFFSETS.fbm`: `SEQ` the merged sequence's next position
+//! (events and feedback), `OFFSETS` the sum of the source offsets (which also moves past
+//! dead letters), both zero-padded, so names sort by age and two checkpoints share a name
+//! only if they are the same cut. The newest `keep` are kept.
+
+use super::JobOptions;
+use crate::model::{ModelError, SavedModel, SourceOffset};
+use flowboost_connectors::kafka::{OffsetCommitter, admin};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// A directory of checkpoints.
+#[derive(Clone, Debug)]
+pub struct Checkpoints {
+    dir: PathBuf,
+    keep: usize,
+}
+
+/// Where each source partition stands: `(topic, partition)` to the next offset.
+pub type OffsetMap = BTreeMap<(String, i32), i64>;
+
+/// The checkpoint a job resumes from, and why.
+#[derive(Debug)]
+pub struct Restore {
+    /// The file.
+    pub path: PathBuf,
+    /// The model in it.
+    pub model: SavedModel,
+}
+
+impl Checkpoints {
+    /// Checkpoints in `dir` (created if missing), keeping the newest `keep` (at least 2:
+    /// the newest may be written but not yet committed when the job stops).
+    pub fn open(dir: &Path, keep: usize) -> Result<Self, String> {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| format!("--checkpoint-dir {}: {e}", dir.display()))?;
+        if !dir.is_dir() {
+            return Err(format!(
+                "--checkpoint-dir {}: not a directory",
+                dir.display()
+            ));
+        }
+        Ok(Checkpoints {
+            dir: dir.to_path_buf(),
+            keep: keep.max(2),
+        })
+    }
+
+    /// The directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The checkpoint files, newest first.
+    pub fn list(&self) -> Result<Vec<PathBuf>, String> {
+        let entries = std::fs::read_dir(&self.dir)
+            .map_err(|e| format!("--checkpoint-dir {}: {e}", self.dir.display()))?;
+        let mut files: Vec<((u64, u64), PathBuf)> = entries
+            .filter_map(Result::ok)
+            .filter_map(|e| {
+                let name = e.file_name().into_string().ok()?;
+                let (seq, sum) = name
+                    .strip_prefix("checkpoint-")?
+                    .strip_suffix(".fbm")?
+                    .split_once('-')?;
+                Some(((seq.parse().ok()?, sum.parse().ok()?), e.path()))
+            })
+            .collect();
+        files.sort_unstable_by(|a, b| b.0.cmp(&a.0));
+        Ok(files.into_iter().map(|(_, p)| p).collect())
+    }
+
+    /// The file of `model`'s checkpoint.
+    pub fn path_of(&self, model: &SavedModel) -> PathBuf {
+        let seq = model
+            .body
+            .source
+            .as_ref()
+            .map_or(model.header.position.seq, |s| s.seq);
+        let sum: i64 = model.header.offsets.iter().map(|o| o.offset.max(0)).sum();
+        self.dir.join(format!("checkpoint-{seq:020}-{sum:020}.fbm"))
+    }
+
+    /// Writes `model` as the checkpoint at its position (atomically) and returns its path.
+    pub fn write(&self, model: &SavedModel) -> Result<PathBuf, ModelError> {
+        let path = self.path_of(model);
+        model.write(&path)?;
+        Ok(path)
+    }
+
+    /// Deletes the checkpoints newer than `kept` (all, with `None`): a transactional job
+    /// that resumes from `kept` never committed their outputs, and their cuts will be
+    /// taken again.
+    pub fn drop_newer(&self, kept: Option<&Path>) -> Result<(), String> {
+        for path in self.list()? {
+            if Some(path.as_path()) == kept {
+                break;
+            }
+            eprintln!(
+                "flowboost: kafka: deleting the checkpoint {}: its outputs were never committed",
+                path.display()
+            );
+            std::fs::remove_file(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        }
+        Ok(())
+    }
+
+    /// Deletes all but the newest `keep` checkpoints (and temporary files of interrupted
+    /// writes).
+    pub fn prune(&self) -> Result<(), String> {
+        for old in self.list()?.into_iter().skip(self.keep) {
+            std::fs::remove_file(&old).map_err(|e| format!("{}: {e}", old.display()))?;
+        }
+        if let Ok(entries) = std::fs::read_dir(&self.dir) {
+            for e in entries.filter_map(Result::ok) {
+                let name = e.file_name();
+                let name = name.to_string_lossy();
+                if name.starts_with("checkpoint-") && name.contains(".fbm.tmp.") {
+                    let _ = std::fs::remove_file(e.path());
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The checkpoint to resume from, or `None` to start afresh.
+    ///
+    /// With `committed` (the group's committed offsets, as a transactional job commits
+    /// them together with each checkpoint's outputs): the newest checkpoint whose offsets
+    /// are exactly those; none when nothing is committed (no checkpoint's outputs were);
+    /// an error when offsets are committed but no checkpoint has them (another job's
+    /// group, or a directory that lost its checkpoints: resuming would repeat or lose
+    /// outputs). Without (at-least-once): the newest readable checkpoint.
+    ///
+    /// A file that cannot be read (damaged, truncated) is skipped with a warning naming it.
+    pub fn choose(&self, committed: Option<&OffsetMap>) -> Result<Option<Restore>, String> {
+        let mut newest_offsets: Option<OffsetMap> = None;
+        for path in self.list()? {
+            let model = match SavedModel::read(&path) {
+                Ok(m) => m,
+                Err(e) => {
+                    eprintln!("flowboost: kafka: skipping the checkpoint {e}");
+                    continue;
+                }
+            };
+            let offsets = offset_map(&model.header.offsets);
+            match committed {
+                None => return Ok(Some(Restore { path, model })),
+                Some(c) if c.is_empty() => {
+                    eprintln!(
+                        "flowboost: kafka: the group has no committed offsets, so no checkpoint's outputs were committed: starting afresh (ignoring {})",
+                        path.display()
+                    );
+                    return Ok(None);
+                }
+                Some(c) if matches(&offsets, c) => return Ok(Some(Restore { path, model })),
+                Some(_) => {
+                    newest_offsets.get_or_insert(offsets);
+                }
+            }
+        }
+        match committed {
+            Some(c) if !c.is_empty() => Err(format!(
+                "the group's committed offsets ({}) are those of no checkpoint in {}{}: resuming would repeat or lose outputs. Use a new --group (and a new --checkpoint-dir) to start afresh",
+                describe(c),
+                self.dir.display(),
+                newest_offsets
+                    .map(|o| format!(" (the newest has {})", describe(&o)))
+                    .unwrap_or_default()
+            )),
+            _ => Ok(None),
+        }
+    }
+}
+
+/// The job's group's committed offsets on its source and feedback topics (partitions
+/// without one left out).
+pub fn committed_offsets(options: &JobOptions) -> Result<OffsetMap, String> {
+    let kafka = options.kafka();
+    let committer = OffsetCommitter::new(&kafka, &options.group).map_err(|e| e.to_string())?;
+    let mut out = OffsetMap::new();
+    for topic in std::iter::once(&options.source).chain(options.feedback.as_ref()) {
+        let partitions =
+            admin::topic_partitions(&kafka, topic).map_err(|e| format!("kafka:{topic}: {e}"))?;
+        let keys: Vec<(&str, i32)> = partitions.iter().map(|&p| (topic.as_str(), p)).collect();
+        let committed = committer.committed(&keys).map_err(|e| e.to_string())?;
+        for (p, c) in partitions.iter().zip(committed) {
+            if let Some(offset) = c {
+                out.insert((topic.clone(), *p), offset);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The offsets of a checkpoint's header as a map.
+pub fn offset_map(offsets: &[SourceOffset]) -> OffsetMap {
+    offsets
+        .iter()
+        .map(|o| ((o.topic.clone(), o.partition), o.offset))
+        .collect()
+}
+
+/// Whether a checkpoint's offsets are the committed ones: equal on every partition the
+/// checkpoint names, and no committed partition it does not name.
+fn matches(checkpoint: &OffsetMap, committed: &OffsetMap) -> bool {
+    checkpoint
+        .iter()
+        .all(|(k, o)| committed.get(k).is_some_and(|c| c == o))
+        && committed.keys().all(|k| checkpoint.contains_key(k))
+}
+
+fn describe(offsets: &OffsetMap) -> String {
+    offsets
+        .iter()
+        .map(|((t, p), o)| format!("{t}[{p}]@{o}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn map(entries: &[(&str, i32, i64)]) -> OffsetMap {
+        entries
+            .iter()
+            .map(|&(t, p, o)| ((t.to_string(), p), o))
+            .collect()
+    }
+
+    #[test]
+    fn a_checkpoint_matches_only_the_exact_committed_offsets() {
+        let c = map(&[("e", 0, 10), ("e", 1, 7), ("f", 0, 3)]);
+        assert!(matches(&c, &c));
+        assert!(!matches(
+            &c,
+            &map(&[("e", 0, 10), ("e", 1, 8), ("f", 0, 3)])
+        ));
+        // A committed partition the checkpoint does not name.
+        let mut more = c.clone();
+        more.insert(("f".into(), 1), 0);
+        assert!(!matches(&c, &more));
+        // A partition of the checkpoint without a committed offset.
+        assert!(!matches(&c, &map(&[("e", 0, 10), ("e", 1, 7)])));
+    }
+}
