@@ -76,7 +76,7 @@ impl Checkpoints {
                 Some(((seq.parse().ok()?, sum.parse().ok()?), e.path()))
             })
             .collect();
-        files.sort_unstable_by(|a, b| b.0.cmp(&a.0));
+        files.sort_unstable_by_key(|f| std::cmp::Reverse(f.0));
         Ok(files.into_iter().map(|(_, p)| p).collect())
     }
 
