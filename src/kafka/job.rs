@@ -364,6 +364,7 @@ pub fn run_job(
                 .checkpoints
                 .as_ref()
                 .map(|_| options.checkpoint_every),
+            hold_for_checkpoint: options.transactional,
             start: start_state,
         };
         let progress = restore.as_ref().and_then(|s| s.body.progress.clone());

@@ -43,9 +43,13 @@ pub struct MergeOptions {
     pub snapshot_at_end: bool,
     /// Put a checkpoint marker at the end of the first epoch that ends this long after the
     /// previous marker (see [`Sequencer::checkpoint`]: it does not change the epochs, so
-    /// the results do not depend on when checkpoints are taken); on a quiet stream, one
-    /// of its own once this long has passed.
+    /// the results do not depend on when checkpoints are taken).
     pub checkpoint_every: Option<Duration>,
+    /// When the stream goes quiet before a checkpoint is due, hold the last epoch open
+    /// downstream until it is due (or more records come), so that its checkpoint can still
+    /// take place at that epoch's end: a transactional job's outputs become visible only
+    /// at checkpoints, so a quiet stream must get one, and it must not change the epochs.
+    pub hold_for_checkpoint: bool,
     /// Where the sequence starts (a model's position).
     pub start: SourceState,
 }
@@ -97,8 +101,8 @@ pub fn merge<'scope>(
         let mut stopping = false;
         let mut woken: Vec<(StreamId, i32, i64)> = Vec::new();
         let mut last_checkpoint = Instant::now();
-        // Whether anything was stamped since the last checkpoint marker.
-        let mut unsaved = false;
+        // The last epoch, ended on a quiet stream, held open for its checkpoint.
+        let mut held: Option<u64> = None;
         move |frontiers| {
             control_in.for_each(|_t, data| {
                 if data.iter().any(|c| matches!(c, Control::Stop { .. })) {
@@ -159,7 +163,7 @@ pub fn merge<'scope>(
                 }
                 let r = ready.pop_front().expect("not empty");
                 let before = sequencer.epoch();
-                unsaved = true;
+                held = None;
                 match r.body {
                     RecordBody::Event(example) => {
                         events += 1;
@@ -195,7 +199,6 @@ pub fn merge<'scope>(
                     {
                         items_buf.push(marker);
                         last_checkpoint = now;
-                        unsaved = false;
                     }
                 }
             }
@@ -221,18 +224,28 @@ pub fn merge<'scope>(
                 {
                     items_buf.push(marker);
                     last_checkpoint = now;
-                    unsaved = false;
+                } else if options.hold_for_checkpoint && options.checkpoint_every.is_some() {
+                    held = Some(before);
                 }
             }
+            // A held epoch's checkpoint, once due.
+            if let Some(h) = held
+                && checkpoint_due(last_checkpoint)
+            {
+                if let Some(marker) = sequencer.checkpoint(h) {
+                    items_buf.push(marker);
+                    last_checkpoint = now;
+                }
+                held = None;
+            }
             let finished = sources_done && ready.is_empty() && merger.held() == 0;
-            if finished && options.snapshot_at_end {
-                items_buf.push(sequencer.snapshot(None));
-            } else if quiet && unsaved && !finished && checkpoint_due(last_checkpoint) {
-                // A quiet live stream: its last epoch already ended, so the checkpoint
-                // takes an epoch of its own (live epochs depend on arrival times anyway).
-                items_buf.push(sequencer.snapshot(None));
-                last_checkpoint = now;
-                unsaved = false;
+            if finished {
+                // The end marker always takes the epoch after the last (held or not), so
+                // the final state does not depend on when the last checkpoint came.
+                held = None;
+                if options.snapshot_at_end {
+                    items_buf.push(sequencer.snapshot(None));
+                }
             }
             for item in items_buf {
                 if *icap.time() < item.epoch {
@@ -275,7 +288,7 @@ pub fn merge<'scope>(
                 side_cap = None;
                 return;
             }
-            let epoch = sequencer.epoch();
+            let epoch = held.unwrap_or(sequencer.epoch());
             if *icap.time() < epoch {
                 icap.downgrade(&epoch);
             }
@@ -291,7 +304,9 @@ pub fn merge<'scope>(
             {
                 worker.borrow_mut().idle = true;
             }
-            if unsaved && let Some(every) = options.checkpoint_every {
+            if held.is_some()
+                && let Some(every) = options.checkpoint_every
+            {
                 let left = every.saturating_sub(now.saturating_duration_since(last_checkpoint));
                 activator.activate_after(left + Duration::from_millis(1));
             }

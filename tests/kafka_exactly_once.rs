@@ -1,0 +1,368 @@
+//! Exactly once across crashes, through the binary against the real broker of
+//! `scripts/kafka.sh` (scripts/test.sh starts it and exports FLOWBOOST_KAFKA_BROKERS): a
+//! replay of 20,000 events, a fifth of them unlabeled with their labels 300 events later
+//! on the feedback topic, is run once without a crash and once killed (SIGKILL, or an
+//! abort on purpose at a chosen point) five times and restarted each time from its
+//! checkpoints. A read_committed consumer must then see exactly one prediction per event,
+//! equal to the uninterrupted run's; the model saved at the end must be byte-identical;
+//! every label must be joined as in the uninterrupted run. The same with 2 processes x 2
+//! threads, killing one process.
+
+mod common;
+
+use common::{flowboost, last_json, temp_dir};
+use flowboost::connectors::kafka::testing::{test_brokers, unique_name};
+use flowboost::connectors::kafka::{KafkaConfig, admin};
+use flowboost::model::read_header;
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const EVENTS: u64 = 20_000;
+const UNLABELED: u64 = EVENTS / 5;
+
+fn brokers() -> String {
+    test_brokers().unwrap_or_else(|e| panic!("no Kafka broker for the tests: {e}"))
+}
+
+fn create(brokers: &str, prefix: &str, partitions: i32) -> String {
+    let name = unique_name(prefix);
+    admin::create_topic(&KafkaConfig::new(brokers), &name, partitions).expect("create topic");
+    name
+}
+
+/// The replay: events on 4 partitions, every 5th unlabeled, its label 300 events later on
+/// the feedback topic.
+struct Replay {
+    brokers: String,
+    events: String,
+    feedback: String,
+}
+
+impl Replay {
+    fn produce() -> Replay {
+        let brokers = brokers();
+        let events = create(&brokers, "fb-eo-events", 4);
+        let feedback = create(&brokers, "fb-eo-feedback", 4);
+        let produced = last_json(&flowboost(&[
+            "kafka",
+            "produce",
+            "--brokers",
+            &brokers,
+            "--topic",
+            &events,
+            "--generator",
+            "binary",
+            "--examples",
+            &EVENTS.to_string(),
+            "--unlabeled-every",
+            "5",
+            "--feedback-topic",
+            &feedback,
+            "--feedback-delay",
+            "300",
+        ]));
+        assert_eq!(produced["events"], EVENTS);
+        assert_eq!(produced["unlabeled"], UNLABELED);
+        Replay {
+            brokers,
+            events,
+            feedback,
+        }
+    }
+}
+
+/// One job: its sink, group, checkpoint directory and final model file, and how it is
+/// deployed (`processes` processes of 2 threads on loopback).
+struct Job<'a> {
+    replay: &'a Replay,
+    sink: String,
+    group: String,
+    dir: PathBuf,
+    model: PathBuf,
+    processes: usize,
+    hostfile: Option<PathBuf>,
+}
+
+impl<'a> Job<'a> {
+    fn new(replay: &'a Replay, name: &str, processes: usize) -> Job<'a> {
+        let dir = temp_dir(&unique_name(name));
+        let hostfile = (processes > 1).then(|| {
+            let port = 28000 + (std::process::id() % 1500) as u16 * 4;
+            let hosts = dir.join("hosts");
+            let lines: String = (0..processes)
+                .map(|i| format!("127.0.0.1:{}\n", port + i as u16))
+                .collect();
+            std::fs::write(&hosts, lines).unwrap();
+            hosts
+        });
+        Job {
+            replay,
+            sink: create(&replay.brokers, "fb-eo-pred", 2),
+            group: unique_name("fb-eo-group"),
+            model: dir.join("final.fbm"),
+            dir: dir.join("checkpoints"),
+            processes,
+            hostfile,
+        }
+    }
+
+    fn args(&self, process: usize) -> Vec<String> {
+        let r = self.replay;
+        let mut a: Vec<String> = [
+            "run",
+            "--brokers",
+            &r.brokers,
+            "--source",
+            &format!("kafka:{}", r.events),
+            "--feedback",
+            &format!("kafka:{}", r.feedback),
+            "--sink",
+            &format!("kafka:{}", self.sink),
+            "--group",
+            &self.group,
+            "--generator",
+            "binary",
+            "--learners",
+            "10",
+            "--workers",
+            "2",
+            "--report-interval",
+            "0",
+            "--exit-when-idle",
+            "2",
+            "--checkpoint-dir",
+            self.dir.to_str().unwrap(),
+            "--checkpoint-every",
+            "0.2",
+            "--save-model",
+            self.model.to_str().unwrap(),
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        if let Some(hosts) = &self.hostfile {
+            a.extend(
+                [
+                    "--processes",
+                    &self.processes.to_string(),
+                    "--process",
+                    &process.to_string(),
+                    "--hostfile",
+                    hosts.to_str().unwrap(),
+                ]
+                .map(String::from),
+            );
+        }
+        a
+    }
+
+    /// Starts every process (with `fault` in FLOWBOOST_FAULT), stderr to a file each.
+    fn spawn(&self, fault: Option<&str>, round: usize) -> Vec<(Child, PathBuf)> {
+        (0..self.processes)
+            .map(|p| {
+                let log = self.dir.with_file_name(format!("round{round}-p{p}.log"));
+                let mut cmd = Command::new(env!("CARGO_BIN_EXE_flowboost"));
+                cmd.args(self.args(p))
+                    .stdout(Stdio::piped())
+                    .stderr(std::fs::File::create(&log).unwrap());
+                if let Some(f) = fault {
+                    cmd.env("FLOWBOOST_FAULT", f);
+                }
+                (cmd.spawn().unwrap(), log)
+            })
+            .collect()
+    }
+
+    /// Runs to the end (every process exits 0); process 0's summary.
+    fn finish(&self, round: usize) -> Value {
+        let children = self.spawn(None, round);
+        let mut summary = Value::Null;
+        for (p, (child, log)) in children.into_iter().enumerate() {
+            let out = child.wait_with_output().unwrap();
+            let stderr = std::fs::read_to_string(&log).unwrap_or_default();
+            assert!(out.status.success(), "process {p} failed:\n{stderr}");
+            if p == 0 {
+                let stdout = String::from_utf8_lossy(&out.stdout);
+                summary = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+            }
+        }
+        summary
+    }
+
+    /// The checkpoint files now, with their headers' pending events.
+    fn checkpoints(&self) -> BTreeMap<PathBuf, usize> {
+        let Ok(entries) = std::fs::read_dir(&self.dir) else {
+            return BTreeMap::new();
+        };
+        entries
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "fbm"))
+            .filter_map(|p| {
+                let bytes = std::fs::read(&p).ok()?;
+                let (header, _) = read_header(&bytes, &p.display().to_string()).ok()?;
+                Some((p, header.pending))
+            })
+            .collect()
+    }
+
+    /// One crash: with `fault`, every process runs until process 0 aborts at that point
+    /// (the others then stop with an error); without, `victim` is killed with SIGKILL once
+    /// a checkpoint newer than those present at the start was written (the others stop).
+    fn crash(&self, round: usize, fault: Option<&str>, victim: usize) {
+        let before: Vec<PathBuf> = self.checkpoints().into_keys().collect();
+        let mut children = self.spawn(fault, round);
+        let start = Instant::now();
+        if fault.is_none() {
+            loop {
+                let now = self.checkpoints();
+                if now.keys().any(|p| !before.contains(p)) {
+                    break;
+                }
+                assert!(
+                    start.elapsed() < Duration::from_secs(60),
+                    "round {round}: no checkpoint within 60 s"
+                );
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            std::thread::sleep(Duration::from_millis(150));
+            let child = &mut children[victim].0;
+            assert!(
+                child.try_wait().unwrap().is_none(),
+                "round {round}: the job ended before it could be killed"
+            );
+            child.kill().unwrap();
+        }
+        for (p, (child, log)) in children.iter_mut().enumerate() {
+            let deadline = Instant::now() + Duration::from_secs(60);
+            let status = loop {
+                if let Some(s) = child.try_wait().unwrap() {
+                    break s;
+                }
+                if Instant::now() > deadline {
+                    let _ = child.kill();
+                    panic!("round {round}: process {p} still runs 60 s after the crash");
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            };
+            let stderr = std::fs::read_to_string(log).unwrap_or_default();
+            assert!(
+                !status.success(),
+                "round {round}: process {p} ended normally:\n{stderr}"
+            );
+            if let Some(f) = fault
+                && p == 0
+            {
+                assert!(
+                    stderr.contains(&format!("FLOWBOOST_FAULT={f}: aborting on purpose")),
+                    "round {round}: no abort at {f}:\n{stderr}"
+                );
+            }
+        }
+        // The crash left events waiting for their feedback in every checkpoint.
+        let left = self.checkpoints();
+        assert!(!left.is_empty(), "round {round}: no checkpoint");
+        assert!(
+            left.values().all(|&pending| pending > 0),
+            "round {round}: a checkpoint without pending feedback: {left:?}"
+        );
+    }
+
+    /// The predictions a read_committed consumer sees, by id (each id once).
+    fn predictions(&self) -> BTreeMap<u64, String> {
+        let file = self.dir.with_file_name("predictions.jsonl");
+        let out = flowboost(&[
+            "kafka",
+            "read",
+            "--brokers",
+            &self.replay.brokers,
+            "--topic",
+            &self.sink,
+            "--isolation",
+            "read_committed",
+            "--idle",
+            "3",
+            "--output",
+            file.to_str().unwrap(),
+        ]);
+        let summary = last_json(&out);
+        assert_eq!(summary["isolation"], "read_committed");
+        let mut by_id = BTreeMap::new();
+        for line in std::fs::read_to_string(&file).unwrap().lines() {
+            let v: Value = serde_json::from_str(line).unwrap();
+            let id = v["id"].as_u64().unwrap();
+            if let Some(old) = by_id.insert(id, line.to_string()) {
+                panic!("two predictions for event {id}:\n{old}\n{line}");
+            }
+        }
+        by_id
+    }
+}
+
+/// The uninterrupted run and a run crashed five times, compared.
+fn crashed_equals_uninterrupted(processes: usize, victims: [usize; 3]) {
+    let replay = Replay::produce();
+    let reference = Job::new(&replay, "eo-reference", 1);
+    let whole = reference.finish(0);
+    assert_eq!(whole["events_in"], EVENTS, "{whole}");
+    assert_eq!(whole["feedback_joined"], UNLABELED, "{whole}");
+    let expected = reference.predictions();
+    assert_eq!(expected.len() as u64, EVENTS);
+
+    let job = Job::new(&replay, "eo-crashed", processes);
+    job.crash(1, Some("checkpoint-write:2"), 0);
+    job.crash(2, Some("checkpoint-commit:2"), 0);
+    job.crash(3, None, victims[0]);
+    job.crash(4, None, victims[1]);
+    job.crash(5, None, victims[2]);
+    let last = job.finish(6);
+    // The join's counts continue from the checkpoint: over the whole stream, as in the
+    // uninterrupted run.
+    assert_eq!(last["join"], whole["join"], "{last}\n{whole}");
+    assert_eq!(last["feedback_expired"], 0);
+    assert_eq!(last["feedback_unmatched"], 0);
+    assert_eq!(last["dead_letters"], 0);
+    assert!(
+        last["events_in"].as_u64().unwrap() < EVENTS,
+        "the last run read everything again: {last}"
+    );
+
+    let got = job.predictions();
+    assert_eq!(got.len() as u64, EVENTS, "events without a prediction");
+    let differ: Vec<&u64> = expected
+        .iter()
+        .filter(|(id, line)| got.get(id) != Some(line))
+        .map(|(id, _)| id)
+        .take(5)
+        .collect();
+    assert!(
+        differ.is_empty(),
+        "predictions differ from the uninterrupted run's, e.g. {:?}: {:?} vs {:?}",
+        differ,
+        expected.get(differ[0]),
+        got.get(differ[0])
+    );
+    let a = std::fs::read(&reference.model).unwrap();
+    let b = std::fs::read(&job.model).unwrap();
+    assert!(
+        a == b,
+        "the final models differ ({} and {} bytes)",
+        a.len(),
+        b.len()
+    );
+}
+
+#[test]
+fn a_job_killed_five_times_writes_each_prediction_once_and_ends_with_the_same_model() {
+    crashed_equals_uninterrupted(1, [0, 0, 0]);
+}
+
+#[test]
+fn a_two_process_cluster_killed_five_times_is_exactly_once_too() {
+    // Process 1 (which holds stage blocks and partitions but writes nothing) is killed
+    // once, process 0 (the writer) otherwise.
+    crashed_equals_uninterrupted(2, [1, 0, 1]);
+}
