@@ -33,6 +33,14 @@ client spins on empty fetches):
               seconds (the job's summary, from /proc/thread-self/schedstat). Not pinned: this
               2-core machine cannot show a speed-up (the broker and both workers contend).
 
+  checkpoints events/s of the job on a backlog with a checkpoint every 10 s (transactional
+              output, the default with --checkpoint-dir) divided by the same job's without
+              checkpoints (pinned as in `throughput`), for the binary generator with
+              adaboost-ol N=10 and the mediamill-size generator with ada-olmr N=100; the
+              checkpoints' size and write time (the job's summary: writing the file,
+              fsync, committing the transaction), and the restore time (reading, checking
+              and decoding the last checkpoint: `flowboost inspect`'s load_seconds).
+
 Environment: FLOWBOOST (the binary; default target/release/flowboost after a build).
 """
 
@@ -185,13 +193,13 @@ def baseline(fb, generator, algo, n, examples):
             "wall_seconds": wall}
 
 
-def kafka_backlog(fb, generator, algo, n, examples, workers, pin_threads, tag):
+def kafka_backlog(fb, generator, algo, n, examples, workers, pin_threads, tag, extra=()):
     """The job on a backlog of `examples` events; with `pin_threads`, its worker threads
     pinned to core 0 and its other threads to core 1 (see PinThreads)."""
     with Broker() as b:
         produce(fb, b.address, f"{tag}-events", generator, examples)
         create(fb, b.address, f"{tag}-pred")
-        cmd = job_cmd(fb, b.address, tag, generator, algo, n, workers, idle=2)
+        cmd = job_cmd(fb, b.address, tag, generator, algo, n, workers, idle=2) + list(extra)
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.monotonic()
         p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -373,10 +381,51 @@ def workers(fb, quick, report):
     report.append("")
 
 
+def checkpoints(fb, quick, report, repeat):
+    import shutil
+    import tempfile
+    rows = []
+    plan = [("binary", "adaboost-ol", 10, 20000 if quick else 200000),
+            ("mediamill", "ada-olmr", 100, 300 if quick else 3000)]
+    every = 2 if quick else 10
+    for generator, algo, n, examples in plan:
+        log(f"== checkpoints: {generator} {algo} N={n}, {examples} events, every {every} s")
+        plain, with_cp = [], []
+        last = None
+        for i in range(repeat):
+            plain.append(kafka_backlog(fb, generator, algo, n, examples, 1, True,
+                                       f"cp0-{generator}-{n}-{i}"))
+            d = tempfile.mkdtemp(prefix="fb-cp-")
+            s = kafka_backlog(fb, generator, algo, n, examples, 1, True, f"cp1-{generator}-{n}-{i}",
+                              ["--checkpoint-dir", d, "--checkpoint-every", str(every)])
+            files = sorted(f for f in os.listdir(d) if f.endswith(".fbm"))
+            out, _, _, _ = run_with_cpu([fb, "inspect", "--json", os.path.join(d, files[-1])])
+            s["restore_seconds"] = last_json(out)["load_seconds"]
+            shutil.rmtree(d)
+            with_cp.append(s)
+            log(f"   without {plain[-1]['events_per_second']:.0f}/s, with {s['events_per_second']:.0f}/s, "
+                f"checkpoints {s['checkpoints']}, restore {s['restore_seconds']:.3f} s")
+        base = median_run(plain, "events_per_second")
+        cp = median_run(with_cp, "events_per_second")
+        ratio = cp["events_per_second"] / base["events_per_second"]
+        c = cp["checkpoints"]
+        rows.append(f"| {generator} | {algo} | {n} | {examples} | {base['events_per_second']:.0f} | "
+                    f"{cp['events_per_second']:.0f} | **{ratio:.2f}** | {c['written']} | "
+                    f"{c['last_bytes'] / 1e6:.2f} | {c['last_seconds']:.3f} | {c['max_seconds']:.3f} | "
+                    f"{cp['restore_seconds']:.3f} |")
+    report.append(f"### Checkpoints every {every} s (transactional output), on a backlog (1 worker, pinned "
+                  f"as for throughput; median of {repeat} runs)\n")
+    report.append("| generator | algo | N | events | no checkpoints: events/s | checkpoints: events/s | "
+                  "ratio | checkpoints | last one MB | its seconds | slowest seconds | restore seconds |")
+    report.append("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    report.extend(rows)
+    report.append("")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="small streams (a smoke run)")
-    ap.add_argument("--sections", default="throughput,idle,latency,workers")
+    ap.add_argument("--sections", default="throughput,idle,latency,workers,checkpoints")
     ap.add_argument("--out", help="also write the Markdown report to this file")
     ap.add_argument("--rates", default="",
                     help="the job's maximum rates for the latency section, e.g. "
@@ -395,7 +444,7 @@ def main():
         rates[(generator, int(n))] = float(rate)
     sections = args.sections.split(",")
     for s in sections:
-        if s not in ("throughput", "idle", "latency", "workers"):
+        if s not in ("throughput", "idle", "latency", "workers", "checkpoints"):
             raise SystemExit(f"unknown section {s}")
     if "throughput" in sections:
         throughput(fb, args.quick, report, rates, args.repeat)
@@ -405,6 +454,8 @@ def main():
         latency(fb, args.quick, report, rates)
     if "workers" in sections:
         workers(fb, args.quick, report)
+    if "checkpoints" in sections:
+        checkpoints(fb, args.quick, report, args.repeat)
     text = "\n".join(report)
     print(text)
     if args.out:
