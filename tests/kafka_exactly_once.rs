@@ -84,6 +84,7 @@ struct Job<'a> {
     model: PathBuf,
     processes: usize,
     hostfile: Option<PathBuf>,
+    transactions: bool,
 }
 
 impl<'a> Job<'a> {
@@ -106,6 +107,7 @@ impl<'a> Job<'a> {
             dir: dir.join("checkpoints"),
             processes,
             hostfile,
+            transactions: true,
         }
     }
 
@@ -143,6 +145,9 @@ impl<'a> Job<'a> {
         .iter()
         .map(|s| s.to_string())
         .collect();
+        if !self.transactions {
+            a.push("--no-transactions".into());
+        }
         if let Some(hosts) = &self.hostfile {
             a.extend(
                 [
@@ -273,6 +278,17 @@ impl<'a> Job<'a> {
 
     /// The predictions a read_committed consumer sees, by id (each id once).
     fn predictions(&self) -> BTreeMap<u64, String> {
+        let mut by_id = BTreeMap::new();
+        for (id, line) in self.all_predictions() {
+            if let Some(old) = by_id.insert(id, line.clone()) {
+                panic!("two predictions for event {id}:\n{old}\n{line}");
+            }
+        }
+        by_id
+    }
+
+    /// Every prediction a read_committed consumer sees, in topic order per partition.
+    fn all_predictions(&self) -> Vec<(u64, String)> {
         let file = self.dir.with_file_name("predictions.jsonl");
         let out = flowboost(&[
             "kafka",
@@ -290,15 +306,14 @@ impl<'a> Job<'a> {
         ]);
         let summary = last_json(&out);
         assert_eq!(summary["isolation"], "read_committed");
-        let mut by_id = BTreeMap::new();
-        for line in std::fs::read_to_string(&file).unwrap().lines() {
-            let v: Value = serde_json::from_str(line).unwrap();
-            let id = v["id"].as_u64().unwrap();
-            if let Some(old) = by_id.insert(id, line.to_string()) {
-                panic!("two predictions for event {id}:\n{old}\n{line}");
-            }
-        }
-        by_id
+        std::fs::read_to_string(&file)
+            .unwrap()
+            .lines()
+            .map(|line| {
+                let v: Value = serde_json::from_str(line).unwrap();
+                (v["id"].as_u64().unwrap(), line.to_string())
+            })
+            .collect()
     }
 }
 
@@ -365,4 +380,58 @@ fn a_two_process_cluster_killed_five_times_is_exactly_once_too() {
     // Process 1 (which holds stage blocks and partitions but writes nothing) is killed
     // once, process 0 (the writer) otherwise.
     crashed_equals_uninterrupted(2, [1, 0, 1]);
+}
+
+#[test]
+fn without_transactions_a_crash_repeats_identical_outputs_and_a_damaged_checkpoint_is_skipped() {
+    let replay = Replay::produce();
+    let reference = Job::new(&replay, "eo-alo-reference", 1);
+    reference.finish(0);
+    let expected = reference.predictions();
+    let mut job = Job::new(&replay, "eo-alo", 1);
+    job.transactions = false;
+    job.crash(1, None, 0);
+    job.crash(2, None, 0);
+    // Damage the newest checkpoint: the restart must say so and take the one before.
+    let mut files: Vec<PathBuf> = job.checkpoints().into_keys().collect();
+    files.sort();
+    assert!(files.len() >= 2, "{files:?}");
+    let newest = files.last().unwrap().clone();
+    let bytes = std::fs::read(&newest).unwrap();
+    std::fs::write(&newest, &bytes[..bytes.len() / 3]).unwrap();
+    let last = job.finish(3);
+    let log = std::fs::read_to_string(job.dir.with_file_name("round3-p0.log")).unwrap();
+    let name = newest.file_name().unwrap().to_str().unwrap();
+    assert!(
+        log.contains("skipping the checkpoint") && log.contains(name),
+        "no warning naming {name}:\n{log}"
+    );
+    let previous = files[files.len() - 2]
+        .file_name()
+        .unwrap()
+        .to_str()
+        .unwrap();
+    assert!(
+        log.contains("resuming from the checkpoint") && log.contains(previous),
+        "did not resume from {previous}:\n{log}"
+    );
+    assert_eq!(last["join"]["joined"], UNLABELED, "{last}");
+    // At least once: every event predicted, some twice, every copy the uninterrupted
+    // run's prediction.
+    let all = job.all_predictions();
+    assert!(
+        all.len() as u64 > EVENTS,
+        "no prediction was repeated: {}",
+        all.len()
+    );
+    for (id, line) in &all {
+        assert_eq!(Some(line), expected.get(id), "event {id}");
+    }
+    let ids: std::collections::BTreeSet<u64> = all.iter().map(|(id, _)| *id).collect();
+    assert_eq!(ids.len() as u64, EVENTS);
+    assert_eq!(
+        std::fs::read(&reference.model).unwrap(),
+        std::fs::read(&job.model).unwrap(),
+        "the final models differ"
+    );
 }

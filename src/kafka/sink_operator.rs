@@ -375,6 +375,13 @@ fn checkpoint(
     metrics: &JobMetrics,
 ) -> Result<(), String> {
     let started = Instant::now();
+    if !c.predictions.is_transactional() {
+        // At least once: a restart resumes after this checkpoint, so everything before
+        // it must be delivered first.
+        c.predictions
+            .flush(Duration::from_secs(60))
+            .map_err(|e| format!("delivering the outputs before a checkpoint: {e}"))?;
+    }
     fault("checkpoint-write", number, Some((dir, saved)));
     let path = dir
         .write(saved)
