@@ -284,6 +284,9 @@ fn a_transaction_commits_records_and_offsets_together_and_a_crash_aborts_its_ope
         vec![Some(5), Some(4), Some(2), Some(3)],
         "the offsets are committed with the transaction"
     );
+    // The commit delivered everything; the dead letter is counted apart.
+    assert_eq!(sink.stats().delivered, 11);
+    assert_eq!(sink.delivered_to_topic(), 10);
     // A crash with a transaction open: its records are sent (and even delivered) but
     // never committed.
     for i in 0..7 {

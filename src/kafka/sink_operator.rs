@@ -316,7 +316,7 @@ pub fn kafka_sink<'scope>(
             }
             metrics
                 .predictions_out
-                .store(c.predictions.stats().delivered, Ordering::Relaxed);
+                .store(c.predictions.delivered_to_topic(), Ordering::Relaxed);
             // Commit the marks whose outputs are all delivered (not after an error: a
             // restart resumes from the last commit). A transactional producer commits
             // offsets with its transactions only.

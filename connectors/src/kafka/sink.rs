@@ -44,12 +44,25 @@ impl SinkStats {
 /// Counts delivery reports (they are served on the thread that polls the producer).
 #[derive(Default)]
 struct DeliveryCounter {
+    /// The sink's own topic (records to other topics are counted apart too).
+    topic: String,
     delivered: AtomicU64,
+    /// Of them, to another topic than the sink's.
+    delivered_elsewhere: AtomicU64,
     failed: AtomicU64,
     /// The first failure since the last flush.
     first_error: Mutex<Option<String>>,
     track: AtomicBool,
     deliveries: Mutex<Vec<Delivery>>,
+}
+
+impl DeliveryCounter {
+    fn for_topic(topic: &str) -> Self {
+        DeliveryCounter {
+            topic: topic.to_string(),
+            ..DeliveryCounter::default()
+        }
+    }
 }
 
 impl ClientContext for DeliveryCounter {}
@@ -61,6 +74,9 @@ impl ProducerContext for DeliveryCounter {
         match result {
             Ok(message) => {
                 self.delivered.fetch_add(1, Ordering::Relaxed);
+                if message.topic() != self.topic {
+                    self.delivered_elsewhere.fetch_add(1, Ordering::Relaxed);
+                }
                 if self.track.load(Ordering::Relaxed) {
                     let delivery = Delivery {
                         partition: message.partition(),
@@ -115,7 +131,7 @@ impl KafkaSink {
             ("linger.ms", "5"),
         ]);
         let producer = client
-            .create_with_context(DeliveryCounter::default())
+            .create_with_context(DeliveryCounter::for_topic(topic))
             .map_err(|e| KafkaError::client("creating a producer", e))?;
         Ok(KafkaSink {
             producer,
@@ -150,7 +166,7 @@ impl KafkaSink {
             ("transactional.id", transactional_id),
         ]);
         let producer: BaseProducer<DeliveryCounter> = client
-            .create_with_context(DeliveryCounter::default())
+            .create_with_context(DeliveryCounter::for_topic(topic))
             .map_err(|e| KafkaError::client("creating a transactional producer", e))?;
         let timeout = config.timeout.max(Duration::from_secs(30));
         producer.init_transactions(timeout).map_err(|e| {
@@ -349,6 +365,13 @@ impl KafkaSink {
             delivered: context.delivered.load(Ordering::Relaxed),
             failed: context.failed.load(Ordering::Relaxed),
         }
+    }
+
+    /// Records delivered to the sink's own topic (not to others through
+    /// [`send_to_topic`](Self::send_to_topic)).
+    pub fn delivered_to_topic(&self) -> u64 {
+        let c = self.producer.context();
+        c.delivered.load(Ordering::Relaxed) - c.delivered_elsewhere.load(Ordering::Relaxed)
     }
 
     /// The deliveries kept since the last call (empty unless tracking is on).
