@@ -8,6 +8,7 @@
 
 pub mod cli;
 pub mod eval;
+pub mod fuzz;
 pub mod kafka;
 pub mod model;
 pub mod source;
