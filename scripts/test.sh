@@ -33,6 +33,9 @@ if [[ -z "${FLOWBOOST_KAFKA_BROKERS:-}" ]]; then
 fi
 
 echo "== cargo test (workspace, profile ci: optimized, no LTO) =="
+# The fuzz targets' short run on stable (tests/fuzz_smoke.rs): 30 s per target here;
+# the long runs use libFuzzer (fuzz/, nightly; docs/hardening.md).
+export FLOWBOOST_FUZZ_SECONDS="${FLOWBOOST_FUZZ_SECONDS:-30}"
 cargo test --workspace --profile ci --no-fail-fast
 
 echo "== cargo fmt --check =="
