@@ -3,16 +3,17 @@
 //! the statistics are read).
 //!
 //! Layout: one *slot* per class the leaf has learned from, in class order, after slot 0
-//! which pools all classes; per (slot, numeric attribute) at `slot * d + column`, the
-//! weighted Welford summary of the attribute's non-zero finite values: mean and M2 side
-//! by side (what naive Bayes reads), smallest and largest value side by side (what a split
-//! attempt reads). Per slot, the weight and the number of examples learned.
+//! which pools all classes; per (slot, numeric attribute) at `slot * d + column`, a
+//! [`Summary`] with the weighted Welford summary of the attribute's non-zero finite values
+//! (mean and M2), their weight and the number of examples with a non-zero or missing
+//! value, side by side: what naive Bayes reads and a learn writes is one 32-byte cell. The
+//! smallest and largest values (what a split attempt reads) are side by side in another
+//! array. Per slot, the weight and the number of examples learned.
 //!
 //! While every example the leaf learned had a non-zero finite value for every numeric
-//! attribute (dense data), that is all: each attribute's non-zero weight is the slot's
-//! weight. From the first example with a zero or a missing (non-finite) value on, the leaf
-//! also keeps per (slot, attribute) the non-zero weight and the number of examples with a
-//! non-zero or missing value ([`NonZero`]), and from the first missing value on, the
+//! attribute (dense data), each attribute's non-zero weight and count are the slot's
+//! (bit for bit). From the first example with a zero or a missing (non-finite) value on
+//! (`zeros`), they differ, and from the first missing value on, the leaf also keeps the
 //! missing weight. The weight of the zeros is the slot's weight less the non-zero and the
 //! missing weight, and there were zeros exactly when the slot has learned more examples
 //! than had a non-zero or missing value.
@@ -22,10 +23,11 @@
 //! zeros included, gives: a sparse example costs work for its non-zero values only.
 
 use super::gaussian::GaussianEstimator;
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Serialize, Serializer};
 
 /// Per (slot, attribute) of a leaf that has seen zeros or missing values: the weight of
-/// the non-zero finite values and the number of examples with a non-zero or missing value.
+/// the non-zero finite values and the number of examples with a non-zero or missing value
+/// (the serialized form; see [`Summary`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub(super) struct NonZero {
     /// The weight of the non-zero finite values.
@@ -34,17 +36,40 @@ pub(super) struct NonZero {
     pub touched: u64,
 }
 
-/// What a leaf keeps once it has learned an example with a zero or a missing value.
+/// What a leaf keeps once it has learned an example with a zero or a missing value (the
+/// serialized form).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub(super) struct Extra {
+struct Extra {
     /// Per (slot, column).
-    pub nonzero: Vec<NonZero>,
+    nonzero: Vec<NonZero>,
     /// Per (slot, column): the weight of the missing values (empty until one is seen).
-    pub missing: Vec<f64>,
+    missing: Vec<f64>,
+}
+
+/// Per (slot, column), side by side in 32 bytes (one cache line holds two): the mean and
+/// M2 (weighted sum of squared deviations) of the non-zero finite values, their weight,
+/// and the number of examples with a non-zero or missing value. While the leaf has seen
+/// no zero and no missing value, `weight` and `touched` are the slot's weight and count,
+/// bit for bit (the same sums in the same order).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[repr(C)]
+pub(super) struct Summary {
+    /// The mean of the non-zero finite values.
+    pub mean: f64,
+    /// Their M2.
+    pub m2: f64,
+    /// Their weight.
+    pub weight: f64,
+    /// The number of examples with a non-zero or missing value.
+    pub touched: u64,
 }
 
 /// The numeric statistics of one leaf (see the module documentation).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+///
+/// Serialized as before the cells were side by side (`moments`, `range` and, from the
+/// first zero or missing value on, `extra`), so model files keep their format.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(try_from = "StatsRepr")]
 pub(super) struct NumericStats {
     /// The number of numeric attributes (columns).
     pub d: usize,
@@ -54,13 +79,136 @@ pub(super) struct NumericStats {
     pub seen: Vec<f64>,
     /// Per slot: the number of examples learned.
     pub count: Vec<u64>,
-    /// Per (slot, column): the mean and M2 (weighted sum of squared deviations) of the
-    /// non-zero finite values.
-    pub moments: Vec<[f64; 2]>,
-    /// Per (slot, column): the smallest and the largest of them.
+    /// Per (slot, column): see [`Summary`].
+    pub cells: Vec<Summary>,
+    /// Per (slot, column): the smallest and the largest non-zero finite value.
     range: Vec<[f64; 2]>,
-    /// Present from the first example with a zero or missing value on.
-    pub extra: Option<Box<Extra>>,
+    /// Whether the leaf has learned an example with a zero or a missing value.
+    pub zeros: bool,
+    /// Per (slot, column): the weight of the missing values (empty until one is seen).
+    pub missing: Vec<f64>,
+}
+
+/// The serialized form of [`NumericStats`] (its format before the cells).
+#[derive(Deserialize)]
+#[serde(rename = "NumericStats")]
+struct StatsRepr {
+    d: usize,
+    classes: Vec<u32>,
+    seen: Vec<f64>,
+    count: Vec<u64>,
+    moments: Vec<[f64; 2]>,
+    range: Vec<[f64; 2]>,
+    extra: Option<Box<Extra>>,
+}
+
+impl TryFrom<StatsRepr> for NumericStats {
+    type Error = String;
+
+    fn try_from(r: StatsRepr) -> Result<Self, String> {
+        let cells = r.moments.len();
+        let slots = r.seen.len();
+        if r.count.len() != slots
+            || slots.checked_mul(r.d) != Some(cells)
+            || r.range.len() != cells
+            || r.extra.as_ref().is_some_and(|e| {
+                e.nonzero.len() != cells || !(e.missing.is_empty() || e.missing.len() == cells)
+            })
+        {
+            return Err("numeric statistics of inconsistent sizes".into());
+        }
+        let (zeros, nonzero, missing) = match r.extra {
+            Some(e) => (true, Some(e.nonzero), e.missing),
+            None => (false, None, Vec::new()),
+        };
+        let cells = r
+            .moments
+            .iter()
+            .enumerate()
+            .map(|(i, &[mean, m2])| {
+                let NonZero { weight, touched } = match &nonzero {
+                    Some(nz) => nz[i],
+                    // Dense so far: the slot's weight and count.
+                    None => NonZero {
+                        weight: r.seen[i / r.d],
+                        touched: r.count[i / r.d],
+                    },
+                };
+                Summary {
+                    mean,
+                    m2,
+                    weight,
+                    touched,
+                }
+            })
+            .collect();
+        Ok(NumericStats {
+            d: r.d,
+            classes: r.classes,
+            seen: r.seen,
+            count: r.count,
+            cells,
+            range: r.range,
+            zeros,
+            missing,
+        })
+    }
+}
+
+/// The means and M2 of the cells, serialized as a sequence of pairs.
+struct MomentsSeq<'a>(&'a [Summary]);
+
+impl Serialize for MomentsSeq<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.0.iter().map(|c| [c.mean, c.m2]))
+    }
+}
+
+/// The non-zero weights and counts of the cells, serialized as a sequence of [`NonZero`].
+struct NonZeroSeq<'a>(&'a [Summary]);
+
+impl Serialize for NonZeroSeq<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.0.iter().map(|c| NonZero {
+            weight: c.weight,
+            touched: c.touched,
+        }))
+    }
+}
+
+impl Serialize for NumericStats {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        #[serde(rename = "Extra")]
+        struct ExtraRef<'a> {
+            nonzero: NonZeroSeq<'a>,
+            missing: &'a [f64],
+        }
+        #[derive(Serialize)]
+        #[serde(rename = "NumericStats")]
+        struct Repr<'a> {
+            d: usize,
+            classes: &'a [u32],
+            seen: &'a [f64],
+            count: &'a [u64],
+            moments: MomentsSeq<'a>,
+            range: &'a [[f64; 2]],
+            extra: Option<ExtraRef<'a>>,
+        }
+        Repr {
+            d: self.d,
+            classes: &self.classes,
+            seen: &self.seen,
+            count: &self.count,
+            moments: MomentsSeq(&self.cells),
+            range: &self.range,
+            extra: self.zeros.then(|| ExtraRef {
+                nonzero: NonZeroSeq(&self.cells),
+                missing: &self.missing,
+            }),
+        }
+        .serialize(serializer)
+    }
 }
 
 /// The class of slot 0.
@@ -77,7 +225,7 @@ impl NumericStats {
             || self.classes[0] != ALL_CLASSES
             || self.seen.len() != slots
             || self.count.len() != slots
-            || self.moments.len() != cells
+            || self.cells.len() != cells
             || self.range.len() != cells
         {
             return Err("numeric statistics of inconsistent sizes".into());
@@ -87,9 +235,7 @@ impl NumericStats {
         {
             return Err("numeric statistics of unknown or unordered classes".into());
         }
-        if let Some(e) = &self.extra
-            && (e.nonzero.len() != cells || !(e.missing.is_empty() || e.missing.len() == cells))
-        {
+        if !(self.missing.is_empty() || self.zeros && self.missing.len() == cells) {
             return Err("numeric statistics of inconsistent sizes (zeros, missing)".into());
         }
         Ok(())
@@ -102,9 +248,10 @@ impl NumericStats {
             classes: vec![ALL_CLASSES],
             seen: vec![0.0],
             count: vec![0],
-            moments: vec![[0.0; 2]; d],
+            cells: vec![Summary::default(); d],
             range: vec![[0.0; 2]; d],
-            extra: None,
+            zeros: false,
+            missing: Vec::new(),
         }
     }
 
@@ -129,7 +276,7 @@ impl NumericStats {
     /// Whether some numeric value the leaf learned was missing.
     #[inline]
     pub fn any_missing(&self) -> bool {
-        self.extra.as_ref().is_some_and(|e| !e.missing.is_empty())
+        !self.missing.is_empty()
     }
 
     /// The slot of class `c`, created (in class order) if the leaf has not learned it.
@@ -143,36 +290,15 @@ impl NumericStats {
                 self.seen.insert(s, 0.0);
                 self.count.insert(s, 0);
                 let at = s * d;
-                self.moments
-                    .splice(at..at, std::iter::repeat_n([0.0; 2], d));
+                self.cells
+                    .splice(at..at, std::iter::repeat_n(Summary::default(), d));
                 self.range.splice(at..at, std::iter::repeat_n([0.0; 2], d));
-                if let Some(e) = &mut self.extra {
-                    e.nonzero
-                        .splice(at..at, std::iter::repeat_n(NonZero::default(), d));
-                    if !e.missing.is_empty() {
-                        e.missing.splice(at..at, std::iter::repeat_n(0.0, d));
-                    }
+                if !self.missing.is_empty() {
+                    self.missing.splice(at..at, std::iter::repeat_n(0.0, d));
                 }
                 s
             }
         }
-    }
-
-    /// Starts keeping the per-attribute weights: every example so far had a non-zero
-    /// finite value everywhere.
-    fn ensure_extra(&mut self) {
-        if self.extra.is_some() {
-            return;
-        }
-        let d = self.d;
-        let mut nonzero = Vec::with_capacity(self.moments.len());
-        for (&weight, &touched) in self.seen.iter().zip(&self.count) {
-            nonzero.extend(std::iter::repeat_n(NonZero { weight, touched }, d));
-        }
-        self.extra = Some(Box::new(Extra {
-            nonzero,
-            missing: Vec::new(),
-        }));
     }
 
     /// Adds an example of class `c` with weight `w` (finite, positive): `entries` are its
@@ -182,39 +308,31 @@ impl NumericStats {
     pub fn update(&mut self, entries: &[(u32, f64)], sparse: bool, c: usize, w: f64) -> usize {
         debug_assert!(w > 0.0 && w.is_finite());
         let s = self.slot_or_insert(c);
-        if sparse {
-            self.ensure_extra();
-        }
+        self.zeros |= sparse;
         let d = self.d;
         let NumericStats {
             seen,
-            moments,
+            cells,
             range,
-            extra,
+            missing,
             count,
             ..
         } = self;
         for &(col, v) in entries {
             for slot in [0, s] {
                 let i = slot * d + col as usize;
-                let before = match extra {
-                    Some(e) => {
-                        let nz = &mut e.nonzero[i];
-                        nz.touched += 1;
-                        if !v.is_finite() {
-                            if e.missing.is_empty() {
-                                e.missing = vec![0.0; e.nonzero.len()];
-                            }
-                            e.missing[i] += w;
-                            continue;
-                        }
-                        let b = nz.weight;
-                        nz.weight = b + w;
-                        b
+                let cell = &mut cells[i];
+                cell.touched += 1;
+                if !v.is_finite() {
+                    if missing.is_empty() {
+                        *missing = vec![0.0; cells.len()];
                     }
-                    None => seen[slot],
-                };
-                welford(before, v, w, &mut moments[i], &mut range[i]);
+                    missing[i] += w;
+                    continue;
+                }
+                let before = cell.weight;
+                cell.weight = before + w;
+                welford(before, v, w, cell, &mut range[i]);
             }
         }
         for slot in [0, s] {
@@ -229,8 +347,13 @@ impl NumericStats {
     pub fn folded(&self, s: usize, j: usize) -> Folded {
         let i = s * self.d + j;
         let seen = self.seen[s];
-        let [m, m2] = self.moments[i];
-        let Some(e) = &self.extra else {
+        let Summary {
+            mean: m,
+            m2,
+            weight: a,
+            touched,
+        } = self.cells[i];
+        if !self.zeros {
             return Folded {
                 n: seen,
                 r: 1.0 / seen,
@@ -238,14 +361,13 @@ impl NumericStats {
                 m2,
                 zeros: false,
             };
-        };
-        let NonZero { weight: a, touched } = e.nonzero[i];
+        }
         if self.count[s] > touched {
             // There were zeros: the known weight less the non-zero weight.
-            let n = if e.missing.is_empty() {
+            let n = if self.missing.is_empty() {
                 seen
             } else {
-                seen - e.missing[i]
+                seen - self.missing[i]
             };
             let z = (n - a).max(0.0);
             if a <= 0.0 {
@@ -315,18 +437,17 @@ pub(super) struct Folded {
 /// The weighted Welford (West) update of one summary (mean and M2, smallest and largest
 /// value) with value `x` and weight `w`, the summary's weight being `before`.
 #[inline(always)]
-fn welford(before: f64, x: f64, w: f64, moments: &mut [f64; 2], range: &mut [f64; 2]) {
+fn welford(before: f64, x: f64, w: f64, cell: &mut Summary, range: &mut [f64; 2]) {
     if before <= 0.0 {
-        *moments = [x, 0.0];
+        (cell.mean, cell.m2) = (x, 0.0);
         *range = [x, x];
         return;
     }
-    let [mean, m2] = moments;
     let total = before + w;
-    let delta = x - *mean;
+    let delta = x - cell.mean;
     let step = delta * (w / total);
-    *mean += step;
-    *m2 += before * delta * step;
+    cell.mean += step;
+    cell.m2 += before * delta * step;
     if x < range[0] {
         range[0] = x;
     }
