@@ -27,7 +27,7 @@
 
 use super::gaussian::HALF_LN_2PI;
 use super::node::{AttrSlot, Layout, LeafNode, View};
-use super::stats::{Summary, NumericStats};
+use super::stats::{NumericStats, Summary};
 use std::cell::Cell;
 
 /// What a leaf precomputes per slot of its numeric statistics (see the module
@@ -220,7 +220,7 @@ fn nonzero_columns(numeric: &NumericStats, s: usize) -> ColumnSet {
     let d = numeric.d;
     let mut set = ColumnSet::new(d);
     if numeric.zeros {
-        for (j, cell) in numeric.slot_cells(s).enumerate() {
+        for (j, cell) in numeric.cells[s * d..(s + 1) * d].iter().enumerate() {
             if cell.weight > 0.0 {
                 set.insert(j as u32);
             }
@@ -279,13 +279,16 @@ fn slot_cache(
     let mut positive = 0u32;
     let mut q0 = 0.0;
     let mut dead0 = 0;
+    let d = numeric.d;
+    let base = s * d;
+    let cells = &numeric.cells[base..base + d];
     let seen = numeric.seen[s];
     match numeric.zeros {
         // Dense: every attribute's known weight is the slot's, and every attribute is
         // known (the slot has learned something: slot 0 may not have).
         false if seen > 0.0 => {
             let r = 1.0 / seen;
-            for &Summary { mean, m2, .. } in numeric.slot_cells(s) {
+            for &Summary { mean, m2, .. } in cells {
                 let var = m2 * r;
                 accumulate(
                     mean,
@@ -305,7 +308,7 @@ fn slot_cache(
             let columns = columns.unwrap_or(&empty);
             debug_assert_eq!(columns.to_vec(), nonzero_columns(numeric, s).to_vec());
             columns.for_each(|j| {
-                let (mean, var) = fold_no_missing(numeric.cell(s, j), count, seen, r);
+                let (mean, var) = fold_no_missing(&cells[j], count, seen, r);
                 accumulate(
                     mean,
                     var,
@@ -361,6 +364,9 @@ fn fold_no_missing(cell: &Summary, count: u64, seen: f64, r: f64) -> (f64, f64) 
 /// The numeric part of the log likelihood of slot `s` (see the module documentation).
 fn numeric_likelihood(numeric: &NumericStats, cache: &LeafCache, s: usize, x: &View) -> f64 {
     let sc = cache.slot(numeric, s);
+    let d = numeric.d;
+    let base = s * d;
+    let cells = &numeric.cells[base..base + d];
     let seen = numeric.seen[s];
     if !x.sparse {
         // Every numeric value is non-zero and known.
@@ -368,7 +374,7 @@ fn numeric_likelihood(numeric: &NumericStats, cache: &LeafCache, s: usize, x: &V
         if !numeric.zeros {
             let r = 1.0 / seen;
             for &(col, v) in &x.entries {
-                let Summary { mean, m2, .. } = *numeric.cell(s, col as usize);
+                let Summary { mean, m2, .. } = cells[col as usize];
                 let var = m2 * r;
                 if var > 0.0 {
                     let d = v - mean;
@@ -403,7 +409,7 @@ fn numeric_likelihood(numeric: &NumericStats, cache: &LeafCache, s: usize, x: &V
         let j = col as usize;
         let (mean, var) = match fast {
             // Nothing missing at the leaf: every attribute known, `v` finite.
-            true => fold_no_missing(numeric.cell(s, j), count, seen, r),
+            true => fold_no_missing(&cells[j], count, seen, r),
             false => {
                 if !cache.active[j] {
                     continue;

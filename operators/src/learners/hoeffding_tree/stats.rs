@@ -121,87 +121,68 @@ impl TryFrom<StatsRepr> for NumericStats {
             Some(e) => (true, Some(e.nonzero), e.missing),
             None => (false, None, Vec::new()),
         };
-        let d = r.d;
-        // Serialized slot by slot (`s * d + j`), kept column by column (`j * slots + s`).
-        let cells = column_major(slots, d, |s, j| {
-            let i = s * d + j;
-            let [mean, m2] = r.moments[i];
-            let NonZero { weight, touched } = match &nonzero {
-                Some(nz) => nz[i],
-                // Dense so far: the slot's weight and count.
-                None => NonZero {
-                    weight: r.seen[s],
-                    touched: r.count[s],
-                },
-            };
-            Summary {
-                mean,
-                m2,
-                weight,
-                touched,
-            }
-        });
-        let range = column_major(slots, d, |s, j| r.range[s * d + j]);
-        let missing = if missing.is_empty() {
-            missing
-        } else {
-            column_major(slots, d, |s, j| missing[s * d + j])
-        };
+        let cells = r
+            .moments
+            .iter()
+            .enumerate()
+            .map(|(i, &[mean, m2])| {
+                let NonZero { weight, touched } = match &nonzero {
+                    Some(nz) => nz[i],
+                    // Dense so far: the slot's weight and count.
+                    None => NonZero {
+                        weight: r.seen[i / r.d],
+                        touched: r.count[i / r.d],
+                    },
+                };
+                Summary {
+                    mean,
+                    m2,
+                    weight,
+                    touched,
+                }
+            })
+            .collect();
         Ok(NumericStats {
-            d,
+            d: r.d,
             classes: r.classes,
             seen: r.seen,
             count: r.count,
             cells,
-            range,
+            range: r.range,
             zeros,
             missing,
         })
     }
 }
 
-/// `f(s, j)` for every (slot, column), column by column (`j * slots + s`).
-fn column_major<T>(slots: usize, d: usize, mut f: impl FnMut(usize, usize) -> T) -> Vec<T> {
-    let mut v = Vec::with_capacity(slots * d);
-    for j in 0..d {
-        for s in 0..slots {
-            v.push(f(s, j));
-        }
-    }
-    v
-}
+/// The means and M2 of the cells, serialized as a sequence of pairs.
+struct MomentsSeq<'a>(&'a [Summary]);
 
-/// Values kept column by column (`j * slots + s`), serialized slot by slot (`s * d + j`)
-/// through `map`.
-struct SlotMajor<'a, T, F> {
-    values: &'a [T],
-    slots: usize,
-    map: F,
-}
-
-impl<T, U: Serialize, F: Fn(&T) -> U> Serialize for SlotMajor<'_, T, F> {
+impl Serialize for MomentsSeq<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeSeq;
-        let slots = self.slots;
-        let d = self.values.len().checked_div(slots).unwrap_or(0);
-        let mut seq = serializer.serialize_seq(Some(self.values.len()))?;
-        for s in 0..slots {
-            for j in 0..d {
-                seq.serialize_element(&(self.map)(&self.values[j * slots + s]))?;
-            }
-        }
-        seq.end()
+        serializer.collect_seq(self.0.iter().map(|c| [c.mean, c.m2]))
+    }
+}
+
+/// The non-zero weights and counts of the cells, serialized as a sequence of [`NonZero`].
+struct NonZeroSeq<'a>(&'a [Summary]);
+
+impl Serialize for NonZeroSeq<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.0.iter().map(|c| NonZero {
+            weight: c.weight,
+            touched: c.touched,
+        }))
     }
 }
 
 impl Serialize for NumericStats {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        type Seq<'a, T, U> = SlotMajor<'a, T, fn(&T) -> U>;
         #[derive(Serialize)]
         #[serde(rename = "Extra")]
         struct ExtraRef<'a> {
-            nonzero: Seq<'a, Summary, NonZero>,
-            missing: Seq<'a, f64, f64>,
+            nonzero: NonZeroSeq<'a>,
+            missing: &'a [f64],
         }
         #[derive(Serialize)]
         #[serde(rename = "NumericStats")]
@@ -210,40 +191,20 @@ impl Serialize for NumericStats {
             classes: &'a [u32],
             seen: &'a [f64],
             count: &'a [u64],
-            moments: Seq<'a, Summary, [f64; 2]>,
-            range: Seq<'a, [f64; 2], [f64; 2]>,
+            moments: MomentsSeq<'a>,
+            range: &'a [[f64; 2]],
             extra: Option<ExtraRef<'a>>,
         }
-        let slots = self.slots();
         Repr {
             d: self.d,
             classes: &self.classes,
             seen: &self.seen,
             count: &self.count,
-            moments: SlotMajor {
-                values: &self.cells,
-                slots,
-                map: |c| [c.mean, c.m2],
-            },
-            range: SlotMajor {
-                values: &self.range,
-                slots,
-                map: |r| *r,
-            },
+            moments: MomentsSeq(&self.cells),
+            range: &self.range,
             extra: self.zeros.then(|| ExtraRef {
-                nonzero: SlotMajor {
-                    values: &self.cells,
-                    slots,
-                    map: |c| NonZero {
-                        weight: c.weight,
-                        touched: c.touched,
-                    },
-                },
-                missing: SlotMajor {
-                    values: &self.missing,
-                    slots,
-                    map: |m| *m,
-                },
+                nonzero: NonZeroSeq(&self.cells),
+                missing: &self.missing,
             }),
         }
         .serialize(serializer)
@@ -306,24 +267,17 @@ impl NumericStats {
         self.classes.len()
     }
 
-    /// The index of (slot `s`, column `j`) in the per-cell arrays: column by column, so
-    /// that the slots of one column (what naive Bayes reads for one value, and a learn
-    /// writes) are side by side.
+    /// The index of (slot `s`, column `j`) in the per-cell arrays (slot by slot, so that
+    /// the split of a slot's sums reads its cells in order).
     #[inline(always)]
     pub fn at(&self, s: usize, j: usize) -> usize {
-        j * self.classes.len() + s
+        s * self.d + j
     }
 
     /// The cell of slot `s` at column `j`.
     #[inline(always)]
     pub fn cell(&self, s: usize, j: usize) -> &Summary {
         &self.cells[self.at(s, j)]
-    }
-
-    /// The cells of slot `s`, column by column.
-    #[inline]
-    pub fn slot_cells(&self, s: usize) -> impl Iterator<Item = &Summary> {
-        self.cells[s..].iter().step_by(self.classes.len())
     }
 
     /// The class of slot `s >= 1`.
@@ -344,14 +298,16 @@ impl NumericStats {
             Ok(p) => p + 1,
             Err(p) => {
                 let s = p + 1;
-                let slots = self.slots();
+                let d = self.d;
                 self.classes.insert(s, c as u32);
                 self.seen.insert(s, 0.0);
                 self.count.insert(s, 0);
-                insert_slot(&mut self.cells, slots, s, Summary::default());
-                insert_slot(&mut self.range, slots, s, [0.0; 2]);
+                let at = s * d;
+                self.cells
+                    .splice(at..at, std::iter::repeat_n(Summary::default(), d));
+                self.range.splice(at..at, std::iter::repeat_n([0.0; 2], d));
                 if !self.missing.is_empty() {
-                    insert_slot(&mut self.missing, slots, s, 0.0);
+                    self.missing.splice(at..at, std::iter::repeat_n(0.0, d));
                 }
                 s
             }
@@ -366,7 +322,7 @@ impl NumericStats {
         debug_assert!(w > 0.0 && w.is_finite());
         let s = self.slot_or_insert(c);
         self.zeros |= sparse;
-        let slots = self.slots();
+        let d = self.d;
         let NumericStats {
             seen,
             cells,
@@ -377,7 +333,7 @@ impl NumericStats {
         } = self;
         for &(col, v) in entries {
             for slot in [0, s] {
-                let i = col as usize * slots + slot;
+                let i = slot * d + col as usize;
                 let cell = &mut cells[i];
                 cell.touched += 1;
                 if !v.is_finite() {
@@ -402,7 +358,7 @@ impl NumericStats {
     /// The folded summary of slot `s` at column `j` (see [`Folded`]).
     #[inline(always)]
     pub fn folded(&self, s: usize, j: usize) -> Folded {
-        let i = self.at(s, j);
+        let i = s * self.d + j;
         let seen = self.seen[s];
         let Summary {
             mean: m,
@@ -464,7 +420,7 @@ impl NumericStats {
         if f.n.is_nan() || f.n <= 0.0 {
             return GaussianEstimator::new();
         }
-        let [mut min, mut max] = self.range[self.at(s, j)];
+        let [mut min, mut max] = self.range[s * self.d + j];
         if f.zeros {
             // (Without a non-zero value, min and max are still 0.)
             (min, max) = (min.min(0.0), max.max(0.0));
@@ -489,19 +445,6 @@ pub(super) struct Folded {
     pub m2: f64,
     /// Whether zeros were folded in.
     pub zeros: bool,
-}
-
-/// Inserts slot `s` (all `value`) into per-cell values kept column by column with `slots`
-/// slots.
-fn insert_slot<T: Copy>(values: &mut Vec<T>, slots: usize, s: usize, value: T) {
-    let d = values.len().checked_div(slots).unwrap_or(0);
-    let mut out = Vec::with_capacity(values.len() + d);
-    for column in values.chunks_exact(slots) {
-        out.extend_from_slice(&column[..s]);
-        out.push(value);
-        out.extend_from_slice(&column[s..]);
-    }
-    *values = out;
 }
 
 /// The weighted Welford (West) update of one summary (mean and M2, smallest and largest
