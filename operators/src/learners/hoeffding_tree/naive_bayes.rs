@@ -281,14 +281,13 @@ fn slot_cache(
     let mut dead0 = 0;
     let d = numeric.d;
     let base = s * d;
-    let cells = &numeric.cells[base..base + d];
     let seen = numeric.seen[s];
     match numeric.zeros {
         // Dense: every attribute's known weight is the slot's, and every attribute is
         // known (the slot has learned something: slot 0 may not have).
         false if seen > 0.0 => {
             let r = 1.0 / seen;
-            for &Summary { mean, m2, .. } in cells {
+            for &[mean, m2] in &numeric.moments[base..base + d] {
                 let var = m2 * r;
                 accumulate(
                     mean,
@@ -304,6 +303,7 @@ fn slot_cache(
         true if !numeric.any_missing() && seen > 0.0 => {
             let r = 1.0 / seen;
             let count = numeric.count[s];
+            let cells = &numeric.cells[base..base + d];
             let empty = ColumnSet::default();
             let columns = columns.unwrap_or(&empty);
             debug_assert_eq!(columns.to_vec(), nonzero_columns(numeric, s).to_vec());
@@ -366,7 +366,6 @@ fn numeric_likelihood(numeric: &NumericStats, cache: &LeafCache, s: usize, x: &V
     let sc = cache.slot(numeric, s);
     let d = numeric.d;
     let base = s * d;
-    let cells = &numeric.cells[base..base + d];
     let seen = numeric.seen[s];
     if !x.sparse {
         // Every numeric value is non-zero and known.
@@ -374,7 +373,7 @@ fn numeric_likelihood(numeric: &NumericStats, cache: &LeafCache, s: usize, x: &V
         if !numeric.zeros {
             let r = 1.0 / seen;
             for &(col, v) in &x.entries {
-                let Summary { mean, m2, .. } = cells[col as usize];
+                let [mean, m2] = numeric.moments[base + col as usize];
                 let var = m2 * r;
                 if var > 0.0 {
                     let d = v - mean;
@@ -405,6 +404,11 @@ fn numeric_likelihood(numeric: &NumericStats, cache: &LeafCache, s: usize, x: &V
     let fast = numeric.zeros && !numeric.any_missing() && seen > 0.0;
     let r = 1.0 / seen;
     let count = numeric.count[s];
+    let cells = if fast {
+        &numeric.cells[base..base + d]
+    } else {
+        &[]
+    };
     for &(col, v) in &x.entries {
         let j = col as usize;
         let (mean, var) = match fast {

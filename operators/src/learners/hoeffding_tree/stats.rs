@@ -3,20 +3,21 @@
 //! the statistics are read).
 //!
 //! Layout: one *slot* per class the leaf has learned from, in class order, after slot 0
-//! which pools all classes; per (slot, numeric attribute) at `slot * d + column`, a
-//! [`Summary`] with the weighted Welford summary of the attribute's non-zero finite values
-//! (mean and M2), their weight and the number of examples with a non-zero or missing
-//! value, side by side: what naive Bayes reads and a learn writes is one 32-byte cell. The
-//! smallest and largest values (what a split attempt reads) are side by side in another
-//! array. Per slot, the weight and the number of examples learned.
+//! which pools all classes; per (slot, numeric attribute) at `slot * d + column`, the
+//! weighted Welford summary of the attribute's non-zero finite values (mean and M2), and
+//! in another array their smallest and largest value (what a split attempt reads). Per
+//! slot, the weight and the number of examples learned.
 //!
 //! While every example the leaf learned had a non-zero finite value for every numeric
-//! attribute (dense data), each attribute's non-zero weight and count are the slot's
-//! (bit for bit). From the first example with a zero or a missing (non-finite) value on
-//! (`zeros`), they differ, and from the first missing value on, the leaf also keeps the
-//! missing weight. The weight of the zeros is the slot's weight less the non-zero and the
-//! missing weight, and there were zeros exactly when the slot has learned more examples
-//! than had a non-zero or missing value.
+//! attribute (dense data), that is all (`moments`, 16 bytes per cell): each attribute's
+//! non-zero weight is the slot's weight. From the first example with a zero or a missing
+//! (non-finite) value on (`zeros`), the leaf keeps instead per (slot, attribute) a
+//! [`Summary`]: mean, M2, the non-zero weight and the number of examples with a non-zero
+//! or missing value, side by side in 32 bytes, so that what naive Bayes reads for a value
+//! and what a learn writes is one cell; and from the first missing value on, the missing
+//! weight. The weight of the zeros is the slot's weight less the non-zero and the missing
+//! weight, and there were zeros exactly when the slot has learned more examples than had a
+//! non-zero or missing value.
 //!
 //! [`NumericStats::folded`] merges the zeros into the non-zero summary (Chan et al.'s
 //! pairwise update), which gives, up to rounding, what a Welford update with every value,
@@ -46,11 +47,10 @@ struct Extra {
     missing: Vec<f64>,
 }
 
-/// Per (slot, column), side by side in 32 bytes (one cache line holds two): the mean and
-/// M2 (weighted sum of squared deviations) of the non-zero finite values, their weight,
-/// and the number of examples with a non-zero or missing value. While the leaf has seen
-/// no zero and no missing value, `weight` and `touched` are the slot's weight and count,
-/// bit for bit (the same sums in the same order).
+/// Per (slot, column) of a leaf that has seen a zero or a missing value, side by side in
+/// 32 bytes (one cache line holds two): the mean and M2 (weighted sum of squared
+/// deviations) of the non-zero finite values, their weight, and the number of examples
+/// with a non-zero or missing value.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 #[repr(C)]
 pub(super) struct Summary {
@@ -66,7 +66,7 @@ pub(super) struct Summary {
 
 /// The numeric statistics of one leaf (see the module documentation).
 ///
-/// Serialized as before the cells were side by side (`moments`, `range` and, from the
+/// Serialized in the format of before the cells (`moments`, `range` and, from the
 /// first zero or missing value on, `extra`), so model files keep their format.
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(try_from = "StatsRepr")]
@@ -79,7 +79,12 @@ pub(super) struct NumericStats {
     pub seen: Vec<f64>,
     /// Per slot: the number of examples learned.
     pub count: Vec<u64>,
-    /// Per (slot, column): see [`Summary`].
+    /// Per (slot, column), while the leaf has seen no zero and no missing value (`zeros`
+    /// false; empty after): the mean and M2 of the values (16 bytes: the non-zero weight
+    /// and count are the slot's).
+    pub moments: Vec<[f64; 2]>,
+    /// Per (slot, column), from the first zero or missing value on (empty before): see
+    /// [`Summary`].
     pub cells: Vec<Summary>,
     /// Per (slot, column): the smallest and the largest non-zero finite value.
     range: Vec<[f64; 2]>,
@@ -117,36 +122,29 @@ impl TryFrom<StatsRepr> for NumericStats {
         {
             return Err("numeric statistics of inconsistent sizes".into());
         }
-        let (zeros, nonzero, missing) = match r.extra {
-            Some(e) => (true, Some(e.nonzero), e.missing),
-            None => (false, None, Vec::new()),
+        let (moments, cells, zeros, missing) = match r.extra {
+            Some(e) => {
+                let cells = r
+                    .moments
+                    .iter()
+                    .zip(&e.nonzero)
+                    .map(|(&[mean, m2], nz)| Summary {
+                        mean,
+                        m2,
+                        weight: nz.weight,
+                        touched: nz.touched,
+                    })
+                    .collect();
+                (Vec::new(), cells, true, e.missing)
+            }
+            None => (r.moments, Vec::new(), false, Vec::new()),
         };
-        let cells = r
-            .moments
-            .iter()
-            .enumerate()
-            .map(|(i, &[mean, m2])| {
-                let NonZero { weight, touched } = match &nonzero {
-                    Some(nz) => nz[i],
-                    // Dense so far: the slot's weight and count.
-                    None => NonZero {
-                        weight: r.seen[i / r.d],
-                        touched: r.count[i / r.d],
-                    },
-                };
-                Summary {
-                    mean,
-                    m2,
-                    weight,
-                    touched,
-                }
-            })
-            .collect();
         Ok(NumericStats {
             d: r.d,
             classes: r.classes,
             seen: r.seen,
             count: r.count,
+            moments,
             cells,
             range: r.range,
             zeros,
@@ -155,12 +153,18 @@ impl TryFrom<StatsRepr> for NumericStats {
     }
 }
 
-/// The means and M2 of the cells, serialized as a sequence of pairs.
-struct MomentsSeq<'a>(&'a [Summary]);
+/// The means and M2, serialized as a sequence of pairs (from either layout).
+enum MomentsSeq<'a> {
+    Dense(&'a [[f64; 2]]),
+    Cells(&'a [Summary]),
+}
 
 impl Serialize for MomentsSeq<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_seq(self.0.iter().map(|c| [c.mean, c.m2]))
+        match self {
+            MomentsSeq::Dense(m) => m.serialize(serializer),
+            MomentsSeq::Cells(c) => serializer.collect_seq(c.iter().map(|c| [c.mean, c.m2])),
+        }
     }
 }
 
@@ -200,7 +204,11 @@ impl Serialize for NumericStats {
             classes: &self.classes,
             seen: &self.seen,
             count: &self.count,
-            moments: MomentsSeq(&self.cells),
+            moments: if self.zeros {
+                MomentsSeq::Cells(&self.cells)
+            } else {
+                MomentsSeq::Dense(&self.moments)
+            },
             range: &self.range,
             extra: self.zeros.then(|| ExtraRef {
                 nonzero: NonZeroSeq(&self.cells),
@@ -225,7 +233,8 @@ impl NumericStats {
             || self.classes[0] != ALL_CLASSES
             || self.seen.len() != slots
             || self.count.len() != slots
-            || self.cells.len() != cells
+            || self.moments.len() != if self.zeros { 0 } else { cells }
+            || self.cells.len() != if self.zeros { cells } else { 0 }
             || self.range.len() != cells
         {
             return Err("numeric statistics of inconsistent sizes".into());
@@ -248,7 +257,8 @@ impl NumericStats {
             classes: vec![ALL_CLASSES],
             seen: vec![0.0],
             count: vec![0],
-            cells: vec![Summary::default(); d],
+            moments: vec![[0.0; 2]; d],
+            cells: Vec::new(),
             range: vec![[0.0; 2]; d],
             zeros: false,
             missing: Vec::new(),
@@ -269,15 +279,46 @@ impl NumericStats {
 
     /// The index of (slot `s`, column `j`) in the per-cell arrays (slot by slot, so that
     /// the split of a slot's sums reads its cells in order).
-    #[inline(always)]
-    pub fn at(&self, s: usize, j: usize) -> usize {
+    #[cfg(test)]
+    fn at(&self, s: usize, j: usize) -> usize {
         s * self.d + j
     }
 
-    /// The cell of slot `s` at column `j`.
-    #[inline(always)]
-    pub fn cell(&self, s: usize, j: usize) -> &Summary {
-        &self.cells[self.at(s, j)]
+    /// The summary of slot `s` at column `j` (from either layout).
+    #[cfg(test)]
+    fn cell(&self, s: usize, j: usize) -> Summary {
+        let i = self.at(s, j);
+        if self.zeros {
+            self.cells[i]
+        } else {
+            let [mean, m2] = self.moments[i];
+            Summary {
+                mean,
+                m2,
+                weight: self.seen[s],
+                touched: self.count[s],
+            }
+        }
+    }
+
+    /// Switches to [`Summary`] cells (the first zero or missing value): every example so
+    /// far had a non-zero finite value everywhere, so each non-zero weight and count is
+    /// the slot's.
+    fn to_cells(&mut self) {
+        let d = self.d;
+        self.cells = self
+            .moments
+            .iter()
+            .enumerate()
+            .map(|(i, &[mean, m2])| Summary {
+                mean,
+                m2,
+                weight: self.seen[i / d],
+                touched: self.count[i / d],
+            })
+            .collect();
+        self.moments = Vec::new();
+        self.zeros = true;
     }
 
     /// The class of slot `s >= 1`.
@@ -303,8 +344,13 @@ impl NumericStats {
                 self.seen.insert(s, 0.0);
                 self.count.insert(s, 0);
                 let at = s * d;
-                self.cells
-                    .splice(at..at, std::iter::repeat_n(Summary::default(), d));
+                if self.zeros {
+                    self.cells
+                        .splice(at..at, std::iter::repeat_n(Summary::default(), d));
+                } else {
+                    self.moments
+                        .splice(at..at, std::iter::repeat_n([0.0; 2], d));
+                }
                 self.range.splice(at..at, std::iter::repeat_n([0.0; 2], d));
                 if !self.missing.is_empty() {
                     self.missing.splice(at..at, std::iter::repeat_n(0.0, d));
@@ -321,33 +367,48 @@ impl NumericStats {
     pub fn update(&mut self, entries: &[(u32, f64)], sparse: bool, c: usize, w: f64) -> usize {
         debug_assert!(w > 0.0 && w.is_finite());
         let s = self.slot_or_insert(c);
-        self.zeros |= sparse;
+        if sparse && !self.zeros {
+            self.to_cells();
+        }
         let d = self.d;
         let NumericStats {
             seen,
+            moments,
             cells,
             range,
             missing,
-            count,
+            zeros,
             ..
         } = self;
-        for &(col, v) in entries {
-            for slot in [0, s] {
-                let i = slot * d + col as usize;
-                let cell = &mut cells[i];
-                cell.touched += 1;
-                if !v.is_finite() {
-                    if missing.is_empty() {
-                        *missing = vec![0.0; cells.len()];
-                    }
-                    missing[i] += w;
-                    continue;
+        if !*zeros {
+            // Dense: every value is non-zero and finite; the non-zero weight is the slot's.
+            for &(col, v) in entries {
+                for slot in [0, s] {
+                    let i = slot * d + col as usize;
+                    let [mean, m2] = &mut moments[i];
+                    welford(seen[slot], v, w, mean, m2, &mut range[i]);
                 }
-                let before = cell.weight;
-                cell.weight = before + w;
-                welford(before, v, w, cell, &mut range[i]);
+            }
+        } else {
+            for &(col, v) in entries {
+                for slot in [0, s] {
+                    let i = slot * d + col as usize;
+                    let cell = &mut cells[i];
+                    cell.touched += 1;
+                    if !v.is_finite() {
+                        if missing.is_empty() {
+                            *missing = vec![0.0; cells.len()];
+                        }
+                        missing[i] += w;
+                        continue;
+                    }
+                    let before = cell.weight;
+                    cell.weight = before + w;
+                    welford(before, v, w, &mut cell.mean, &mut cell.m2, &mut range[i]);
+                }
             }
         }
+        let NumericStats { seen, count, .. } = self;
         for slot in [0, s] {
             seen[slot] += w;
             count[slot] += 1;
@@ -360,13 +421,8 @@ impl NumericStats {
     pub fn folded(&self, s: usize, j: usize) -> Folded {
         let i = s * self.d + j;
         let seen = self.seen[s];
-        let Summary {
-            mean: m,
-            m2,
-            weight: a,
-            touched,
-        } = self.cells[i];
         if !self.zeros {
+            let [m, m2] = self.moments[i];
             return Folded {
                 n: seen,
                 r: 1.0 / seen,
@@ -375,6 +431,12 @@ impl NumericStats {
                 zeros: false,
             };
         }
+        let Summary {
+            mean: m,
+            m2,
+            weight: a,
+            touched,
+        } = self.cells[i];
         if self.count[s] > touched {
             // There were zeros: the known weight less the non-zero weight.
             let n = if self.missing.is_empty() {
@@ -450,17 +512,17 @@ pub(super) struct Folded {
 /// The weighted Welford (West) update of one summary (mean and M2, smallest and largest
 /// value) with value `x` and weight `w`, the summary's weight being `before`.
 #[inline(always)]
-fn welford(before: f64, x: f64, w: f64, cell: &mut Summary, range: &mut [f64; 2]) {
+fn welford(before: f64, x: f64, w: f64, mean: &mut f64, m2: &mut f64, range: &mut [f64; 2]) {
     if before <= 0.0 {
-        (cell.mean, cell.m2) = (x, 0.0);
+        (*mean, *m2) = (x, 0.0);
         *range = [x, x];
         return;
     }
     let total = before + w;
-    let delta = x - cell.mean;
+    let delta = x - *mean;
     let step = delta * (w / total);
-    cell.mean += step;
-    cell.m2 += before * delta * step;
+    *mean += step;
+    *m2 += before * delta * step;
     if x < range[0] {
         range[0] = x;
     }
