@@ -304,7 +304,7 @@ impl NumericStats {
     /// Switches to [`Summary`] cells (the first zero or missing value): every example so
     /// far had a non-zero finite value everywhere, so each non-zero weight and count is
     /// the slot's.
-    fn to_cells(&mut self) {
+    fn switch_to_cells(&mut self) {
         let d = self.d;
         self.cells = self
             .moments
@@ -368,7 +368,7 @@ impl NumericStats {
         debug_assert!(w > 0.0 && w.is_finite());
         let s = self.slot_or_insert(c);
         if sparse && !self.zeros {
-            self.to_cells();
+            self.switch_to_cells();
         }
         let d = self.d;
         let NumericStats {
