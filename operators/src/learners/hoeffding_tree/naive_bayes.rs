@@ -27,7 +27,7 @@
 
 use super::gaussian::HALF_LN_2PI;
 use super::node::{AttrSlot, Layout, LeafNode, View};
-use super::stats::{NonZero, NumericStats};
+use super::stats::{NumericStats, Summary};
 use std::cell::Cell;
 
 /// What a leaf precomputes per slot of its numeric statistics (see the module
@@ -60,9 +60,10 @@ pub(super) struct LeafCache {
     /// Per numeric column: some value is known at the leaf.
     active: Vec<bool>,
     /// Per slot, at a leaf that has seen zeros but no missing value: the columns with a
-    /// non-zero value (ascending); the others are point masses at 0 for the slot, which
-    /// add nothing to its sums. Empty otherwise.
-    nonzero_columns: Vec<Vec<u32>>,
+    /// non-zero value, as a bit set (bit `j % 64` of word `j / 64`, read in ascending
+    /// order); the others are point masses at 0 for the slot, which add nothing to its
+    /// sums. Empty otherwise.
+    nonzero_columns: Vec<ColumnSet>,
 }
 
 /// Not state: two leaves with equal statistics are equal whatever they cache.
@@ -85,7 +86,7 @@ impl LeafCache {
         self.slots
             .resize(numeric.slots(), Cell::new(SlotCache::default()));
         self.nonzero_columns.clear();
-        if numeric.extra.is_some() && !numeric.any_missing() {
+        if numeric.zeros && !numeric.any_missing() {
             self.nonzero_columns
                 .extend((0..numeric.slots()).map(|s| nonzero_columns(numeric, s)));
         }
@@ -109,7 +110,7 @@ impl LeafCache {
             // The class's first example at this leaf: a new slot.
             self.slots.insert(s, Cell::new(SlotCache::default()));
         }
-        if numeric.extra.is_none() || numeric.any_missing() {
+        if !numeric.zeros || numeric.any_missing() {
             self.nonzero_columns.clear();
         } else if self.nonzero_columns.is_empty() {
             // The first zero at this leaf.
@@ -117,15 +118,14 @@ impl LeafCache {
                 .extend((0..numeric.slots()).map(|s| nonzero_columns(numeric, s)));
         } else {
             if new_slot {
-                self.nonzero_columns.insert(s, Vec::new());
+                self.nonzero_columns
+                    .insert(s, ColumnSet::new(numeric.columns()));
             }
             for t in [0, s] {
                 let columns = &mut self.nonzero_columns[t];
                 for &(col, v) in &x.entries {
-                    if v.is_finite()
-                        && let Err(p) = columns.binary_search(&col)
-                    {
-                        columns.insert(p, col);
+                    if v.is_finite() {
+                        columns.insert(col);
                     }
                 }
             }
@@ -168,25 +168,65 @@ impl LeafCache {
         if sc.fresh {
             return sc;
         }
-        let columns = self.nonzero_columns.get(s).map(Vec::as_slice);
+        let columns = self.nonzero_columns.get(s);
         let sc = slot_cache(numeric, &self.active, columns, s);
         self.slots[s].set(sc);
         sc
     }
 }
 
-/// The columns where slot `s` has a non-zero value.
-fn nonzero_columns(numeric: &NumericStats, s: usize) -> Vec<u32> {
-    let d = numeric.d;
-    match &numeric.extra {
-        Some(e) => e.nonzero[s * d..(s + 1) * d]
-            .iter()
-            .enumerate()
-            .filter(|(_, nz)| nz.weight > 0.0)
-            .map(|(j, _)| j as u32)
-            .collect(),
-        None => Vec::new(),
+/// A set of columns as bits: `insert` is one `or`, and the members come out ascending.
+#[derive(Clone, Debug, Default, PartialEq)]
+struct ColumnSet {
+    words: Vec<u64>,
+}
+
+impl ColumnSet {
+    /// The empty set of `d` columns.
+    fn new(d: usize) -> Self {
+        ColumnSet {
+            words: vec![0; d.div_ceil(64)],
+        }
     }
+
+    /// Adds column `col` (`< d`).
+    #[inline(always)]
+    fn insert(&mut self, col: u32) {
+        self.words[(col / 64) as usize] |= 1 << (col % 64);
+    }
+
+    /// Calls `f(column)` for every member, ascending.
+    #[inline(always)]
+    fn for_each(&self, mut f: impl FnMut(usize)) {
+        for (w, &word) in self.words.iter().enumerate() {
+            let mut bits = word;
+            while bits != 0 {
+                f(w * 64 + bits.trailing_zeros() as usize);
+                bits &= bits - 1;
+            }
+        }
+    }
+
+    /// The members, ascending.
+    fn to_vec(&self) -> Vec<u32> {
+        let mut v = Vec::new();
+        self.for_each(|j| v.push(j as u32));
+        v
+    }
+}
+
+/// The columns where slot `s` has a non-zero value.
+fn nonzero_columns(numeric: &NumericStats, s: usize) -> ColumnSet {
+    let d = numeric.d;
+    let mut set = ColumnSet::new(d);
+    if numeric.zeros {
+        for (j, cell) in numeric.cells[s * d..(s + 1) * d].iter().enumerate() {
+            if cell.weight > 0.0 {
+                set.insert(j as u32);
+            }
+        }
+    }
+    set
 }
 
 /// `ln w` for a positive weight, `-inf` otherwise.
@@ -232,7 +272,7 @@ fn accumulate(
 fn slot_cache(
     numeric: &NumericStats,
     active: &[bool],
-    columns: Option<&[u32]>,
+    columns: Option<&ColumnSet>,
     s: usize,
 ) -> SlotCache {
     let mut variances = LogProduct::ONE;
@@ -241,14 +281,13 @@ fn slot_cache(
     let mut dead0 = 0;
     let d = numeric.d;
     let base = s * d;
-    let moments = &numeric.moments[base..base + d];
     let seen = numeric.seen[s];
-    match &numeric.extra {
+    match numeric.zeros {
         // Dense: every attribute's known weight is the slot's, and every attribute is
         // known (the slot has learned something: slot 0 may not have).
-        None if seen > 0.0 => {
+        false if seen > 0.0 => {
             let r = 1.0 / seen;
-            for &[mean, m2] in moments {
+            for &[mean, m2] in &numeric.moments[base..base + d] {
                 let var = m2 * r;
                 accumulate(
                     mean,
@@ -261,15 +300,15 @@ fn slot_cache(
             }
         }
         // Zeros but nothing missing: the known weight is the slot's weight everywhere.
-        Some(e) if e.missing.is_empty() && seen > 0.0 => {
+        true if !numeric.any_missing() && seen > 0.0 => {
             let r = 1.0 / seen;
             let count = numeric.count[s];
-            let nonzero = &e.nonzero[base..base + d];
-            let columns = columns.unwrap_or_default();
-            debug_assert_eq!(columns, nonzero_columns(numeric, s).as_slice());
-            for &j in columns {
-                let j = j as usize;
-                let (mean, var) = fold_no_missing(moments[j], &nonzero[j], count, seen, r);
+            let cells = &numeric.cells[base..base + d];
+            let empty = ColumnSet::default();
+            let columns = columns.unwrap_or(&empty);
+            debug_assert_eq!(columns.to_vec(), nonzero_columns(numeric, s).to_vec());
+            columns.for_each(|j| {
+                let (mean, var) = fold_no_missing(&cells[j], count, seen, r);
                 accumulate(
                     mean,
                     var,
@@ -278,7 +317,7 @@ fn slot_cache(
                     &mut q0,
                     &mut dead0,
                 );
-            }
+            });
         }
         _ => {
             for (j, _) in active.iter().enumerate().filter(|(_, a)| **a) {
@@ -309,9 +348,10 @@ fn slot_cache(
 /// the same sum), the factor is 1 and the zeros' weight 0; where there was no non-zero
 /// value, mean and M2 are 0. The same as [`NumericStats::folded`].
 #[inline(always)]
-fn fold_no_missing([m, m2]: [f64; 2], nz: &NonZero, count: u64, seen: f64, r: f64) -> (f64, f64) {
-    let zeros = count > nz.touched;
-    let a = nz.weight;
+fn fold_no_missing(cell: &Summary, count: u64, seen: f64, r: f64) -> (f64, f64) {
+    let (m, m2) = (cell.mean, cell.m2);
+    let zeros = count > cell.touched;
+    let a = cell.weight;
     let factor = if zeros { a * r } else { 1.0 };
     let z = if zeros { (seen - a).max(0.0) } else { 0.0 };
     let mean = m * factor;
@@ -326,15 +366,14 @@ fn numeric_likelihood(numeric: &NumericStats, cache: &LeafCache, s: usize, x: &V
     let sc = cache.slot(numeric, s);
     let d = numeric.d;
     let base = s * d;
-    let moments = &numeric.moments[base..base + d];
     let seen = numeric.seen[s];
     if !x.sparse {
         // Every numeric value is non-zero and known.
         let mut acc = sc.c;
-        if numeric.extra.is_none() {
+        if !numeric.zeros {
             let r = 1.0 / seen;
             for &(col, v) in &x.entries {
-                let [mean, m2] = moments[col as usize];
+                let [mean, m2] = numeric.moments[base + col as usize];
                 let var = m2 * r;
                 if var > 0.0 {
                     let d = v - mean;
@@ -362,18 +401,20 @@ fn numeric_likelihood(numeric: &NumericStats, cache: &LeafCache, s: usize, x: &V
     }
     let mut acc = sc.c - sc.q0;
     let mut dead = sc.dead0;
-    let fast = match &numeric.extra {
-        Some(e) if e.missing.is_empty() && seen > 0.0 => Some(&e.nonzero[base..base + d]),
-        _ => None,
-    };
+    let fast = numeric.zeros && !numeric.any_missing() && seen > 0.0;
     let r = 1.0 / seen;
     let count = numeric.count[s];
+    let cells = if fast {
+        &numeric.cells[base..base + d]
+    } else {
+        &[]
+    };
     for &(col, v) in &x.entries {
         let j = col as usize;
         let (mean, var) = match fast {
             // Nothing missing at the leaf: every attribute known, `v` finite.
-            Some(nonzero) => fold_no_missing(moments[j], &nonzero[j], count, seen, r),
-            None => {
+            true => fold_no_missing(&cells[j], count, seen, r),
+            false => {
                 if !cache.active[j] {
                     continue;
                 }
