@@ -91,7 +91,9 @@ pub fn kafka_record(bytes: &[u8]) {
             task: Task::Multiclass,
         },
         Schema {
-            attributes: (0..8).map(|i| Attribute::numeric(format!("f{i}"))).collect(),
+            attributes: (0..8)
+                .map(|i| Attribute::numeric(format!("f{i}")))
+                .collect(),
             labels: (0..5).map(|i| format!("l{i}")).collect(),
             task: Task::Multilabel,
         },
@@ -125,7 +127,10 @@ pub fn job_file(bytes: &[u8]) {
 /// two checksums made right, so that the header's JSON and the body's postcard are
 /// reached by mutations too (a damaged file stops at its checksum).
 pub fn model_file(bytes: &[u8]) {
-    for candidate in [Some(bytes.to_vec()), with_checksums(bytes)].into_iter().flatten() {
+    for candidate in [Some(bytes.to_vec()), with_checksums(bytes)]
+        .into_iter()
+        .flatten()
+    {
         if let Ok(model) = SavedModel::from_bytes(&candidate, "fuzz.fbm") {
             let _ = model.chain("fuzz.fbm");
         }

@@ -296,6 +296,20 @@ fn a_huge_libsvm_index_is_an_error_naming_the_line() {
         ],
         &["--labels"],
     );
+    // A plain numeric label becomes a label id once another line makes the file
+    // multi-label (found by the fuzzer: 44,448,894 labels made before the check, 2.4 GB).
+    let f = dir.join("mixed.svm");
+    std::fs::write(
+        &f,
+        "44448893 1:1
+0,1 2:1
+",
+    )
+    .unwrap();
+    usage_error(
+        &["eval", "--data", f.to_str().unwrap()],
+        &["mixed.svm", "label id 44448893", "65535"],
+    );
 }
 
 #[test]

@@ -175,8 +175,16 @@ fn model_seeds() -> Vec<Vec<u8>> {
 
 fn seeds(target: &str) -> Vec<Vec<u8>> {
     let libsvm = ["a9a/a9a", "mushrooms/mushrooms"];
-    let csv = ["car/car.data.csv", "balance-scale/balance-scale.csv", "adult/adult.data"];
-    let arff = ["emotions/emotions-train.arff", "scene/scene-train.arff", "birds/birds-train.arff"];
+    let csv = [
+        "car/car.data.csv",
+        "balance-scale/balance-scale.csv",
+        "adult/adult.data",
+    ];
+    let arff = [
+        "emotions/emotions-train.arff",
+        "scene/scene-train.arff",
+        "birds/birds-train.arff",
+    ];
     let mut s: Vec<Vec<u8>> = match target {
         "libsvm" => data_seeds("fuzz libsvm", &libsvm),
         "csv" => data_seeds("fuzz csv", &csv),

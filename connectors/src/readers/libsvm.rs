@@ -277,10 +277,22 @@ pub(crate) fn open(
             Some(k) => k,
             None => max_id.map_or(0, |m| m as usize + 1),
         };
-        if k == 0 || k > u32::MAX as usize {
+        if k == 0 {
             return Err(ReadError::file(
                 first,
                 "no label ids in the multi-label data: give the label count",
+            ));
+        }
+        // A numeric label of a line without ids counts as an id once the data are
+        // multi-label: check the count before making the labels.
+        if k > MAX_LABELS {
+            return Err(ReadError::file(
+                first,
+                format!(
+                    "label id {} is above the largest supported label id {}",
+                    k - 1,
+                    MAX_LABELS - 1
+                ),
             ));
         }
         let schema = Schema {
