@@ -20,15 +20,45 @@ use flowboost_connectors::readers::{DataSource, Format, ReadOptions};
 use flowboost_operators::data::{Attribute, Schema, Task};
 use std::path::PathBuf;
 
-/// Every target: its name (the file name in `fuzz/fuzz_targets/`) and its body.
-pub const TARGETS: &[(&str, fn(&[u8]))] = &[
-    ("libsvm", libsvm),
-    ("csv", csv),
-    ("arff", arff),
-    ("sniffed", sniffed),
-    ("kafka_record", kafka_record),
-    ("job_file", job_file),
-    ("model_file", model_file),
+/// A fuzz target.
+#[derive(Clone, Copy, Debug)]
+pub struct Target {
+    /// Its name (the file name in `fuzz/fuzz_targets/`).
+    pub name: &'static str,
+    /// Its body: takes any bytes, returns whatever they are.
+    pub run: fn(&[u8]),
+}
+
+/// Every target.
+pub const TARGETS: &[Target] = &[
+    Target {
+        name: "libsvm",
+        run: libsvm,
+    },
+    Target {
+        name: "csv",
+        run: csv,
+    },
+    Target {
+        name: "arff",
+        run: arff,
+    },
+    Target {
+        name: "sniffed",
+        run: sniffed,
+    },
+    Target {
+        name: "kafka_record",
+        run: kafka_record,
+    },
+    Target {
+        name: "job_file",
+        run: job_file,
+    },
+    Target {
+        name: "model_file",
+        run: model_file,
+    },
 ];
 
 /// A LIBSVM file (read with `--format libsvm`).

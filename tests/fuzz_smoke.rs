@@ -219,7 +219,8 @@ fn every_fuzz_target_survives_its_seeds_and_their_mutations() {
         .and_then(|s| s.parse().ok())
         .unwrap_or(2.0);
     let mut report = Vec::new();
-    for &(name, target) in TARGETS {
+    for t in TARGETS {
+        let (name, target) = (t.name, t.run);
         let seeds = seeds(name);
         let max = seeds.iter().map(Vec::len).max().unwrap_or(0).max(64 * 1024);
         let mut rng = Rng(0x9e37_79b9_7f4a_7c15 ^ name.len() as u64);
