@@ -306,6 +306,7 @@ pub fn run_job(
                 ..SourceState::default()
             },
         };
+        let read_ahead = options.max_read_ahead.max(2 * options.merge_block);
         let reader = match KafkaReader::open(&options, &schema, index, peers) {
             Ok(mut r) => match &restore {
                 Some(saved) => match r.start_at(&offset_map(&saved.header.offsets)) {
@@ -322,6 +323,10 @@ pub fn run_job(
                 None
             }
         };
+        let reader = reader.map(|mut r| {
+            r.limit_from_start(read_ahead);
+            r
+        });
         let clients = if index == 0 {
             match sink_clients(&options, &schema) {
                 Ok(c) => Some(c),
@@ -357,7 +362,7 @@ pub fn run_job(
             max_wait: options.max_merge_wait,
             exit_when_idle: options.exit_when_idle,
             max_epochs_in_flight: options.max_epochs_in_flight,
-            read_ahead: options.max_read_ahead.max(2 * options.merge_block),
+            read_ahead,
             feedback: options.feedback.is_some(),
             snapshot_at_end: options.save_model.is_some() || options.checkpoints.is_some(),
             checkpoint_every: options

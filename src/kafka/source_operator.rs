@@ -168,6 +168,16 @@ impl KafkaReader {
         Ok(!news)
     }
 
+    /// The read limits before the merge sends any: `read_ahead` past each partition's
+    /// start (nothing is stamped yet), so that the first reads are bounded too.
+    pub fn limit_from_start(&mut self, read_ahead: i64) {
+        for (_, source) in &mut self.sources {
+            for (p, position) in source.positions() {
+                source.set_limit(p, Some(position.saturating_add(read_ahead)));
+            }
+        }
+    }
+
     /// Holds each of this worker's partitions at its read limit (see
     /// [`Control::Limits`]); partitions of other workers are ignored.
     pub fn set_limits(&mut self, limits: &[(StreamId, i32, i64)]) {
