@@ -356,4 +356,123 @@ mod tests {
         assert!(m.release().is_empty());
         assert_eq!(keys(&m.release_waited()), vec![(0, 5), (0, 6)]);
     }
+
+    mod properties {
+        use super::*;
+        use proptest::prelude::*;
+
+        /// Offsets per (topic, partition) with gaps, an arrival order, release points and
+        /// a block size.
+        type Replay = (Vec<Vec<i64>>, Vec<usize>, Vec<bool>, i64);
+
+        /// A replay: per (topic, partition), increasing offsets with gaps; how records
+        /// arrive: an interleaving of the partitions (each in its own order), with
+        /// releases at random points; the merge block.
+        fn replay() -> impl Strategy<Value = Replay> {
+            let partition = prop::collection::vec(1i64..4, 0..40).prop_map(|gaps| {
+                gaps.iter()
+                    .scan(0i64, |o, g| {
+                        *o += g;
+                        Some(*o)
+                    })
+                    .collect::<Vec<i64>>()
+            });
+            (prop::collection::vec(partition, 1..5), 1i64..9).prop_flat_map(|(parts, block)| {
+                let n: usize = parts.iter().map(Vec::len).sum();
+                let order = prop::collection::vec(0..parts.len(), n..=n);
+                let releases = prop::collection::vec(any::<bool>(), n..=n);
+                (Just(parts), order, releases, Just(block))
+            })
+        }
+
+        /// Feeds the replay in the given arrival order, releasing (by the data's rule)
+        /// wherever `releases` says, and everything at the end.
+        fn merge(
+            parts: &[Vec<i64>],
+            order: &[usize],
+            releases: &[bool],
+            block: i64,
+        ) -> Vec<(u8, i32, i64)> {
+            let ids: Vec<(StreamId, i32)> = (0..parts.len())
+                .map(|i| ((i % 2) as StreamId, (i / 2) as i32))
+                .collect();
+            let mut m: Merger<()> = Merger::new(ids.iter().copied(), block);
+            let ends: Vec<i64> = parts
+                .iter()
+                .map(|p| p.last().map_or(0, |o| o + 1))
+                .collect();
+            for (i, &(s, p)) in ids.iter().enumerate() {
+                m.push(Raw::Progress {
+                    stream: s,
+                    partition: p,
+                    position: 0,
+                    caught_up: parts[i].is_empty(),
+                    backlog_end: ends[i],
+                });
+            }
+            let mut next = vec![0usize; parts.len()];
+            let mut out = Vec::new();
+            for (k, &i) in order.iter().enumerate() {
+                // The interleaving picks a partition; one with nothing left gives way to
+                // the next that has records.
+                let Some(i) = (0..parts.len())
+                    .map(|d| (i + d) % parts.len())
+                    .find(|&j| next[j] < parts[j].len())
+                else {
+                    break;
+                };
+                let (s, p) = ids[i];
+                let offset = parts[i][next[i]];
+                next[i] += 1;
+                m.push(Raw::Record(RawRecord {
+                    stream: s,
+                    partition: p,
+                    offset,
+                    body: (),
+                }));
+                if next[i] == parts[i].len() {
+                    m.push(Raw::Progress {
+                        stream: s,
+                        partition: p,
+                        position: ends[i],
+                        caught_up: true,
+                        backlog_end: ends[i],
+                    });
+                }
+                if releases[k] {
+                    out.extend(
+                        m.release()
+                            .into_iter()
+                            .map(|r| (r.stream, r.partition, r.offset)),
+                    );
+                }
+            }
+            out.extend(
+                m.release_all()
+                    .into_iter()
+                    .map(|r| (r.stream, r.partition, r.offset)),
+            );
+            out
+        }
+
+        proptest! {
+            /// Every record comes out once, in the order of (block, topic, partition,
+            /// offset), whatever the arrival order and wherever the releases fall.
+            #[test]
+            fn a_replay_merges_in_the_data_order_for_any_arrival(
+                (parts, order, releases, block) in replay()
+            ) {
+                let got = merge(&parts, &order, &releases, block);
+                let mut want: Vec<(u8, i32, i64)> = parts
+                    .iter()
+                    .enumerate()
+                    .flat_map(|(i, offs)| {
+                        offs.iter().map(move |&o| ((i % 2) as StreamId, (i / 2) as i32, o))
+                    })
+                    .collect();
+                want.sort_by_key(|&(s, p, o)| (o.div_euclid(block), s, p, o));
+                prop_assert_eq!(got, want);
+            }
+        }
+    }
 }
