@@ -7,12 +7,13 @@
 
 mod common;
 
+use common::kafka::{brokers, create};
 use common::{flowboost, last_json, temp_dir};
 use flowboost::connectors::generators::{Generator, GeneratorConfig};
-use flowboost::connectors::kafka::testing::{test_brokers, unique_name};
+use flowboost::connectors::kafka::testing::unique_name;
 use flowboost::connectors::kafka::{
     FeedbackKind as WireFeedback, KafkaConfig, PartitionedSource, PredictionEncoder,
-    PredictionOutput, RecordDecoder, RecordFormat, StartFrom, admin,
+    PredictionOutput, RecordDecoder, RecordFormat, StartFrom,
 };
 use flowboost::kafka::merge::{EVENTS, FEEDBACK, Merger, Raw, RawRecord};
 use flowboost::operators::boosters::{Algorithm, BoosterConfig, TreeParams, build};
@@ -25,16 +26,6 @@ use flowboost::operators::learners::WeakKind;
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-
-fn brokers() -> String {
-    test_brokers().unwrap_or_else(|e| panic!("no Kafka broker for the tests: {e}"))
-}
-
-fn create(brokers: &str, prefix: &str, partitions: i32) -> String {
-    let name = unique_name(prefix);
-    admin::create_topic(&KafkaConfig::new(brokers), &name, partitions).expect("create topic");
-    name
-}
 
 /// Every value of a topic, in its order (one partition).
 fn read_lines(brokers: &str, topic: &str, expect: u64) -> Vec<String> {

@@ -10,9 +10,9 @@
 
 mod common;
 
+use common::kafka::{brokers, create};
 use common::{flowboost, last_json, temp_dir};
-use flowboost::connectors::kafka::testing::{test_brokers, unique_name};
-use flowboost::connectors::kafka::{KafkaConfig, admin};
+use flowboost::connectors::kafka::testing::unique_name;
 use flowboost::model::read_header;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -22,16 +22,6 @@ use std::time::{Duration, Instant};
 
 const EVENTS: u64 = 20_000;
 const UNLABELED: u64 = EVENTS / 5;
-
-fn brokers() -> String {
-    test_brokers().unwrap_or_else(|e| panic!("no Kafka broker for the tests: {e}"))
-}
-
-fn create(brokers: &str, prefix: &str, partitions: i32) -> String {
-    let name = unique_name(prefix);
-    admin::create_topic(&KafkaConfig::new(brokers), &name, partitions).expect("create topic");
-    name
-}
 
 /// The replay: events on 4 partitions, every 5th unlabeled, its label 300 events later on
 /// the feedback topic.

@@ -7,24 +7,15 @@
 
 mod common;
 
+use common::kafka::{brokers, create};
 use common::{flowboost, last_json, temp_dir};
-use flowboost::connectors::kafka::testing::{test_brokers, unique_name};
-use flowboost::connectors::kafka::{DeadLetterRecord, KafkaConfig, admin};
+use flowboost::connectors::kafka::testing::unique_name;
+use flowboost::connectors::kafka::{DeadLetterRecord, KafkaConfig};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{Read, Write};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-
-fn brokers() -> String {
-    test_brokers().unwrap_or_else(|e| panic!("no Kafka broker for the tests: {e}"))
-}
-
-fn create(brokers: &str, prefix: &str, partitions: i32) -> String {
-    let name = unique_name(prefix);
-    admin::create_topic(&KafkaConfig::new(brokers), &name, partitions).expect("create topic");
-    name
-}
 
 /// Produces a generator's stream with `flowboost kafka produce`; returns its summary.
 fn produce(brokers: &str, topic: &str, extra: &[&str]) -> Value {

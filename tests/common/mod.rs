@@ -48,3 +48,4 @@ pub fn temp_dir(name: &str) -> PathBuf {
     dir
 }
 pub mod engines;
+pub mod kafka;
