@@ -172,6 +172,9 @@ pub struct JobSummary {
     pub processes: usize,
     /// Transient consumer errors met (retried by the client).
     pub consumer_errors: u64,
+    /// Producer errors met: transient client errors (retried by the client) and failed
+    /// deliveries (which fail the job).
+    pub producer_errors: u64,
     /// Worker threads.
     pub workers: usize,
     /// Seconds from the start to the end of the job.
@@ -470,6 +473,7 @@ pub fn run_job(
         return Err(e);
     }
     let first = metrics.first_event_at();
+    let metrics_producer_errors = metrics.producer_errors.load(Ordering::Relaxed);
     let metrics = metrics.snapshot();
     // Process 0 counts every record (its worker 0 merges them all).
     if process == 0
@@ -497,6 +501,7 @@ pub fn run_job(
         metrics,
         processes,
         consumer_errors,
+        producer_errors: metrics_producer_errors,
         workers,
         seconds: started.elapsed().as_secs_f64(),
         busy_seconds,

@@ -1,9 +1,14 @@
 //! The job's counters: printed periodically and served in the Prometheus text format.
 
 use flowboost_operators::join::JoinCounts;
+use prometheus_client::collector::Collector;
+use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};
+use prometheus_client::metrics::MetricType;
+use prometheus_client::metrics::counter::ConstCounter;
+use prometheus_client::metrics::gauge::ConstGauge;
+use prometheus_client::registry::Registry;
 use serde::Serialize;
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::atomic::{AtomicI64, AtomicU64, AtomicUsize, Ordering};
@@ -37,6 +42,9 @@ pub struct JobMetrics {
     /// Transient consumer errors of this process's sources (connection lost, a partition
     /// the broker could not serve, ...).
     pub consumer_errors: AtomicU64,
+    /// Producer errors of this process's sink: transient client errors (retried by the
+    /// client) and deliveries that failed.
+    pub producer_errors: AtomicU64,
     /// Progressive (test-then-train) loss, as f64 bits: 1 - accuracy, or the rank loss.
     progressive_loss: AtomicU64,
     /// Predictions scored for the progressive loss.
@@ -117,6 +125,7 @@ impl JobMetrics {
             merge_held_peak: AtomicU64::new(0),
             checkpoints: Mutex::new(CheckpointStats::default()),
             consumer_errors: AtomicU64::new(0),
+            producer_errors: AtomicU64::new(0),
             progressive_loss: AtomicU64::new(0f64.to_bits()),
             scored: AtomicU64::new(0),
             dead_letters: Mutex::new(BTreeMap::new()),
@@ -225,134 +234,200 @@ impl JobMetrics {
         )
     }
 
-    /// The Prometheus text exposition (format 0.0.4).
+    /// The exposition in the OpenMetrics text format (what Prometheus scrapes), encoded by
+    /// the `prometheus-client` crate: counters end in `_total`, label values (dead-letter
+    /// reasons, topics) are escaped, and the page ends with `# EOF`.
     pub fn prometheus(&self) -> String {
-        let s = self.snapshot();
+        let mut registry = Registry::default();
+        registry.register_collector(Box::new(Exposition(self.snapshot_for_export())));
         let mut out = String::new();
-        let mut counter = |name: &str, help: &str, value: u64| {
-            let _ = writeln!(
-                out,
-                "# HELP {name} {help}\n# TYPE {name} counter\n{name} {value}"
-            );
-        };
-        counter(
-            "flowboost_events_in_total",
-            "Event records consumed and decoded.",
-            s.events_in,
-        );
-        counter(
-            "flowboost_feedback_in_total",
-            "Feedback records consumed.",
-            s.feedback_in,
-        );
-        counter(
-            "flowboost_predictions_out_total",
-            "Predictions delivered to the sink topic.",
-            s.predictions,
-        );
-        counter(
-            "flowboost_learned_total",
-            "Learning passes (labeled events and joined feedback).",
-            s.learned,
-        );
-        counter(
-            "flowboost_feedback_joined_total",
-            "Feedback records joined to their pending event.",
-            s.feedback_joined,
-        );
-        counter(
-            "flowboost_feedback_expired_total",
-            "Pending events dropped before their feedback came.",
-            s.feedback_expired,
-        );
-        counter("flowboost_commits_total", "Offset commits.", s.commits);
-        counter(
-            "flowboost_checkpoints_total",
-            "Checkpoints written (and their transactions committed).",
-            s.checkpoints.written,
-        );
-        counter(
-            "flowboost_consumer_errors_total",
-            "Transient consumer errors of this process's sources.",
-            self.consumer_errors.load(Ordering::Relaxed),
-        );
-        let j = &s.join;
-        counter(
-            "flowboost_feedback_late_total",
-            "Feedback records that came after their event expired.",
-            j.late,
-        );
-        counter(
-            "flowboost_feedback_repeated_total",
-            "Feedback records for an event that had its feedback already.",
-            j.repeated,
-        );
-        counter(
-            "flowboost_feedback_unmatched_total",
-            "Feedback records that expired without their event.",
-            j.unmatched(),
-        );
-        counter(
-            "flowboost_events_duplicate_total",
-            "Events whose id was already waiting for feedback.",
-            j.duplicate,
-        );
-        let _ = writeln!(
-            out,
-            "# HELP flowboost_join_waiting Events waiting for their feedback now.\n# TYPE flowboost_join_waiting gauge\nflowboost_join_waiting {}\n# HELP flowboost_join_held Feedback records waiting for their event now.\n# TYPE flowboost_join_held gauge\nflowboost_join_held {}",
-            j.waiting, j.held
-        );
-        let _ = writeln!(
-            out,
-            "# HELP flowboost_dead_letters_total Records sent to the dead-letter topic, by reason.\n# TYPE flowboost_dead_letters_total counter"
-        );
-        if s.dead_letters_by_reason.is_empty() {
-            let _ = writeln!(out, "flowboost_dead_letters_total 0");
-        }
-        for (reason, n) in &s.dead_letters_by_reason {
-            let _ = writeln!(
-                out,
-                "flowboost_dead_letters_total{{reason=\"{reason}\"}} {n}"
-            );
-        }
-        let _ = writeln!(
-            out,
-            "# HELP flowboost_progressive_loss Progressive (test-then-train) loss: {}.\n# TYPE flowboost_progressive_loss gauge\nflowboost_progressive_loss {}",
-            s.loss,
-            if s.progressive_loss.is_finite() {
-                s.progressive_loss
-            } else {
-                0.0
-            }
-        );
-        let _ = writeln!(
-            out,
-            "# HELP flowboost_consumer_lag Records not yet read, per input partition.\n# TYPE flowboost_consumer_lag gauge"
-        );
-        for ((topic, p), lag) in lock(&self.lag).iter() {
-            let _ = writeln!(
-                out,
-                "flowboost_consumer_lag{{topic=\"{topic}\",partition=\"{p}\"}} {lag}"
-            );
-        }
-        let _ = writeln!(
-            out,
-            "# HELP flowboost_merge_held_peak The most records the merge has held at once (read, not yet stamped; at most the partitions x --max-read-ahead).\n# TYPE flowboost_merge_held_peak gauge\nflowboost_merge_held_peak {}",
-            s.merge_held_peak
-        );
-        let _ = writeln!(
-            out,
-            "# HELP flowboost_checkpoint_last_bytes The last checkpoint's size.\n# TYPE flowboost_checkpoint_last_bytes gauge\nflowboost_checkpoint_last_bytes {}\n# HELP flowboost_checkpoint_last_seconds The last checkpoint's write and commit time.\n# TYPE flowboost_checkpoint_last_seconds gauge\nflowboost_checkpoint_last_seconds {:.6}",
-            s.checkpoints.last_bytes, s.checkpoints.last_seconds
-        );
-        let _ = writeln!(
-            out,
-            "# HELP flowboost_uptime_seconds Seconds since the job started.\n# TYPE flowboost_uptime_seconds gauge\nflowboost_uptime_seconds {:.3}",
-            self.start.elapsed().as_secs_f64()
-        );
+        // Writing into a String cannot fail.
+        let _ = prometheus_client::encoding::text::encode(&mut out, &registry);
         out
     }
+
+    /// What a scrape shows: the snapshot plus what only the exposition reports.
+    fn snapshot_for_export(&self) -> ExportSnapshot {
+        ExportSnapshot {
+            snapshot: self.snapshot(),
+            consumer_errors: self.consumer_errors.load(Ordering::Relaxed),
+            producer_errors: self.producer_errors.load(Ordering::Relaxed),
+            lag: lock(&self.lag).clone(),
+            uptime_seconds: self.start.elapsed().as_secs_f64(),
+        }
+    }
 }
+
+/// The values of one scrape.
+#[derive(Debug)]
+struct ExportSnapshot {
+    snapshot: MetricsSnapshot,
+    consumer_errors: u64,
+    producer_errors: u64,
+    lag: BTreeMap<(String, i32), i64>,
+    uptime_seconds: f64,
+}
+
+/// The job's metrics as a `prometheus-client` collector: every scrape encodes the
+/// counters as they are at that moment.
+#[derive(Debug)]
+struct Exposition(ExportSnapshot);
+
+impl Collector for Exposition {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        let e = &self.0;
+        let s = &e.snapshot;
+        let j = &s.join;
+        let counters: [(&str, &str, u64); 14] = [
+            (
+                "flowboost_events_in",
+                "Event records consumed and decoded.",
+                s.events_in,
+            ),
+            (
+                "flowboost_feedback_in",
+                "Feedback records consumed.",
+                s.feedback_in,
+            ),
+            (
+                "flowboost_predictions_out",
+                "Predictions delivered to the sink topic.",
+                s.predictions,
+            ),
+            (
+                "flowboost_learned",
+                "Learning passes (labeled events and joined feedback).",
+                s.learned,
+            ),
+            (
+                "flowboost_feedback_joined",
+                "Feedback records joined to their pending event.",
+                s.feedback_joined,
+            ),
+            (
+                "flowboost_feedback_expired",
+                "Pending events dropped before their feedback came.",
+                s.feedback_expired,
+            ),
+            ("flowboost_commits", "Offset commits.", s.commits),
+            (
+                "flowboost_checkpoints",
+                "Checkpoints written (and their transactions committed).",
+                s.checkpoints.written,
+            ),
+            (
+                "flowboost_consumer_errors",
+                "Transient consumer errors of this process's sources.",
+                e.consumer_errors,
+            ),
+            (
+                "flowboost_producer_errors",
+                "Producer errors of this process's sink: transient client errors and failed deliveries.",
+                e.producer_errors,
+            ),
+            (
+                "flowboost_feedback_late",
+                "Feedback records that came after their event expired.",
+                j.late,
+            ),
+            (
+                "flowboost_feedback_repeated",
+                "Feedback records for an event that had its feedback already.",
+                j.repeated,
+            ),
+            (
+                "flowboost_feedback_unmatched",
+                "Feedback records that expired without their event.",
+                j.unmatched(),
+            ),
+            (
+                "flowboost_events_duplicate",
+                "Events whose id was already waiting for feedback.",
+                j.duplicate,
+            ),
+        ];
+        for (name, help, value) in counters {
+            let c = ConstCounter::new(value);
+            c.encode(encoder.encode_descriptor(name, help, None, c.metric_type())?)?;
+        }
+        // Counts as integer gauges, the rest as floats (a non-finite value as 0).
+        let count = |encoder: &mut DescriptorEncoder, name: &str, help: &str, value: u64| {
+            let g = ConstGauge::new(i64::try_from(value).unwrap_or(i64::MAX));
+            g.encode(encoder.encode_descriptor(name, help, None, g.metric_type())?)
+        };
+        let gauge = |encoder: &mut DescriptorEncoder, name: &str, help: &str, value: f64| {
+            let g = ConstGauge::new(if value.is_finite() { value } else { 0.0 });
+            g.encode(encoder.encode_descriptor(name, help, None, g.metric_type())?)
+        };
+        count(
+            &mut encoder,
+            "flowboost_join_waiting",
+            "Events waiting for their feedback now.",
+            j.waiting,
+        )?;
+        count(
+            &mut encoder,
+            "flowboost_join_held",
+            "Feedback records waiting for their event now.",
+            j.held,
+        )?;
+        let loss_help = format!("Progressive (test-then-train) loss: {}.", s.loss);
+        gauge(
+            &mut encoder,
+            "flowboost_progressive_loss",
+            &loss_help,
+            s.progressive_loss,
+        )?;
+        count(
+            &mut encoder,
+            "flowboost_merge_held_peak",
+            "The most records the merge has held at once (read, not yet stamped; at most the partitions x --max-read-ahead).",
+            s.merge_held_peak,
+        )?;
+        count(
+            &mut encoder,
+            "flowboost_checkpoint_last_bytes",
+            "The last checkpoint's size.",
+            s.checkpoints.last_bytes,
+        )?;
+        gauge(
+            &mut encoder,
+            "flowboost_checkpoint_last_seconds",
+            "The last checkpoint's write and commit time.",
+            s.checkpoints.last_seconds,
+        )?;
+        gauge(
+            &mut encoder,
+            "flowboost_uptime_seconds",
+            "Seconds since the job started.",
+            e.uptime_seconds,
+        )?;
+        // Dead letters by reason (a label value, escaped by the encoder); 0 with no label
+        // before the first one, so that the series exists from the start.
+        let name = "flowboost_dead_letters";
+        let help = "Records sent to the dead-letter topic, by reason.";
+        let mut family = encoder.encode_descriptor(name, help, None, MetricType::Counter)?;
+        if s.dead_letters_by_reason.is_empty() {
+            ConstCounter::new(0u64).encode(family.encode_family(&NO_LABELS)?)?;
+        }
+        for (reason, n) in &s.dead_letters_by_reason {
+            let labels = [("reason", reason.as_str())];
+            ConstCounter::new(*n).encode(family.encode_family(&labels)?)?;
+        }
+        let name = "flowboost_consumer_lag";
+        let help = "Records not yet read, per input partition.";
+        let mut family = encoder.encode_descriptor(name, help, None, MetricType::Gauge)?;
+        for ((topic, partition), lag) in &e.lag {
+            let partition = partition.to_string();
+            let labels = [("topic", topic.as_str()), ("partition", partition.as_str())];
+            ConstGauge::new(*lag).encode(family.encode_family(&labels)?)?;
+        }
+        Ok(())
+    }
+}
+
+/// An empty label set.
+const NO_LABELS: [(&str, &str); 0] = [];
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
@@ -414,7 +489,7 @@ fn answer(mut stream: TcpStream, metrics: &JobMetrics) -> std::io::Result<()> {
     let body = metrics.prometheus();
     write!(
         stream,
-        "HTTP/1.1 200 OK\r\nContent-Type: text/plain; version=0.0.4; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        "HTTP/1.1 200 OK\r\nContent-Type: application/openmetrics-text; version=1.0.0; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
         body.len()
     )?;
     stream.flush()
@@ -442,5 +517,44 @@ mod tests {
         assert!(text.starts_with("HTTP/1.1 200"), "{text}");
         assert!(text.contains("flowboost_events_in_total 7"), "{text}");
         drop(idle);
+    }
+
+    #[test]
+    fn the_exposition_is_openmetrics_with_escaped_label_values() {
+        let metrics = JobMetrics::new("error_rate");
+        metrics.events_in.fetch_add(3, Ordering::Relaxed);
+        metrics.producer_errors.store(2, Ordering::Relaxed);
+        let page = metrics.prometheus();
+        // Before any dead letter the series exists, at 0, without a label.
+        assert!(
+            page.contains("\nflowboost_dead_letters_total 0\n"),
+            "{page}"
+        );
+        metrics.dead_letter("bad \"json\"\nline\\");
+        metrics.dead_letter("schema");
+        metrics.dead_letter("schema");
+        metrics.set_lag("events", 3, 17);
+        metrics.set_loss(0.25);
+        let page = metrics.prometheus();
+        for line in [
+            "# TYPE flowboost_events_in counter",
+            "flowboost_events_in_total 3",
+            "flowboost_producer_errors_total 2",
+            "flowboost_dead_letters_total{reason=\"bad \\\"json\\\"\\nline\\\\\"} 1",
+            "flowboost_dead_letters_total{reason=\"schema\"} 2",
+            "flowboost_consumer_lag{topic=\"events\",partition=\"3\"} 17",
+            "flowboost_progressive_loss 0.25",
+            "flowboost_join_held 0",
+            "flowboost_merge_held_peak 0",
+        ] {
+            assert!(page.lines().any(|l| l == line), "no `{line}` in:\n{page}");
+        }
+        assert!(page.ends_with("# EOF\n"), "{page}");
+        // Every sample line is `name{labels} value`, one per line: no raw newline
+        // leaked out of a label value.
+        for l in page.lines().filter(|l| !l.starts_with('#')) {
+            let value = l.rsplit(' ').next().unwrap();
+            assert!(value.parse::<f64>().is_ok(), "a bad sample line `{l}`");
+        }
     }
 }

@@ -317,10 +317,14 @@ pub fn kafka_sink<'scope>(
             metrics
                 .predictions_out
                 .store(c.predictions.delivered_to_topic(), Ordering::Relaxed);
+            let stats = c.predictions.stats();
+            metrics
+                .producer_errors
+                .store(stats.client_errors + stats.failed, Ordering::Relaxed);
             // Commit the marks whose outputs are all delivered (not after an error: a
             // restart resumes from the last commit). A transactional producer commits
             // offsets with its transactions only.
-            let delivered = c.predictions.stats().delivered;
+            let delivered = stats.delivered;
             let due = done || last_commit.elapsed() >= c.commit_interval;
             if c.predictions.is_transactional() {
                 marks = None;

@@ -32,6 +32,9 @@ pub struct SinkStats {
     pub delivered: u64,
     /// Records that failed (rejected, or expired before delivery).
     pub failed: u64,
+    /// Transient client errors the producer met (a broker connection lost and retried,
+    /// ...); they fail no record by themselves.
+    pub client_errors: u64,
 }
 
 impl SinkStats {
@@ -50,6 +53,8 @@ struct DeliveryCounter {
     /// Of them, to another topic than the sink's.
     delivered_elsewhere: AtomicU64,
     failed: AtomicU64,
+    /// Transient client errors (the client's error callback).
+    client_errors: AtomicU64,
     /// The first failure since the last flush.
     first_error: Mutex<Option<String>>,
     track: AtomicBool,
@@ -65,7 +70,19 @@ impl DeliveryCounter {
     }
 }
 
-impl ClientContext for DeliveryCounter {}
+impl ClientContext for DeliveryCounter {
+    /// Counts the client's errors (librdkafka retries them); the first one is printed to
+    /// stderr, the rest only counted ([`SinkStats::client_errors`]), so that a broker that
+    /// stays away does not flood the log.
+    fn error(&self, error: RdKafkaError, reason: &str) {
+        if self.client_errors.fetch_add(1, Ordering::Relaxed) == 0 {
+            eprintln!(
+                "flowboost: kafka producer to `{}`: {error}: {reason} (retried; further errors are only counted)",
+                self.topic
+            );
+        }
+    }
+}
 
 impl ProducerContext for DeliveryCounter {
     type DeliveryOpaque = ();
@@ -364,6 +381,7 @@ impl KafkaSink {
             produced: self.produced,
             delivered: context.delivered.load(Ordering::Relaxed),
             failed: context.failed.load(Ordering::Relaxed),
+            client_errors: context.client_errors.load(Ordering::Relaxed),
         }
     }
 
