@@ -355,4 +355,117 @@ mod tests {
             postcard::to_allocvec(&full.state(11)).unwrap()
         );
     }
+
+    mod properties {
+        use super::*;
+        use proptest::prelude::*;
+        use std::collections::BTreeSet;
+
+        /// What arrives in one epoch: event ids and feedback ids (from a few ids, so that
+        /// duplicates, repeats, late and early feedback all happen).
+        type Epoch = (Vec<u64>, Vec<u64>);
+
+        fn stream() -> impl Strategy<Value = (Option<u64>, u64, Vec<Epoch>)> {
+            let epoch = (
+                prop::collection::vec(0u64..6, 0..3),
+                prop::collection::vec(0u64..6, 0..3),
+            );
+            (
+                prop::option::of(1u64..5),
+                1u64..3,
+                prop::collection::vec(epoch, 1..25),
+            )
+        }
+
+        /// The event and feedback positions present in the join after an epoch.
+        fn present(state: &JoinState) -> (BTreeSet<u64>, BTreeSet<u64>) {
+            let (mut events, mut feedback) = (BTreeSet::new(), BTreeSet::new());
+            for f in state.facts.values().flatten() {
+                match f {
+                    JoinFact::Event(e) => {
+                        events.insert(e.seq);
+                    }
+                    JoinFact::Feedback(fb) => {
+                        feedback.insert(fb.seq);
+                    }
+                    _ => {}
+                }
+            }
+            (events, feedback)
+        }
+
+        proptest! {
+            /// The accounting identity, checked against what the join's state shows after
+            /// every epoch rather than against the counts' own formulas: every event
+            /// admitted is joined (in exactly one pair), waiting now, or gone from the join
+            /// unpaired (expired); every feedback record likewise (joined, held now, or
+            /// unmatched); `expired()` and `unmatched()` equal what left unpaired; without a
+            /// time-to-live nothing leaves unpaired, and with one nothing stays for ever.
+            #[test]
+            fn every_event_and_feedback_record_is_accounted_for(
+                (ttl, lag, epochs) in stream()
+            ) {
+                let mut j = JoinReference::new(JoinConfig { ttl, lag });
+                let mut seq = 0u64;
+                let (mut events_in, mut feedback_in) = (BTreeSet::new(), BTreeSet::new());
+                let (mut paired_events, mut paired_feedback) = (BTreeSet::new(), BTreeSet::new());
+                let mut pairs = 0u64;
+                // The epochs of the stream, then quiet ones until every timer has fired.
+                let quiet = ttl.map_or(2, |t| 2 * t + lag + 2);
+                let total = epochs.len() as u64 + quiet;
+                for t in 0..total {
+                    let (ev, fbs) = epochs.get(t as usize).cloned().unwrap_or_default();
+                    let mut new_events = Vec::new();
+                    for id in ev {
+                        events_in.insert(seq);
+                        new_events.push(waiting(id, seq, t));
+                        seq += 1;
+                    }
+                    let mut new_feedback = Vec::new();
+                    for id in fbs {
+                        feedback_in.insert(seq);
+                        new_feedback.push(fb(id, seq, t));
+                        seq += 1;
+                    }
+                    let formed = j.epoch(t, new_events, new_feedback);
+                    let mut formed_now = (BTreeSet::new(), BTreeSet::new());
+                    for p in &formed {
+                        prop_assert_eq!(p.event.example.id, p.feedback.id);
+                        prop_assert!(p.event.epoch <= t && p.feedback.epoch <= t);
+                        prop_assert!(paired_events.insert(p.event.seq), "an event paired twice");
+                        prop_assert!(paired_feedback.insert(p.feedback.seq), "feedback paired twice");
+                        formed_now.0.insert(p.event.seq);
+                        formed_now.1.insert(p.feedback.seq);
+                        pairs += 1;
+                    }
+                    let c = j.counts();
+                    let (events, feedback) = present(&j.state(t));
+                    // Pairs formed now leave the join in the next epoch.
+                    let waiting = events.difference(&formed_now.0).count() as u64;
+                    let held = feedback.difference(&formed_now.1).count() as u64;
+                    let gone = |all: &BTreeSet<u64>, now: &BTreeSet<u64>, paired: &BTreeSet<u64>| {
+                        all.iter().filter(|s| !now.contains(s) && !paired.contains(s)).count() as u64
+                    };
+                    let expired = gone(&events_in, &events, &paired_events);
+                    let unmatched = gone(&feedback_in, &feedback, &paired_feedback);
+                    prop_assert_eq!(c.admitted, events_in.len() as u64);
+                    prop_assert_eq!(c.feedback, feedback_in.len() as u64);
+                    prop_assert_eq!(c.joined, pairs);
+                    prop_assert_eq!((c.waiting, c.held), (waiting, held), "epoch {}", t);
+                    prop_assert_eq!(c.admitted, c.joined + c.waiting + expired);
+                    prop_assert_eq!(c.feedback, c.joined + c.held + unmatched);
+                    prop_assert_eq!((c.expired(), c.unmatched()), (expired, unmatched));
+                    prop_assert!(c.duplicate <= c.admitted && c.repeated + c.late <= c.feedback);
+                    if ttl.is_none() {
+                        prop_assert_eq!((expired, unmatched), (0, 0));
+                    }
+                }
+                if ttl.is_some() {
+                    let c = j.counts();
+                    prop_assert_eq!((c.waiting, c.held), (0, 0), "left waiting after every time-to-live");
+                    prop_assert!(j.next_scheduled().is_none());
+                }
+            }
+        }
+    }
 }
