@@ -97,6 +97,10 @@ struct Case {
     generator: GeneratorConfig,
     schema: Schema,
     feedback: Option<FeedbackRun>,
+    /// A snapshot every this many events (and at the end).
+    every: u64,
+    /// Inputs per epoch.
+    epoch: usize,
 }
 
 impl Case {
@@ -115,9 +119,9 @@ impl Case {
         }
     }
 
-    /// The stamped stream from a snapshot's source state (or the start): epochs of 11
-    /// inputs (and one ending after each feedback record), snapshots every 97 events and
-    /// at the end.
+    /// The stamped stream from a snapshot's source state (or the start): epochs of
+    /// `epoch` inputs (and one ending after each feedback record), snapshots every
+    /// `every` events and at the end.
     fn items(
         &self,
         saved: Option<&SavedModel>,
@@ -129,11 +133,11 @@ impl Case {
             .feedback
             .map(|f| Oracle::new(f.oracle, f.delay, source.oracle.clone().unwrap_or_default()));
         let rule = EpochRule {
-            size: 11,
+            size: self.epoch,
             feedback_closes: self.feedback.is_some(),
         };
         let policy = SnapshotPolicy {
-            every: Some(EVERY),
+            every: Some(self.every),
             at_end: true,
         };
         let skip = source.events;
@@ -200,6 +204,8 @@ impl Case {
             generator: self.generator.clone(),
             schema: self.schema.clone(),
             feedback: self.feedback,
+            every: self.every,
+            epoch: self.epoch,
         }
     }
 }
@@ -263,6 +269,8 @@ fn cases() -> Vec<Case> {
                     generator: generator.clone(),
                     schema: schema.clone(),
                     feedback,
+                    every: EVERY,
+                    epoch: 11,
                 });
             }
         }
@@ -351,6 +359,51 @@ fn every_algorithm_resumes_exactly_from_any_snapshot_on_either_engine() {
                 &rest.snapshots.last().unwrap().bytes == final_bytes,
                 "{}: the final model after resuming at {events} on {engine:?} differs",
                 case.name
+            );
+        }
+    }
+}
+
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(32))]
+        /// For any algorithm (and weak learner, with or without delayed feedback), any
+        /// stream seed, snapshot interval, epoch size and cut: a model file read back
+        /// writes the same bytes, and the run resumed from it on the sequential runner
+        /// makes the same predictions and ends with the same model as the uninterrupted
+        /// run.
+        #[test]
+        fn a_model_file_round_trips_and_resumes_exactly(
+            which in any::<prop::sample::Index>(),
+            seed in 0u64..1000,
+            every in 7u64..200,
+            epoch in 1usize..30,
+            cut in any::<prop::sample::Index>(),
+        ) {
+            let mut all = cases();
+            let mut case = all.swap_remove(which.index(all.len()));
+            case.generator.seed = seed;
+            case.every = every;
+            case.epoch = epoch;
+            let Recorded { predictions: full, snapshots } = case.run(Engine::Sequential, None);
+            prop_assert_eq!(full.len() as u64, EVENTS);
+            // Every snapshot but the last (at the end) is a place to resume from.
+            let Some(before_end) = snapshots.len().checked_sub(1).filter(|&n| n > 0) else {
+                return Ok(());
+            };
+            let Snapshot { events, bytes } = &snapshots[cut.index(before_end)];
+            let saved = SavedModel::from_bytes(bytes, "snapshot").unwrap();
+            prop_assert!(&saved.to_bytes().unwrap() == bytes, "{}: the model file does not round-trip", case.name);
+            let rest = case.run(Engine::Sequential, Some(bytes));
+            let before = full.len() - rest.predictions.len();
+            prop_assert_eq!(before as u64, *events, "{}", &case.name);
+            prop_assert!(rest.predictions == full[before..], "{}: resumed at {} predicts otherwise", case.name, events);
+            prop_assert!(
+                rest.snapshots.last().map(|s| &s.bytes) == snapshots.last().map(|s| &s.bytes),
+                "{}: the final model after resuming at {} differs", case.name, events
             );
         }
     }
