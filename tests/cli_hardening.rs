@@ -410,3 +410,104 @@ fn kafka_only_options_on_a_generator_are_an_error() {
         assert!(err.contains("--source"), "{option}: {err}");
     }
 }
+
+/// Columns and attributes over the limits are errors naming the file and line: the
+/// line where a CSV column passed the limit, or the attribute's declaration in ARFF.
+/// A column of ids (a distinct text value per row) took 22 GB as a nominal attribute
+/// before the limit; ignored, it reads fine.
+#[test]
+fn too_many_columns_values_or_labels_name_the_line() {
+    let dir = temp_dir("hardening-limits");
+    // A CSV file with an id column: the 1,025th distinct value is on line 1,026.
+    let ids = dir.join("ids.csv");
+    let mut text = String::from("x,name,y\n");
+    for i in 0..3000 {
+        text.push_str(&format!("{},n{i},{}\n", i % 7, i % 2));
+    }
+    std::fs::write(&ids, &text).unwrap();
+    usage_error(
+        &["eval", "--data", ids.to_str().unwrap()],
+        &[
+            "ids.csv:1026:",
+            "attribute `name`",
+            "3000 distinct values",
+            "--ignore",
+        ],
+    );
+    let out = flowboost(&["eval", "--data", ids.to_str().unwrap(), "--ignore", "name"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // A target of 70,000 classes: the line where it passed 65,536 values; the scan keeps
+    // no more values after that.
+    let classes = dir.join("classes.csv");
+    let mut text = String::from("x,y\n");
+    for i in 0..70_000 {
+        text.push_str(&format!("{},c{i}\n", i % 5));
+    }
+    std::fs::write(&classes, &text).unwrap();
+    usage_error(
+        &["eval", "--data", classes.to_str().unwrap()],
+        &["classes.csv:1026:", "target column `y`", "65536"],
+    );
+    // A CSV row of more than 2^20 + 1 columns: its line.
+    let wide = dir.join("wide.csv");
+    let row = vec!["1"; (1 << 20) + 2].join(",");
+    std::fs::write(&wide, format!("{row}\n{row}\n")).unwrap();
+    usage_error(
+        &[
+            "eval",
+            "--data",
+            wide.to_str().unwrap(),
+            "--max-line-bytes",
+            "4194304",
+        ],
+        &["wide.csv:1:", "1048578 columns", "1048576 features"],
+    );
+    // ARFF: the declaration's line, for a nominal feature and for any attribute of more
+    // values than a class may have.
+    let values = |n: usize| {
+        (0..n)
+            .map(|i| format!("v{i}"))
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    let arff = dir.join("nominal.arff");
+    std::fs::write(
+        &arff,
+        format!(
+            "@relation r\n@attribute x numeric\n@attribute code {{{}}}\n@attribute y {{a,b}}\n@data\n1,v1,a\n2,v2,b\n",
+            values(2000)
+        ),
+    )
+    .unwrap();
+    usage_error(
+        &["eval", "--data", arff.to_str().unwrap()],
+        &[
+            "nominal.arff:3:",
+            "attribute `code`",
+            "2000 distinct values",
+        ],
+    );
+    let arff = dir.join("huge.arff");
+    std::fs::write(
+        &arff,
+        format!(
+            "@relation r\n@attribute x numeric\n@attribute y {{{}}}\n@data\n1,v1\n2,v2\n",
+            values(70_000)
+        ),
+    )
+    .unwrap();
+    usage_error(
+        &[
+            "eval",
+            "--data",
+            arff.to_str().unwrap(),
+            "--max-line-bytes",
+            "4194304",
+        ],
+        &["huge.arff:3:", "attribute `y`", "70000 values"],
+    );
+}

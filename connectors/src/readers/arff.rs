@@ -8,7 +8,10 @@ use super::nominal::ValueIndex;
 use super::number::{is_missing, number_reason, parse_number};
 use super::options::{ReadOptions, Target};
 use super::{ReadError, excerpt};
-use flowboost_operators::data::{Attribute, AttributeKind, Example, Features, Label, Schema, Task};
+use flowboost_operators::data::{
+    Attribute, AttributeKind, Example, Features, Label, MAX_DIM, MAX_LABELS, MAX_NOMINAL_VALUES,
+    Schema, Task, nominal_limit_error,
+};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -17,6 +20,8 @@ use std::sync::Arc;
 pub(crate) struct ArffHeader {
     /// The attributes, in file order.
     pub(crate) attributes: Vec<Attribute>,
+    /// The line of each attribute's declaration.
+    pub(crate) lines: Vec<u64>,
     /// The line number of `@data`.
     pub(crate) data_line: u64,
 }
@@ -25,6 +30,7 @@ pub(crate) struct ArffHeader {
 pub(crate) fn read_header(reader: &mut LineReader) -> Result<ArffHeader, ReadError> {
     let path = reader.path().to_path_buf();
     let mut attributes: Vec<Attribute> = Vec::new();
+    let mut lines: Vec<u64> = Vec::new();
     let mut declared = false;
     loop {
         let line = match reader.next_line()? {
@@ -68,7 +74,30 @@ pub(crate) fn read_header(reader: &mut LineReader) -> Result<ArffHeader, ReadErr
             "@attribute" => {
                 let attribute =
                     parse_attribute(rest).map_err(|reason| ReadError::at(&path, number, reason))?;
+                // Limits checked as the header is read: memory follows what is allowed.
+                if attributes.len() >= MAX_DIM + MAX_LABELS {
+                    return Err(ReadError::at(
+                        &path,
+                        number,
+                        format!(
+                            "more than {} attributes: at most {MAX_DIM} features and {MAX_LABELS} labels are supported",
+                            MAX_DIM + MAX_LABELS
+                        ),
+                    ));
+                }
+                if attribute.cardinality().is_some_and(|v| v > MAX_LABELS) {
+                    return Err(ReadError::at(
+                        &path,
+                        number,
+                        format!(
+                            "attribute `{}`: {} values: at most {MAX_LABELS} labels for a class, {MAX_NOMINAL_VALUES} values for a nominal feature",
+                            excerpt(&attribute.name),
+                            attribute.cardinality().unwrap_or(0)
+                        ),
+                    ));
+                }
                 attributes.push(attribute);
+                lines.push(number);
             }
             "@data" => {
                 if attributes.is_empty() {
@@ -80,6 +109,7 @@ pub(crate) fn read_header(reader: &mut LineReader) -> Result<ArffHeader, ReadErr
                 }
                 return Ok(ArffHeader {
                     attributes,
+                    lines,
                     data_line: number,
                 });
             }
@@ -316,6 +346,7 @@ pub(crate) fn open(
         headers.push(header);
     }
     let attributes = headers[0].attributes.clone();
+    let declared_at = headers[0].lines.clone();
     let first = &files[0];
     let names: Vec<String> = attributes.iter().map(|a| a.name.clone()).collect();
     let n = attributes.len();
@@ -444,6 +475,13 @@ pub(crate) fn open(
         } else if ignored[i] {
             roles.push(Role::Ignored);
         } else {
+            if let Some(values) = attribute.cardinality().filter(|&v| v > MAX_NOMINAL_VALUES) {
+                return Err(ReadError::at(
+                    first,
+                    declared_at[i],
+                    nominal_limit_error(&attribute.name, &values.to_string()),
+                ));
+            }
             let j = features.len() as u32;
             roles.push(match &attribute.kind {
                 AttributeKind::Numeric => Role::Numeric(j),

@@ -14,7 +14,10 @@ use super::nominal::{ClassIndex, ValueIndex, sort_values};
 use super::number::{is_missing, is_number, number_reason, parse_number};
 use super::options::{Header, ReadOptions, Target};
 use super::{ReadError, excerpt};
-use flowboost_operators::data::{Attribute, Example, Features, Label, Schema, Task};
+use flowboost_operators::data::{
+    Attribute, Example, Features, Label, MAX_DIM, MAX_LABELS, MAX_NOMINAL_VALUES, Schema, Task,
+    nominal_limit_error,
+};
 use rustc_hash::FxHashSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -121,6 +124,40 @@ struct ColumnScan {
     values: FxHashSet<String>,
     /// More than [`NUMERIC_VALUES_KEPT`] values came while the column was numeric.
     overflow: bool,
+    /// Where (file, line) the column first held more than [`MAX_NOMINAL_VALUES`] distinct
+    /// text values: the line an error names if the column is a nominal feature.
+    crossed: Option<(PathBuf, u64)>,
+    /// It held more than [`MAX_LABELS`] distinct text values (they are no longer kept).
+    too_many: bool,
+}
+
+impl ColumnScan {
+    /// Notes where (`path`, `line`) the column passed the nominal limit; past
+    /// [`MAX_LABELS`] distinct text values (more than any column may use, as a target or a
+    /// feature) it keeps no more values (`too_many`), so the scan's memory stays bounded
+    /// whatever the column holds (it may yet be ignored).
+    fn check_limit(&mut self, path: &Path, line: u64) {
+        if !self.text || self.values.len() <= MAX_NOMINAL_VALUES {
+            return;
+        }
+        if self.crossed.is_none() {
+            self.crossed = Some((path.to_path_buf(), line));
+        }
+        if self.values.len() > MAX_LABELS {
+            self.too_many = true;
+            self.overflow = true;
+            self.values = FxHashSet::default();
+        }
+    }
+
+    /// The error of a column with too many values to be a target (more than `limit`,
+    /// named `what`) or a nominal feature, at the line where it passed the limit.
+    fn limit_error(&self, fallback: &Path, reason: String) -> ReadError {
+        match &self.crossed {
+            Some((path, line)) => ReadError::at(path, *line, reason),
+            None => ReadError::file(fallback, reason),
+        }
+    }
 }
 
 impl ColumnScan {
@@ -254,6 +291,16 @@ pub(crate) fn open(
             Ok(())
         })
         .map_err(|reason| ReadError::at(path, first_line, reason))?;
+        if first.len() > MAX_DIM + 1 {
+            return Err(ReadError::at(
+                path,
+                first_line,
+                format!(
+                    "{} columns: at most {MAX_DIM} features (and the target) are supported",
+                    first.len()
+                ),
+            ));
+        }
         if columns.is_empty() {
             ncols = first.len();
             columns = (0..ncols).map(|_| ColumnScan::default()).collect();
@@ -272,7 +319,7 @@ pub(crate) fn open(
         let mut rest_numeric = vec![true; ncols];
         let mut rest_any = vec![false; ncols];
         let mut records = 0u64;
-        for_each_row(path, true, options.max_line(), |_, text| {
+        for_each_row(path, true, options.max_line(), |line, text| {
             records += 1;
             let Some(text) = text else { return Ok(()) };
             if fields.split(text, delim, Quoting::Csv) != Ok(ncols) {
@@ -294,6 +341,7 @@ pub(crate) fn open(
                     rest_numeric[i] = false;
                 }
                 column.observe(v, number);
+                column.check_limit(path, line);
             }
             Ok(())
         })?;
@@ -330,6 +378,7 @@ pub(crate) fn open(
             for (i, v) in first.iter().enumerate() {
                 if !is_missing(v) {
                     columns[i].observe(v, is_number(v));
+                    columns[i].check_limit(path, first_line);
                 }
             }
         }
@@ -406,22 +455,31 @@ pub(crate) fn open(
 
     // A second pass for columns whose values were not all kept.
     let recollect: Vec<usize> = (0..ncols)
-        .filter(|&i| !ignored[i] && columns[i].overflow && (columns[i].text || i == target))
+        .filter(|&i| {
+            !ignored[i]
+                && !columns[i].too_many
+                && columns[i].overflow
+                && (columns[i].text || i == target)
+        })
         .collect();
     if !recollect.is_empty() {
         for &i in &recollect {
             columns[i].values.clear();
         }
         for (path, layout) in files.iter().zip(&layouts) {
-            for_each_row(path, layout.header, options.max_line(), |_, text| {
+            for_each_row(path, layout.header, options.max_line(), |line, text| {
                 let Some(text) = text else { return Ok(()) };
                 if fields.split(text, layout.delim, Quoting::Csv) != Ok(ncols) {
                     return Ok(());
                 }
                 for &i in &recollect {
                     let v = fields.get(text, i);
+                    if columns[i].too_many {
+                        continue;
+                    }
                     if !is_missing(v) && !columns[i].values.contains(v) {
                         columns[i].values.insert(v.to_string());
+                        columns[i].check_limit(path, line);
                     }
                 }
                 Ok(())
@@ -434,6 +492,15 @@ pub(crate) fn open(
     let mut class_names = Vec::new();
     for i in 0..ncols {
         if i == target {
+            if columns[i].too_many {
+                return Err(columns[i].limit_error(
+                    first_path,
+                    format!(
+                        "the target column `{}`: more than {MAX_LABELS} distinct values: at most {MAX_LABELS} labels are supported",
+                        excerpt(&names[i])
+                    ),
+                ));
+            }
             let values: FxHashSet<String> = columns[i]
                 .values
                 .iter()
@@ -451,6 +518,16 @@ pub(crate) fn open(
                 _ => format!("f{}", attributes.len()),
             };
             if columns[i].text {
+                if columns[i].too_many || columns[i].values.len() > MAX_NOMINAL_VALUES {
+                    let count = if columns[i].too_many {
+                        format!("more than {MAX_LABELS}")
+                    } else {
+                        columns[i].values.len().to_string()
+                    };
+                    return Err(
+                        columns[i].limit_error(first_path, nominal_limit_error(&name, &count))
+                    );
+                }
                 let values = sort_values(std::mem::take(&mut columns[i].values));
                 roles.push(Role::Nominal(ValueIndex::new(&values)));
                 attributes.push(Attribute::nominal(name, values));

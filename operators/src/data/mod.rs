@@ -8,4 +8,7 @@ mod schema;
 pub use example::Example;
 pub use features::Features;
 pub use label::Label;
-pub use schema::{Attribute, AttributeKind, MAX_DIM, MAX_LABELS, Schema, Task};
+pub use schema::{
+    Attribute, AttributeKind, MAX_DIM, MAX_LABELS, MAX_NOMINAL_VALUES, Schema, Task,
+    nominal_limit_error,
+};

@@ -77,6 +77,22 @@ pub const MAX_DIM: usize = 1 << 20;
 /// The most labels (classes, or multi-label labels) a schema may have: 2^16 = 65,536.
 pub const MAX_LABELS: usize = 1 << 16;
 
+/// The most values a nominal input attribute may have: 1,024. A Hoeffding tree keeps
+/// `values x labels` counts per nominal attribute in every leaf, and a split on it makes
+/// one leaf per value, so a column of ids or free text (200,000 distinct values in a
+/// 200,000-row CSV file took 22 GB before this limit) is refused with an error naming the
+/// attribute (and the file and line); drop such a column (`--ignore`).
+pub const MAX_NOMINAL_VALUES: usize = 1 << 10;
+
+/// The error of a nominal attribute of `values` (a count, or "more than N") values, over
+/// [`MAX_NOMINAL_VALUES`].
+pub fn nominal_limit_error(name: &str, values: &str) -> String {
+    let name: String = name.chars().take(64).collect();
+    format!(
+        "attribute `{name}`: {values} distinct values: a nominal attribute may have at most {MAX_NOMINAL_VALUES} (an id or free-text column? drop it with --ignore)"
+    )
+}
+
 /// What a stream looks like: its attributes, its labels and its task.
 ///
 /// Every reader knows the schema before the first example (from the file header or a
@@ -97,9 +113,18 @@ impl Schema {
         self.attributes.len()
     }
 
-    /// An error naming the limit when the schema has more than [`MAX_DIM`] features or
-    /// more than [`MAX_LABELS`] labels.
+    /// An error naming the limit when the schema has more than [`MAX_DIM`] features, more
+    /// than [`MAX_LABELS`] labels, or a nominal attribute of more than
+    /// [`MAX_NOMINAL_VALUES`] values.
     pub fn check_limits(&self) -> Result<(), String> {
+        if let Some(a) = self
+            .attributes
+            .iter()
+            .find(|a| a.cardinality().is_some_and(|v| v > MAX_NOMINAL_VALUES))
+        {
+            let values = a.cardinality().unwrap_or(0).to_string();
+            return Err(nominal_limit_error(&a.name, &values));
+        }
         if self.dim() > MAX_DIM {
             return Err(format!(
                 "{} features: at most {MAX_DIM} are supported",
