@@ -713,9 +713,11 @@ fn backpressure_keeps_memory_bounded_on_a_200000_event_backlog() {
     let (small, large) = (excess[0], excess[1]);
     // Measured 2026-11-26 (peak RSS): job 51 / 213 MB, client 28 / 148 MB, model 21 / 51
     // MB on 20,000 / 200,000 events; without the read limit the merge held 189,760
-    // records and the job peaked at 260 MB.
+    // records and the job peaked at 260 MB. On a loaded machine the small run's
+    // references can come out larger than the job (2026-11-26, with two builds beside
+    // it: job 47, client 44, model 44 MB: -42 MB), so a negative excess counts as 0.
     assert!(
-        large < small + (40 << 20),
+        large < small.max(0) + (40 << 20),
         "the job's own memory grew with the backlog: {} MB beyond the client and the model on 20,000 events, {} MB on 200,000",
         small >> 20,
         large >> 20
