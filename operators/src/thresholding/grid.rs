@@ -19,6 +19,7 @@
 use super::ThresholdLearner;
 use crate::data::Features;
 use crate::engine::Hedge;
+use crate::metrics::set_counts;
 use serde::{Deserialize, Serialize};
 
 /// Models of one algorithm with different settings and their Hedge weights.
@@ -76,9 +77,10 @@ impl HedgeGrid {
         self.members[self.leader].predict(x, scores, labels)
     }
 
-    /// Every member's loss on `(x, relevant)` before learning it, Hedge's update, then
-    /// every member learns.
-    pub fn learn(&mut self, x: &Features, relevant: &[u32]) {
+    /// Every member's loss on `(x, relevant)` as it predicts `x` now (before learning it),
+    /// and Hedge's update. `x` must be the features as a prediction would see them (with
+    /// online scaling: scaled before `x` joins the statistics).
+    pub fn suffer(&mut self, x: &Features, relevant: &[u32]) {
         let l = self.members[0].num_labels();
         let mut scores = std::mem::take(&mut self.scores);
         let mut labels = std::mem::take(&mut self.labels);
@@ -90,34 +92,24 @@ impl HedgeGrid {
         }
         self.hedge.update(losses);
         self.leader = self.hedge.leader();
+        self.scores = scores;
+        self.labels = labels;
+    }
+
+    /// Every member learns `(x, relevant)` (call [`HedgeGrid::suffer`] first).
+    pub fn learn(&mut self, x: &Features, relevant: &[u32]) {
         for m in &mut self.members {
             m.learn(x, relevant);
         }
-        self.scores = scores;
-        self.labels = labels;
     }
 }
 
 /// The per-example F1 of a predicted set against the relevant set (both sorted; relevant
-/// indices `>= l` ignored): `2 |P n Y| / (|P| + |Y|)`, 1 when both are empty.
+/// indices `>= l`, which the models ignore, are ignored): the metrics' `2 |P n Y| / (|P| +
+/// |Y|)`, 1 when both are empty.
 pub fn set_f1(predicted: &[u32], relevant: &[u32], l: usize) -> f64 {
     let relevant = &relevant[..relevant.partition_point(|&y| (y as usize) < l)];
-    if predicted.is_empty() && relevant.is_empty() {
-        return 1.0;
-    }
-    let (mut p, mut q, mut both) = (0, 0, 0usize);
-    while p < predicted.len() && q < relevant.len() {
-        match predicted[p].cmp(&relevant[q]) {
-            std::cmp::Ordering::Less => p += 1,
-            std::cmp::Ordering::Greater => q += 1,
-            std::cmp::Ordering::Equal => {
-                both += 1;
-                p += 1;
-                q += 1;
-            }
-        }
-    }
-    2.0 * both as f64 / (predicted.len() + relevant.len()) as f64
+    set_counts(predicted, relevant).f1()
 }
 
 #[cfg(test)]

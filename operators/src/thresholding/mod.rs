@@ -198,6 +198,14 @@ impl ThresholdLearner {
     /// Learns one example with its relevant labels (sorted). With online scaling, the
     /// example first joins the statistics and is then learned scaled.
     pub fn learn(&mut self, x: &Features, relevant: &[u32]) {
+        if let ThresholdModel::Grid(g) = &mut self.model {
+            // The members' losses on x as a prediction saw it, before x joins the scaling
+            // statistics: each member's progressive loss.
+            match &self.scaler {
+                Some(s) => g.suffer(&s.apply(x), relevant),
+                None => g.suffer(x, relevant),
+            }
+        }
         let scaled;
         let x = match &mut self.scaler {
             Some(s) => {
