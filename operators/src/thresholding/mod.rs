@@ -14,7 +14,14 @@
 //! * [`score_threshold::ScoreThreshold`]: the ALT threshold alone, learned on top of an
 //!   external score vector.
 //!
-//! [`ThresholdLearner`] dispatches over the first four from a [`ThresholdConfig`].
+//! Beyond the paper:
+//!
+//! * [`scaling::OnlineMinMax`]: online per-feature min-max scaling kept in the model;
+//! * [`grid::HedgeGrid`]: several settings side by side, predicting with the member of
+//!   least progressive loss by Hedge's weights.
+//!
+//! [`ThresholdLearner`] dispatches over the first four (or a grid of them) from a
+//! [`ThresholdConfig`], with the configured scaling in front.
 //!
 //! **Input rule.** Non-finite feature values (NaN, the readers' missing value, and ±inf)
 //! are treated as 0, as are indices beyond the model's dimension; sparse vectors are
