@@ -9,9 +9,9 @@ model frozen (`--frozen-test`). The paper's F1 = 2 P R / (P + R) of the mean exa
 precision and recall, in %, mean +- sd over the seeds; wall seconds of the whole run
 (reading included).
 
-    before    the defaults before issue 17: raw features, M = 1
-              (`--online-scaling none --repetitions 1`; the kernel width and eta were and
-              are 1; pa1-br: `--online-scaling none`)
+    before    the defaults before issue 17: raw features, M = 1, eta = 1
+              (`--online-scaling none --repetitions 1 --eta 1`; the kernel width was and
+              is 1; pa1-br: `--online-scaling none`)
     default   the command line's defaults now: online min-max scaling, M = L
     grid      `--grid`: the Hedge grid, the other options at their defaults
 
@@ -66,7 +66,7 @@ ALGOS = {
 }
 
 SETTINGS = {
-    "before": ["--online-scaling", "none", "--repetitions", "1"],
+    "before": ["--online-scaling", "none", "--repetitions", "1", "--eta", "1"],
     "default": [],
     "grid": ["--grid"],
 }

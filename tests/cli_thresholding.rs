@@ -181,8 +181,15 @@ fn emotions_frozen_holdout_matches_the_papers_figures() {
         2.0 * p * q / (p + q)
     };
     // The protocol of docs/thresholding.md's table: batch scaling only, and the defaults
-    // before issue 17 (M = 1), pinned.
-    let pinned = ["--online-scaling", "none", "--repetitions", "1"];
+    // before issue 17 (M = 1, eta = 1), pinned.
+    let pinned = [
+        "--online-scaling",
+        "none",
+        "--repetitions",
+        "1",
+        "--eta",
+        "1",
+    ];
     let kernel_args: Vec<&str> = ["--algo", "falt-kernel", "--kernel-width", "0.25"]
         .into_iter()
         .chain(pinned)
@@ -253,6 +260,7 @@ fn the_help_states_the_defaults() {
     let help = help.split_whitespace().collect::<Vec<_>>().join(" ");
     for needle in [
         "[default: L, the stream's label count]",
+        "0.25 for falt-kernel",
         "--online-scaling",
         "[default: min-max]",
         "--grid",
@@ -294,6 +302,16 @@ fn defaults_depend_on_the_stream_and_explicit_options_override_them() {
     assert_eq!(i["options"]["--repetitions"], labels.to_string(), "{i}");
     assert_eq!(i["options"]["--online-scaling"], "min-max", "{i}");
     assert_eq!(i["options"]["--grid"], "off", "{i}");
+    assert_eq!(i["options"]["--eta"], "1", "{i}");
+    // Kernel FALT: eta 1/4 (however the kernel is asked for).
+    for kernel in [
+        &["--algo", "falt-kernel"][..],
+        &["--algo", "falt", "--kernel", "rbf"],
+    ] {
+        let (_, i) = inspect(kernel);
+        assert_eq!(i["options"]["--eta"], "0.25", "{kernel:?}: {i}");
+        assert_eq!(i["options"]["--kernel-width"], "1", "{kernel:?}: {i}");
+    }
     // Given options win.
     let (_, i) = inspect(&[
         "--algo",
@@ -419,7 +437,7 @@ fn the_grid_follows_the_member_with_the_least_progressive_loss() {
 fn default_falt_kernel_on_emotions_is_close_to_the_tuned_figure() {
     // Out of the box (no --scale, no tuned option), FALT(k) on the emotions holdout
     // reaches within a few points of the tuned 72.3 of docs/thresholding.md (the paper:
-    // 71.5); the defaults before issue 17 (raw features, M = 1) gave 51.1.
+    // 71.5); the defaults before issue 17 (raw features, M = 1, eta = 1) gave 51.1.
     let Some(d) = shared_data("default_falt_kernel_on_emotions_is_close_to_the_tuned_figure")
     else {
         return;
@@ -449,7 +467,14 @@ fn default_falt_kernel_on_emotions_is_close_to_the_tuned_figure() {
         let (p, q) = (num(&r, "precision"), num(&r, "recall"));
         2.0 * p * q / (p + q)
     };
-    let before = run(&["--online-scaling", "none", "--repetitions", "1"]);
+    let before = run(&[
+        "--online-scaling",
+        "none",
+        "--repetitions",
+        "1",
+        "--eta",
+        "1",
+    ]);
     let default = run(&[]);
     let grid = run(&["--grid"]);
     println!("paper F1: before {before:.4}, default {default:.4}, grid {grid:.4}");
