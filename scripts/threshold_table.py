@@ -145,6 +145,16 @@ def widths(ds):
 
 
 def grid(algo, ds):
+    """The grid points of `algo` on `ds`. The thresholding learners run with
+    `--online-scaling none`: the protocol's batch `--scale min-max` is their only scaling
+    (the command line's default would scale the scaled features again, online)."""
+    points = grid_points(algo, ds)
+    if algo.startswith("ada-olmr"):
+        return points
+    return [[*p, "--online-scaling", "none"] for p in points]
+
+
+def grid_points(algo, ds):
     big_l = LABELS[ds]
     ms = sorted({1, max(1, round(big_l / 8)), big_l})
     if algo == "falt":

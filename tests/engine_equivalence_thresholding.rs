@@ -1,7 +1,8 @@
 //! The online multi-label classifiers with a learned threshold (FALT, SALT, kernel FALT
 //! with and without a budget, PA-I-BR and PA-II-BR linear and kernel) and Ada.OLMR with
 //! the learned label-set threshold give bit-identical predictions (label sets and scores)
-//! on the sequential runner and the timely dataflow with 1, 2 and 3 workers.
+//! on the sequential runner and the timely dataflow with 1, 2 and 3 workers; so do the
+//! learners with online min-max scaling and the Hedge grids (`--grid`).
 
 mod common;
 
@@ -10,6 +11,7 @@ use flowboost::connectors::generators::GeneratorConfig;
 use flowboost::operators::boosters::{Algorithm, BoosterConfig, TreeParams};
 use flowboost::operators::engine::LabelSetKind;
 use flowboost::operators::learners::WeakKind;
+use flowboost::operators::thresholding::{FeatureScaling, ThresholdGrid};
 
 fn check(config: BoosterConfig, examples: u64) {
     let mut gen_config = GeneratorConfig::multilabel(11);
@@ -64,5 +66,24 @@ fn ada_olmr_with_a_learned_threshold_is_identical_on_both_engines() {
         c.feature_subset = Some(10);
         c.label_set = Some(LabelSetKind::Learned);
         check(c, 400);
+    }
+}
+
+#[test]
+fn scaled_learners_and_hedge_grids_are_identical_on_both_engines() {
+    for (algorithm, kernel_width, grid) in [
+        (Algorithm::Falt, None, false),
+        (Algorithm::Pa1Br, Some(1.0), false),
+        (Algorithm::Falt, None, true),
+        (Algorithm::Salt, None, true),
+        (Algorithm::FaltKernel, Some(1.0), true),
+    ] {
+        let mut c = config(algorithm);
+        c.threshold.kernel_width = kernel_width;
+        c.threshold.scaling = FeatureScaling::MinMax;
+        if grid {
+            c.threshold.grid = Some(ThresholdGrid::default_for(&c.threshold, false, false));
+        }
+        check(c, 300);
     }
 }

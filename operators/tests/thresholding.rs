@@ -7,8 +7,8 @@ use flowboost_operators::data::Features;
 use flowboost_operators::rng::{Rng, seeded, uniform};
 use flowboost_operators::thresholding::loss::{alt_gradient, alt_loss};
 use flowboost_operators::thresholding::{
-    ScoreThreshold, ScoreThresholdConfig, ThresholdAlgorithm, ThresholdConfig, ThresholdLearner,
-    ThresholdModel,
+    FeatureScaling, ScoreThreshold, ScoreThresholdConfig, ThresholdAlgorithm, ThresholdConfig,
+    ThresholdGrid, ThresholdLearner, ThresholdModel,
 };
 
 fn close(a: f64, b: f64, tol: f64) -> bool {
@@ -1059,5 +1059,255 @@ fn trained_models_survive_a_json_round_trip() {
             m.learn(&x, y);
             back.learn(&x, y);
         }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Beyond the paper: online min-max scaling and the Hedge grid.
+
+#[test]
+fn online_scaling_makes_a_kernel_model_independent_of_the_features_units() {
+    // The nonlinear ball stream, once as it is and once with every feature in other
+    // units (times 1000, plus 500). Unscaled, the fixed width sees the second stream as
+    // distances of about 10^6 and learns nothing; scaled, both streams look alike.
+    let (d, l, n) = (6, 4, 3000);
+    let stream = ball_stream(5, n, d, l);
+    let units: Vec<(Vec<f64>, Vec<u32>)> = stream
+        .iter()
+        .map(|(x, y)| (x.iter().map(|v| 1000.0 * v + 500.0).collect(), y.clone()))
+        .collect();
+    let kernel = |scaling| ThresholdConfig {
+        kernel_width: Some(0.5),
+        repetitions: 4,
+        scaling,
+        ..config(ThresholdAlgorithm::Falt)
+    };
+    let run = |cfg: &ThresholdConfig, s: &[(Vec<f64>, Vec<u32>)]| {
+        let mut m = ThresholdLearner::new(cfg, d, l, 0).unwrap();
+        prequential_f1(&mut m, s, 200, 1000).1
+    };
+    let scaled = run(&kernel(FeatureScaling::MinMax), &stream);
+    let scaled_units = run(&kernel(FeatureScaling::MinMax), &units);
+    let raw_units = run(&kernel(FeatureScaling::None), &units);
+    let baseline = trivial_f1(&stream[n - 1000..], l);
+    println!(
+        "scaled {scaled:.3}, other units {scaled_units:.3}, unscaled other units {raw_units:.3}, trivial {baseline:.3}"
+    );
+    assert!(
+        (scaled - scaled_units).abs() < 0.02,
+        "{scaled} vs {scaled_units}"
+    );
+    assert!(scaled > baseline + 0.1, "{scaled} vs trivial {baseline}");
+    assert!(
+        scaled_units > raw_units + 0.1,
+        "{scaled_units} vs {raw_units}"
+    );
+}
+
+#[test]
+fn online_scaling_uses_the_learned_examples_only() {
+    // Predicting never moves the statistics (a frozen test stays frozen); learning does.
+    let cfg = ThresholdConfig {
+        scaling: FeatureScaling::MinMax,
+        ..config(ThresholdAlgorithm::Falt)
+    };
+    let mut m = ThresholdLearner::new(&cfg, 2, 2, 0).unwrap();
+    let (mut s, mut labels) = (vec![0.0; 2], Vec::new());
+    m.predict(&dense(&[3.0, -7.0]), &mut s, &mut labels);
+    assert_eq!(
+        m.scaler().unwrap().range(0),
+        Some((f64::INFINITY, f64::NEG_INFINITY))
+    );
+    m.learn(&dense(&[3.0, -7.0]), &[0]);
+    m.learn(&dense(&[5.0, -1.0]), &[1]);
+    assert_eq!(m.scaler().unwrap().range(0), Some((3.0, 5.0)));
+    assert_eq!(m.scaler().unwrap().range(1), Some((-7.0, -1.0)));
+}
+
+#[test]
+fn hedge_grid_follows_its_least_loss_member_and_predicts_as_it_alone() {
+    let (d, l, n) = (8, 5, 2000);
+    let stream = linear_stream(21, n, d, l);
+    let base = ThresholdConfig {
+        repetitions: 2,
+        ..config(ThresholdAlgorithm::Falt)
+    };
+    // A member that barely moves (eta 1e-6) against a working one.
+    let grid = ThresholdConfig {
+        grid: Some(ThresholdGrid {
+            etas: vec![1e-6, 0.5],
+            kernel_widths: vec![],
+        }),
+        ..base.clone()
+    };
+    let mut g = ThresholdLearner::new(&grid, d + 1, l, 0).unwrap();
+    let mut members: Vec<ThresholdLearner> = [1e-6, 0.5]
+        .iter()
+        .map(|&eta| {
+            ThresholdLearner::new(
+                &ThresholdConfig {
+                    eta,
+                    ..base.clone()
+                },
+                d + 1,
+                l,
+                0,
+            )
+            .unwrap()
+        })
+        .collect();
+    let (mut s1, mut s2, mut l1, mut l2) = (vec![0.0; l], vec![0.0; l], Vec::new(), Vec::new());
+    let mut f1_sums = [0.0; 3];
+    for (t, (x, y)) in stream.iter().enumerate() {
+        let x = dense(x);
+        g.predict(&x, &mut s1, &mut l1);
+        f1_sums[2] += f1(&l1, y);
+        for (k, m) in members.iter().enumerate() {
+            m.predict(&x, &mut s2, &mut l2);
+            f1_sums[k] += f1(&l2, y);
+        }
+        let ThresholdModel::Grid(h) = g.model() else {
+            panic!("not a grid")
+        };
+        if t >= 200 {
+            // The grid predicts exactly as its leader alone, and the leader is the
+            // working member.
+            assert_eq!(h.leader(), 1, "example {t}: {:?}", h.weights());
+            members[1].predict(&x, &mut s2, &mut l2);
+            assert_eq!((&s1, &l1), (&s2, &l2), "example {t}");
+        }
+        g.learn(&x, y);
+        for m in &mut members {
+            m.learn(&x, y);
+        }
+    }
+    let ThresholdModel::Grid(h) = g.model() else {
+        panic!("not a grid")
+    };
+    let w = h.weights();
+    assert!(w[1] > 0.999, "{w:?}");
+    assert_eq!(h.settings(), &[(1e-6, None), (0.5, None)]);
+    println!(
+        "prequential F1 sums: eta 1e-6 {}, eta 0.5 {}, grid {}",
+        f1_sums[0], f1_sums[1], f1_sums[2]
+    );
+    assert!(f1_sums[2] > f1_sums[0] + 0.1 * n as f64, "{f1_sums:?}");
+    assert!(f1_sums[2] > f1_sums[1] - 0.05 * n as f64, "{f1_sums:?}");
+}
+
+#[test]
+fn grids_and_scaled_models_survive_a_json_round_trip() {
+    let (d, l) = (6, 4);
+    let stream = linear_stream(8, 300, d - 1, l);
+    let linear = ThresholdConfig {
+        repetitions: 2,
+        scaling: FeatureScaling::MinMax,
+        ..config(ThresholdAlgorithm::Salt)
+    };
+    let kernel = ThresholdConfig {
+        kernel_width: Some(1.0),
+        budget: Some(40),
+        ..linear.clone()
+    };
+    let kernel = ThresholdConfig {
+        algorithm: ThresholdAlgorithm::Falt,
+        ..kernel
+    };
+    for cfg in [
+        linear.clone(),
+        ThresholdConfig {
+            grid: Some(ThresholdGrid::default_for(&linear, false, false)),
+            ..linear.clone()
+        },
+        ThresholdConfig {
+            grid: Some(ThresholdGrid::default_for(&kernel, false, false)),
+            ..kernel.clone()
+        },
+    ] {
+        let mut m = ThresholdLearner::new(&cfg, d, l, 0).unwrap();
+        for (x, y) in &stream[..250] {
+            m.learn(&dense(x), y);
+        }
+        let json = serde_json::to_string(&m).unwrap();
+        let mut back: ThresholdLearner = serde_json::from_str(&json).unwrap();
+        let (mut s1, mut s2, mut l1, mut l2) = (vec![0.0; l], vec![0.0; l], Vec::new(), Vec::new());
+        for (x, y) in &stream[250..] {
+            let x = dense(x);
+            assert_eq!(
+                m.predict(&x, &mut s1, &mut l1).to_bits(),
+                back.predict(&x, &mut s2, &mut l2).to_bits()
+            );
+            assert_eq!((&s1, &l1), (&s2, &l2));
+            m.learn(&x, y);
+            back.learn(&x, y);
+        }
+    }
+}
+
+#[test]
+fn invalid_grids_are_errors() {
+    let falt = config(ThresholdAlgorithm::Falt);
+    let grid = |etas: Vec<f64>, kernel_widths: Vec<f64>| {
+        Some(ThresholdGrid {
+            etas,
+            kernel_widths,
+        })
+    };
+    for (cfg, needle) in [
+        (
+            ThresholdConfig {
+                grid: grid(vec![1.0], vec![]),
+                ..config(ThresholdAlgorithm::Pa1Br)
+            },
+            "grid applies",
+        ),
+        (
+            ThresholdConfig {
+                grid: grid(vec![], vec![]),
+                ..falt.clone()
+            },
+            "step size",
+        ),
+        (
+            ThresholdConfig {
+                grid: grid(vec![f64::NAN], vec![]),
+                ..falt.clone()
+            },
+            "eta",
+        ),
+        (
+            ThresholdConfig {
+                grid: grid(vec![1.0], vec![2.0]),
+                ..falt.clone()
+            },
+            "kernel models only",
+        ),
+        (
+            ThresholdConfig {
+                grid: grid(vec![1.0], vec![]),
+                kernel_width: Some(1.0),
+                ..falt.clone()
+            },
+            "kernel width",
+        ),
+        (
+            ThresholdConfig {
+                grid: grid(vec![1.0], vec![-1.0]),
+                kernel_width: Some(1.0),
+                ..falt.clone()
+            },
+            "kernel width",
+        ),
+        (
+            ThresholdConfig {
+                grid: grid(vec![1.0; 13], vec![1.0; 5]),
+                kernel_width: Some(1.0),
+                ..falt.clone()
+            },
+            "members",
+        ),
+    ] {
+        let err = ThresholdLearner::new(&cfg, 3, 2, 0).unwrap_err();
+        assert!(err.contains(needle), "{cfg:?}: {err}");
     }
 }

@@ -8,7 +8,7 @@ use flowboost_operators::dataflow::DataflowOptions;
 use flowboost_operators::engine::LabelSetKind;
 use flowboost_operators::learners::WeakKind;
 use flowboost_operators::thresholding::{
-    ScoreThresholdConfig, ThresholdAlgorithm, ThresholdConfig,
+    FeatureScaling, ScoreThresholdConfig, ThresholdAlgorithm, ThresholdConfig, ThresholdGrid,
 };
 use flowboost_operators::topk::{Randomization, TopKConfig};
 use std::path::PathBuf;
@@ -16,6 +16,13 @@ use std::path::PathBuf;
 use super::limits;
 use crate::eval::Engine;
 use crate::source::Dataset;
+
+/// The default step size of kernel FALT (`falt-kernel`, `falt --kernel rbf`): 1/4, beyond
+/// the paper (which states its eta search for FALT(l) and SALT only). With M = L steps
+/// per example and eta = 1, FALT(k) fits each example so hard that a narrow kernel
+/// memorizes (scene -4.7, yeast -4.1 points of F1 against M = 1); eta = 1/4 is what the
+/// one-pass tuning of docs/thresholding.md chose for FALT(k) on 4 of its 6 MULAN sets.
+pub const KERNEL_FALT_ETA: f64 = 0.25;
 
 /// Where the examples come from.
 #[derive(Debug, Args)]
@@ -72,8 +79,9 @@ pub struct ModelArgs {
     /// ranking: online-bmr, ada-olmr; multi-label ranking from top-k feedback: topk-bbm,
     /// topk-adaptive; online multi-label classification with a learned threshold (one
     /// learner, no weak learners): falt, salt, falt-kernel, pa1-br, pa2-br.
-    /// Default: the adaptive booster for the stream's task (adaboost-ol for binary, oza for
-    /// multiclass, single for multi-label).
+    /// Default: the adaptive booster for the stream's task: adaboost-ol for binary,
+    /// adaboost-olm for multiclass, ada-olmr for multi-label (the papers' adaptive
+    /// algorithms, which need no edge gamma).
     #[arg(long, value_parser = parse_algorithm)]
     pub algo: Option<Algorithm>,
     /// The number of weak learners N, 1 to 10000 (and N times the features per learner at
@@ -135,15 +143,17 @@ pub struct ModelArgs {
     #[arg(long, value_name = "C")]
     pub clip_gradient: Option<f64>,
 
-    /// falt, salt, falt-kernel: the step size eta (> 0) [default: 1].
+    /// falt, salt, falt-kernel: the step size eta (> 0) [default: 1 for falt and salt, the
+    /// paper's "search the optimal eta around 1"; 0.25 for falt-kernel (beyond the paper,
+    /// see docs/thresholding.md); with --grid, a grid of step sizes].
     #[arg(long, value_name = "ETA")]
     pub eta: Option<f64>,
     /// salt: delta (> 0) in H = delta I + diag(s) [default: 1].
     #[arg(long, value_name = "DELTA")]
     pub delta: Option<f64>,
     /// falt, salt, falt-kernel: M, the maximum number of update steps on each example
-    /// (stops early at zero loss). The paper searches M in [L/8, 4L] for L labels
-    /// [default: 1].
+    /// (stops early at zero loss). The paper searches M in [L/8, 4L] for L labels and
+    /// finds larger M better [default: L, the stream's label count].
     #[arg(long, value_name = "M", value_parser = limits::positive_usize, allow_negative_numbers = true)]
     pub repetitions: Option<usize>,
     /// pa1-br, pa2-br: the aggressiveness C (> 0) [default: 1].
@@ -153,9 +163,24 @@ pub struct ModelArgs {
     /// (2 delta^2))); falt-kernel is falt with rbf [default: linear].
     #[arg(long, value_parser = ["linear", "rbf"])]
     pub kernel: Option<String>,
-    /// The RBF kernel width delta^2 (> 0; default 1).
+    /// The RBF kernel width delta^2 (> 0) [default: 1, on features scaled by
+    /// --online-scaling; with --grid, a grid of widths].
     #[arg(long, value_name = "DELTA2")]
     pub kernel_width: Option<f64>,
+    /// falt, salt, falt-kernel, pa1-br, pa2-br: how the model scales its input features:
+    /// min-max (per-feature running minimum and maximum over the examples learned so far,
+    /// kept in the model: one pass, no preprocessing; sparse vectors are divided by the
+    /// largest magnitude so they stay sparse) or none (the raw features, the paper's
+    /// algorithms as written) [default: min-max].
+    #[arg(long, value_parser = parse_scaling, value_name = "HOW")]
+    pub online_scaling: Option<FeatureScaling>,
+    /// falt, salt, falt-kernel (beyond the paper, which tunes offline): run a small grid of
+    /// settings side by side on every example and predict with the one whose progressive
+    /// loss (1 - the example's F1) is least, by Hedge's weights. The grid: eta in {1/64,
+    /// 1/8, 1} (falt, salt); eta in {1/4, 1} times delta^2 in {1/16, 1/4, 1, 4, 16}
+    /// (falt-kernel). An --eta or --kernel-width given fixes that axis. Off by default.
+    #[arg(long)]
+    pub grid: bool,
     /// Kernel models: keep at most this many support vectors (the oldest are removed
     /// first; at least 1). Default: no limit (the paper's algorithms).
     #[arg(long, value_name = "B", value_parser = limits::positive_usize, allow_negative_numbers = true)]
@@ -223,8 +248,8 @@ impl ModelArgs {
     pub fn algorithm(&self, task: Task) -> Algorithm {
         self.algo.unwrap_or(match task {
             Task::Binary => Algorithm::AdaBoostOl,
-            Task::Multiclass => Algorithm::Oza,
-            Task::Multilabel => Algorithm::Single,
+            Task::Multiclass => Algorithm::AdaBoostOlm,
+            Task::Multilabel => Algorithm::AdaOlmr,
         })
     }
 
@@ -257,6 +282,8 @@ impl ModelArgs {
         add(self.kernel.is_some(), O::Kernel);
         add(self.kernel_width.is_some(), O::KernelWidth);
         add(self.budget.is_some(), O::Budget);
+        add(self.online_scaling.is_some(), O::OnlineScaling);
+        add(self.grid, O::Grid);
         add(self.label_set.is_some(), O::LabelSet);
         add(self.threshold_eta.is_some(), O::ThresholdEta);
         add(
@@ -327,6 +354,16 @@ impl ModelArgs {
         if self.budget.is_some() {
             config.threshold.budget = self.budget;
         }
+        if let Some(s) = self.online_scaling {
+            config.threshold.scaling = s;
+        }
+        if self.grid {
+            config.threshold.grid = Some(ThresholdGrid::default_for(
+                &config.threshold,
+                self.eta.is_some(),
+                self.kernel_width.is_some(),
+            ));
+        }
         if self.label_set.is_some() {
             config.label_set = self.label_set;
         }
@@ -346,9 +383,13 @@ impl ModelArgs {
         let algo = self.algorithm(task);
         let mut config = BoosterConfig::new(algo, WeakKind::Vfdt, 1);
         config.topk = TopKConfig::default();
+        let kernel_falt = algo == Algorithm::FaltKernel
+            || (algo == Algorithm::Falt && self.kernel.as_deref() == Some("rbf"));
         config.threshold = ThresholdConfig {
             algorithm: algo.thresholding().unwrap_or(ThresholdAlgorithm::Falt),
             kernel_width: (algo == Algorithm::FaltKernel).then_some(1.0),
+            eta: if kernel_falt { KERNEL_FALT_ETA } else { 1.0 },
+            scaling: FeatureScaling::MinMax,
             ..ThresholdConfig::default()
         };
         config.score_threshold = ScoreThresholdConfig::default();
@@ -359,6 +400,26 @@ impl ModelArgs {
             } else {
                 TreeParams::Random
             };
+        }
+        config
+    }
+
+    /// The configuration these options describe for a stream of `schema`: [`booster`]
+    /// with the defaults that depend on the stream (M = the label count for falt, salt
+    /// and falt-kernel, [`ThresholdConfig::default_repetitions`]).
+    ///
+    /// [`booster`]: ModelArgs::booster
+    pub fn booster_for(&self, schema: &Schema) -> BoosterConfig {
+        let mut config = self.booster(schema.task);
+        if self.repetitions.is_none()
+            && matches!(
+                config.algorithm,
+                Algorithm::Falt | Algorithm::Salt | Algorithm::FaltKernel
+            )
+        {
+            // A grid's members take M from here when they are built.
+            config.threshold.repetitions =
+                ThresholdConfig::default_repetitions(schema.num_labels());
         }
         config
     }
@@ -511,6 +572,10 @@ impl DataArgs {
 }
 
 fn parse_algorithm(s: &str) -> Result<Algorithm, String> {
+    s.parse()
+}
+
+fn parse_scaling(s: &str) -> Result<FeatureScaling, String> {
     s.parse()
 }
 

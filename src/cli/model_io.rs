@@ -90,7 +90,7 @@ impl ModelIoArgs {
                     .map_err(|e| format!("{name}: {e}"))?
             }
             None => {
-                let config = model.booster(schema.task);
+                let config = model.booster_for(schema);
                 model.check_applicable(config.algorithm)?;
                 config
             }

@@ -57,6 +57,10 @@ pub enum ModelOption {
     ThresholdEta,
     /// `--threshold-repetitions`: the learned label-set threshold's steps per example.
     ThresholdRepetitions,
+    /// `--online-scaling`: how a thresholding learner scales its features.
+    OnlineScaling,
+    /// `--grid`: a Hedge-chosen grid of thresholding settings.
+    Grid,
 }
 
 impl ModelOption {
@@ -86,6 +90,8 @@ impl ModelOption {
             ModelOption::LabelSet => "--label-set",
             ModelOption::ThresholdEta => "--threshold-eta",
             ModelOption::ThresholdRepetitions => "--threshold-repetitions",
+            ModelOption::OnlineScaling => "--online-scaling",
+            ModelOption::Grid => "--grid",
         }
     }
 }
@@ -128,6 +134,11 @@ impl ModelOption {
             ModelOption::LabelSet => opt(config.label_set.map(|k| k.name().to_string())),
             ModelOption::ThresholdEta => config.score_threshold.eta.to_string(),
             ModelOption::ThresholdRepetitions => config.score_threshold.repetitions.to_string(),
+            ModelOption::OnlineScaling => config.threshold.scaling.name().to_string(),
+            ModelOption::Grid => match &config.threshold.grid {
+                None => "off".into(),
+                Some(g) => format!("eta {:?} kernel-width {:?}", g.etas, g.kernel_widths),
+            },
         }
     }
 }
@@ -388,7 +399,15 @@ pub const REGISTRY: &[AlgorithmSpec] = &[
             algorithm: ThresholdAlgorithm::Falt,
             kernel: false,
         },
-        reads: &[O::Eta, O::Repetitions, O::Kernel, O::KernelWidth, O::Budget],
+        reads: &[
+            O::Eta,
+            O::Repetitions,
+            O::Kernel,
+            O::KernelWidth,
+            O::Budget,
+            O::OnlineScaling,
+            O::Grid,
+        ],
         about: "FALT, first-order adaptive label thresholding (with --kernel rbf, FALT(k))",
     },
     AlgorithmSpec {
@@ -399,7 +418,7 @@ pub const REGISTRY: &[AlgorithmSpec] = &[
             algorithm: ThresholdAlgorithm::Salt,
             kernel: false,
         },
-        reads: &[O::Eta, O::Delta, O::Repetitions],
+        reads: &[O::Eta, O::Delta, O::Repetitions, O::OnlineScaling, O::Grid],
         about: "SALT, second-order adaptive label thresholding",
     },
     AlgorithmSpec {
@@ -410,7 +429,15 @@ pub const REGISTRY: &[AlgorithmSpec] = &[
             algorithm: ThresholdAlgorithm::Falt,
             kernel: true,
         },
-        reads: &[O::Eta, O::Repetitions, O::Kernel, O::KernelWidth, O::Budget],
+        reads: &[
+            O::Eta,
+            O::Repetitions,
+            O::Kernel,
+            O::KernelWidth,
+            O::Budget,
+            O::OnlineScaling,
+            O::Grid,
+        ],
         about: "FALT with an RBF kernel",
     },
     AlgorithmSpec {
@@ -421,7 +448,7 @@ pub const REGISTRY: &[AlgorithmSpec] = &[
             algorithm: ThresholdAlgorithm::Pa1Br,
             kernel: false,
         },
-        reads: &[O::C, O::Kernel, O::KernelWidth, O::Budget],
+        reads: &[O::C, O::Kernel, O::KernelWidth, O::Budget, O::OnlineScaling],
         about: "PA-I binary relevance (with --kernel rbf, PA-I-BR(k))",
     },
     AlgorithmSpec {
@@ -432,7 +459,7 @@ pub const REGISTRY: &[AlgorithmSpec] = &[
             algorithm: ThresholdAlgorithm::Pa2Br,
             kernel: false,
         },
-        reads: &[O::C, O::Kernel, O::KernelWidth, O::Budget],
+        reads: &[O::C, O::Kernel, O::KernelWidth, O::Budget, O::OnlineScaling],
         about: "PA-II binary relevance (with --kernel rbf, PA-II-BR(k))",
     },
 ];

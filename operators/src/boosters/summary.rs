@@ -1,5 +1,5 @@
 use super::AnyStage;
-use crate::learners::LearnerSummary;
+use crate::learners::{GridMemberSummary, LearnerSummary};
 use crate::thresholding::ThresholdModel;
 use serde::Serialize;
 
@@ -34,6 +34,22 @@ impl AnyStage {
                     ThresholdModel::KernelFalt(_) => "falt-kernel",
                     ThresholdModel::PaBr(_) => "pa-br",
                     ThresholdModel::KernelPaBr(_) => "pa-br-kernel",
+                    ThresholdModel::Grid(_) => "grid",
+                };
+                let grid = match l.model() {
+                    ThresholdModel::Grid(g) => g
+                        .settings()
+                        .iter()
+                        .zip(g.weights())
+                        .enumerate()
+                        .map(|(i, (&(eta, kernel_width), weight))| GridMemberSummary {
+                            eta,
+                            kernel_width,
+                            weight,
+                            leader: i == g.leader(),
+                        })
+                        .collect(),
+                    _ => Vec::new(),
                 };
                 (
                     None,
@@ -41,6 +57,7 @@ impl AnyStage {
                         kind: kind.into(),
                         weights: l.num_weights(),
                         support_vectors: l.support_vectors(),
+                        grid,
                         ..LearnerSummary::default()
                     },
                 )

@@ -38,6 +38,18 @@ impl Hedge {
         w.into_iter().map(|x| x / total).collect()
     }
 
+    /// The expert with the largest weight (0-based; the first on a tie): the one with the
+    /// least cumulative loss.
+    pub fn leader(&self) -> usize {
+        let mut best = 0;
+        for (i, &l) in self.log_v.iter().enumerate() {
+            if l > self.log_v[best] {
+                best = i;
+            }
+        }
+        best
+    }
+
     /// Draws an expert (0-based) with probability proportional to its weight.
     pub fn choose(&mut self) -> usize {
         let u = uniform(&mut self.rng);
@@ -82,6 +94,16 @@ mod tests {
         assert!((p[0] - (-2.0f64).exp() / z).abs() < 1e-15);
         assert!((p[1] - 1.0 / z).abs() < 1e-15);
         assert!((p[2] - (-2.0f64).exp() / z).abs() < 1e-15);
+    }
+
+    #[test]
+    fn leader_has_the_least_cumulative_loss_first_on_ties() {
+        let mut h = Hedge::new(3, 1);
+        assert_eq!(h.leader(), 0);
+        h.update([0.5, 0.25, 0.25]);
+        assert_eq!(h.leader(), 1);
+        h.update([0.0, 0.5, 0.0]);
+        assert_eq!(h.leader(), 2);
     }
 
     #[test]

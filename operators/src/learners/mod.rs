@@ -12,7 +12,7 @@ pub use binary_relevance::BinaryRelevance;
 pub use hoeffding_tree::{HoeffdingTree, HoeffdingTreeConfig, LeafPrediction};
 pub use label_vs_rest::{LabelVsRest, binary_schema};
 pub use linear::{LinearConfig, LinearLearner};
-pub use summary::LearnerSummary;
+pub use summary::{GridMemberSummary, LearnerSummary};
 
 use crate::data::Features;
 use serde::{Deserialize, Serialize};

@@ -2,7 +2,7 @@ use super::WeakModel;
 use serde::Serialize;
 
 /// The size of a learner, for `flowboost inspect`.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct LearnerSummary {
     /// What it is: `vfdt`, `linear`, `label-vs-rest`, `binary-relevance`, or a
     /// thresholding learner's name.
@@ -19,6 +19,23 @@ pub struct LearnerSummary {
     pub weights: usize,
     /// Support vectors of a kernel model.
     pub support_vectors: usize,
+    /// A thresholding grid's members (`--grid`), in order; empty otherwise.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub grid: Vec<GridMemberSummary>,
+}
+
+/// One member of a thresholding grid, for `flowboost inspect`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct GridMemberSummary {
+    /// Its step size eta.
+    pub eta: f64,
+    /// Its RBF width delta^2 (kernel models).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kernel_width: Option<f64>,
+    /// Its Hedge probability.
+    pub weight: f64,
+    /// Whether it is the member that predicts (the largest weight).
+    pub leader: bool,
 }
 
 impl LearnerSummary {

@@ -1,5 +1,6 @@
 //! The choice of algorithm and its hyper-parameters.
 
+use super::scaling::FeatureScaling;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
@@ -62,7 +63,11 @@ impl FromStr for ThresholdAlgorithm {
 /// eta around 1", "delta in SALT should also be searched around 1"): `eta = 1`,
 /// `delta = 1`, `c = 1` (the middle of the paper's PA grid `[2^-15, 2^10]` on a log scale
 /// is lower, but 1 is the usual PA default), `repetitions = 1` (plain Algorithm 1, the
-/// setting of the regret theorems), linear, no budget.
+/// setting of the regret theorems), linear, no budget, raw features, no grid: the paper's
+/// algorithms as written. The command line's defaults differ where the paper says how to
+/// choose (M from the label count, [`ThresholdConfig::default_repetitions`]) and where a
+/// kernel model is a trap without them (online min-max scaling); see
+/// `docs/thresholding.md`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct ThresholdConfig {
@@ -88,6 +93,85 @@ pub struct ThresholdConfig {
     /// When a new support vector makes the count exceed the budget, the oldest support
     /// vector is removed (a sliding window of the B most recent ones).
     pub budget: Option<usize>,
+    /// How the model scales its input features (beyond the paper, which does not say):
+    /// [`FeatureScaling::MinMax`] keeps online min-max statistics inside the model (see
+    /// [`OnlineMinMax`](super::scaling::OnlineMinMax)).
+    pub scaling: FeatureScaling,
+    /// Beyond the paper: run one model per setting of this grid side by side and predict
+    /// with the member of largest Hedge weight (see [`HedgeGrid`](super::grid::HedgeGrid));
+    /// FALT, SALT and FALT(k) only. `None`: one model with `eta` and `kernel_width`.
+    pub grid: Option<ThresholdGrid>,
+}
+
+/// The settings a [`HedgeGrid`](super::grid::HedgeGrid) runs side by side: every
+/// combination of a step size and (kernel models) a kernel width; the other
+/// hyper-parameters (M, SALT's delta, the budget) are the configuration's.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ThresholdGrid {
+    /// The step sizes eta.
+    pub etas: Vec<f64>,
+    /// The RBF widths delta^2 (kernel models; empty for the linear ones).
+    pub kernel_widths: Vec<f64>,
+}
+
+impl ThresholdGrid {
+    /// The most members a grid may have.
+    pub const MAX_MEMBERS: usize = 64;
+    /// The default step sizes of the linear models (FALT(l), SALT): 2^-6, 2^-3, 1, which
+    /// include every step size our one-pass tuning chose on the six MULAN sets of
+    /// `docs/thresholding.md` (the paper: "search the optimal eta around 1").
+    pub const LINEAR_ETAS: [f64; 3] = [0.015625, 0.125, 1.0];
+    /// The default step sizes of FALT(k): 2^-2 and 1.
+    pub const KERNEL_ETAS: [f64; 2] = [0.25, 1.0];
+    /// The default RBF widths delta^2 of FALT(k) on min-max scaled features: 2^-4 to 2^4
+    /// in factors of 4 (the tuned widths of `docs/thresholding.md` range from 2^-4 on birds
+    /// and mediamill to 2^4 on bibtex).
+    pub const KERNEL_WIDTHS: [f64; 5] = [0.0625, 0.25, 1.0, 4.0, 16.0];
+
+    /// The default grid for `config`'s algorithm and kernel, with the step size (and the
+    /// kernel width) fixed to `config`'s where `fix_eta` (`fix_width`) says so.
+    pub fn default_for(config: &ThresholdConfig, fix_eta: bool, fix_width: bool) -> Self {
+        let kernel = config.kernel_width.is_some();
+        let etas = if fix_eta {
+            vec![config.eta]
+        } else if kernel {
+            Self::KERNEL_ETAS.to_vec()
+        } else {
+            Self::LINEAR_ETAS.to_vec()
+        };
+        let kernel_widths = match config.kernel_width {
+            Some(w) if fix_width => vec![w],
+            Some(_) => Self::KERNEL_WIDTHS.to_vec(),
+            None => Vec::new(),
+        };
+        ThresholdGrid {
+            etas,
+            kernel_widths,
+        }
+    }
+
+    /// The members' configurations (each without a grid and with raw features: the grid
+    /// scales once for all of them), step sizes outermost.
+    pub fn members(&self, base: &ThresholdConfig) -> Vec<ThresholdConfig> {
+        let widths: Vec<Option<f64>> = if base.kernel_width.is_some() {
+            self.kernel_widths.iter().map(|&w| Some(w)).collect()
+        } else {
+            vec![None]
+        };
+        let mut v = Vec::new();
+        for &eta in &self.etas {
+            for &kernel_width in &widths {
+                v.push(ThresholdConfig {
+                    eta,
+                    kernel_width,
+                    grid: None,
+                    scaling: FeatureScaling::None,
+                    ..base.clone()
+                });
+            }
+        }
+        v
+    }
 }
 
 impl Default for ThresholdConfig {
@@ -100,6 +184,8 @@ impl Default for ThresholdConfig {
             c: 1.0,
             kernel_width: None,
             budget: None,
+            scaling: FeatureScaling::None,
+            grid: None,
         }
     }
 }
@@ -122,6 +208,15 @@ impl ThresholdConfig {
         } else {
             1
         }
+    }
+
+    /// The command line's default M for `num_labels` labels: `M = L`, the factor 2^0 of the
+    /// paper's search range `[2^-3, 2^2] * L` (just above its geometric middle 2^-0.5, on
+    /// the side the paper recommends, section 6.4: "smaller M leads to worse results in
+    /// many metrics ... we allow to take a large value of M"). M is a maximum: an example
+    /// stops at zero loss.
+    pub fn default_repetitions(num_labels: usize) -> usize {
+        Self::paper_repetitions(1.0, num_labels)
     }
 
     /// Checks every parameter; the error names the parameter and the valid range.
@@ -152,6 +247,39 @@ impl ThresholdConfig {
                             drop the kernel width or use FALT"
                         .into(),
                 );
+            }
+        }
+        if let Some(grid) = &self.grid {
+            if matches!(
+                self.algorithm,
+                ThresholdAlgorithm::Pa1Br | ThresholdAlgorithm::Pa2Br
+            ) {
+                return Err("the grid applies to falt, salt and falt-kernel".into());
+            }
+            if grid.etas.is_empty() {
+                return Err("the grid needs at least one step size".into());
+            }
+            for &eta in &grid.etas {
+                positive("the grid's eta", eta)?;
+            }
+            match self.kernel_width {
+                Some(_) if grid.kernel_widths.is_empty() => {
+                    return Err("the grid needs at least one kernel width".into());
+                }
+                None if !grid.kernel_widths.is_empty() => {
+                    return Err("the grid's kernel widths apply to kernel models only".into());
+                }
+                _ => {}
+            }
+            for &w in &grid.kernel_widths {
+                positive("the grid's kernel width (delta^2)", w)?;
+            }
+            let members = grid.etas.len() * grid.kernel_widths.len().max(1);
+            if members > ThresholdGrid::MAX_MEMBERS {
+                return Err(format!(
+                    "the grid has {members} members (at most {})",
+                    ThresholdGrid::MAX_MEMBERS
+                ));
             }
         }
         match (self.budget, self.kernel_width) {

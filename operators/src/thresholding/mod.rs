@@ -14,7 +14,14 @@
 //! * [`score_threshold::ScoreThreshold`]: the ALT threshold alone, learned on top of an
 //!   external score vector.
 //!
-//! [`ThresholdLearner`] dispatches over the first four from a [`ThresholdConfig`].
+//! Beyond the paper:
+//!
+//! * [`scaling::OnlineMinMax`]: online per-feature min-max scaling kept in the model;
+//! * [`grid::HedgeGrid`]: several settings side by side, predicting with the member of
+//!   least progressive loss by Hedge's weights.
+//!
+//! [`ThresholdLearner`] dispatches over the first four (or a grid of them) from a
+//! [`ThresholdConfig`], with the configured scaling in front.
 //!
 //! **Input rule.** Non-finite feature values (NaN, the readers' missing value, and ±inf)
 //! are treated as 0, as are indices beyond the model's dimension; sparse vectors are
@@ -24,15 +31,19 @@
 
 pub mod config;
 pub mod falt;
+pub mod grid;
 pub mod kernel;
 pub mod kernel_falt;
 pub mod linalg;
 pub mod loss;
 pub mod passive_aggressive;
 pub mod salt;
+pub mod scaling;
 pub mod score_threshold;
 
-pub use config::{ThresholdAlgorithm, ThresholdConfig};
+pub use config::{ThresholdAlgorithm, ThresholdConfig, ThresholdGrid};
+pub use grid::HedgeGrid;
+pub use scaling::{FeatureScaling, OnlineMinMax};
 pub use score_threshold::{ScoreThreshold, ScoreThresholdConfig};
 
 use crate::data::Features;
@@ -55,6 +66,8 @@ pub enum ThresholdModel {
     PaBr(PaBr),
     /// PA-I-BR(k) or PA-II-BR(k).
     KernelPaBr(KernelPaBr),
+    /// Beyond the paper: several FALT, SALT or FALT(k) models chosen online by Hedge.
+    Grid(HedgeGrid),
 }
 
 /// One online multi-label classifier of the thresholding family, chosen by a
@@ -63,6 +76,10 @@ pub enum ThresholdModel {
 pub struct ThresholdLearner {
     num_labels: usize,
     model: ThresholdModel,
+    /// Online min-max statistics when the configuration scales the features (absent in
+    /// model files written before scaling existed: raw features).
+    #[serde(default)]
+    scaler: Option<OnlineMinMax>,
 }
 
 impl ThresholdLearner {
@@ -85,6 +102,20 @@ impl ThresholdLearner {
             return Err(format!("too many labels: {num_labels}"));
         }
         let c = config;
+        let scaler = (c.scaling == FeatureScaling::MinMax).then(|| OnlineMinMax::new(dim));
+        if let Some(grid) = &c.grid {
+            let members = grid.members(c);
+            let settings = members.iter().map(|m| (m.eta, m.kernel_width)).collect();
+            let learners = members
+                .iter()
+                .map(|m| ThresholdLearner::new(m, dim, num_labels, seed))
+                .collect::<Result<Vec<_>, _>>()?;
+            return Ok(ThresholdLearner {
+                num_labels,
+                model: ThresholdModel::Grid(HedgeGrid::new(learners, settings)),
+                scaler,
+            });
+        }
         let model =
             match (c.algorithm, c.kernel_width) {
                 (ThresholdAlgorithm::Falt, None) => {
@@ -110,7 +141,11 @@ impl ThresholdLearner {
                     }
                 }
             };
-        Ok(ThresholdLearner { num_labels, model })
+        Ok(ThresholdLearner {
+            num_labels,
+            model,
+            scaler,
+        })
     }
 
     /// The number of labels L.
@@ -121,6 +156,11 @@ impl ThresholdLearner {
     /// The model.
     pub fn model(&self) -> &ThresholdModel {
         &self.model
+    }
+
+    /// The online scaling statistics, when the features are scaled.
+    pub fn scaler(&self) -> Option<&OnlineMinMax> {
+        self.scaler.as_ref()
     }
 
     /// Predicts for `x`: writes into `scores` (length L) each label's score relative to
@@ -136,7 +176,16 @@ impl ThresholdLearner {
             self.num_labels,
             "scores needs one entry per label"
         );
+        let scaled;
+        let x = match &self.scaler {
+            Some(s) => {
+                scaled = s.apply(x);
+                &scaled
+            }
+            None => x,
+        };
         let threshold = match &self.model {
+            ThresholdModel::Grid(g) => return g.predict(x, scores, labels),
             ThresholdModel::Falt(m) => m.raw_scores(x, scores),
             ThresholdModel::Salt(m) => m.raw_scores(x, scores),
             ThresholdModel::KernelFalt(m) => m.raw_scores(x, scores),
@@ -153,9 +202,28 @@ impl ThresholdLearner {
         threshold
     }
 
-    /// Learns one example with its relevant labels (sorted).
+    /// Learns one example with its relevant labels (sorted). With online scaling, the
+    /// example first joins the statistics and is then learned scaled.
     pub fn learn(&mut self, x: &Features, relevant: &[u32]) {
+        if let ThresholdModel::Grid(g) = &mut self.model {
+            // The members' losses on x as a prediction saw it, before x joins the scaling
+            // statistics: each member's progressive loss.
+            match &self.scaler {
+                Some(s) => g.suffer(&s.apply(x), relevant),
+                None => g.suffer(x, relevant),
+            }
+        }
+        let scaled;
+        let x = match &mut self.scaler {
+            Some(s) => {
+                s.observe(x);
+                scaled = s.apply(x);
+                &scaled
+            }
+            None => x,
+        };
         match &mut self.model {
+            ThresholdModel::Grid(g) => g.learn(x, relevant),
             ThresholdModel::Falt(m) => m.learn(x, relevant),
             ThresholdModel::Salt(m) => m.learn(x, relevant),
             ThresholdModel::KernelFalt(m) => m.learn(x, relevant),
@@ -170,6 +238,7 @@ impl ThresholdLearner {
             ThresholdModel::Falt(m) => m.num_weights(),
             ThresholdModel::Salt(m) => m.num_weights(),
             ThresholdModel::PaBr(m) => m.num_weights(),
+            ThresholdModel::Grid(g) => g.members().iter().map(|m| m.num_weights()).sum(),
             _ => 0,
         }
     }
@@ -179,6 +248,7 @@ impl ThresholdLearner {
         match &self.model {
             ThresholdModel::KernelFalt(m) => m.support().len(),
             ThresholdModel::KernelPaBr(m) => m.support().len(),
+            ThresholdModel::Grid(g) => g.members().iter().map(|m| m.support_vectors()).sum(),
             _ => 0,
         }
     }
