@@ -65,6 +65,22 @@ pub enum WeakModel {
     BinaryRelevance(BinaryRelevance),
 }
 
+impl WeakModel {
+    /// Calls `f` on every Hoeffding tree inside this learner.
+    pub fn for_each_tree_mut(&mut self, f: &mut impl FnMut(&mut HoeffdingTree)) {
+        match self {
+            WeakModel::Tree(t) => f(t),
+            WeakModel::Linear(_) => {}
+            WeakModel::LabelVsRest(m) => m.inner_mut().for_each_tree_mut(f),
+            WeakModel::BinaryRelevance(m) => {
+                for inner in m.models_mut() {
+                    inner.for_each_tree_mut(f);
+                }
+            }
+        }
+    }
+}
+
 impl WeakLearner for WeakModel {
     #[inline]
     fn num_labels(&self) -> usize {
