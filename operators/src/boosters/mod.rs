@@ -486,7 +486,7 @@ pub fn build(schema: &Schema, config: &BoosterConfig) -> Result<Booster, BuildEr
         config.topk.validate(k).map_err(BuildError::TopK)?;
     }
     let trail = selection == ExpertSelection::Hedge;
-    let stages = (0..n)
+    let mut stages: Vec<AnyStage> = (0..n)
         .map(|i| match alg {
             Algorithm::Single => AnyStage::Single(SingleStage::new(weak(i))),
             Algorithm::OnlineBbm | Algorithm::OnlineBbmS => {
@@ -606,7 +606,6 @@ pub fn build(schema: &Schema, config: &BoosterConfig) -> Result<Booster, BuildEr
                 .map_err(BuildError::LabelSet)?,
         );
     }
-    let mut stages: Vec<AnyStage> = stages;
     apply_tree_budget(&mut stages, config);
     Ok(Booster {
         stages,

@@ -196,7 +196,9 @@ impl TreeState {
             match node {
                 Node::Leaf(leaf) => {
                     leaves += 1;
+                    // A leaf's depth is below the node count (each level adds two nodes).
                     if leaf.dist.len() != k
+                        || leaf.depth >= self.nodes.len()
                         || leaf.counts.len() != layout.num_counts
                         || leaf.used.iter().any(|&i| i >= f)
                     {
@@ -208,7 +210,10 @@ impl TreeState {
                 }
                 Node::Inactive(leaf) => {
                     leaves += 1;
-                    if leaf.dist.len() != k || leaf.used.iter().any(|&i| i >= f) {
+                    if leaf.dist.len() != k
+                        || leaf.depth >= self.nodes.len()
+                        || leaf.used.iter().any(|&i| i >= f)
+                    {
                         return Err(format!("inactive tree leaf {n} of inconsistent sizes"));
                     }
                 }
@@ -719,6 +724,13 @@ impl HoeffdingTree {
         }
         let parent_dist = leaf.dist.clone();
         let first = self.nodes.len();
+        // The node array grows by an eighth at a time, not doubling: its spare capacity,
+        // which `memory_bytes` does not count, stays below 1/8 of it.
+        if first + branches > self.nodes.capacity() {
+            let more = (first / 8).max(branches);
+            self.nodes.reserve_exact(more);
+            self.routes.reserve_exact(more);
+        }
         let mut branch_weight = Vec::with_capacity(branches);
         for dist in dists {
             branch_weight.push(dist.iter().sum());
