@@ -53,6 +53,9 @@ impl WeakKind {
 }
 
 /// A weak learner of either kind, dispatched statically (and serializable for checkpoints).
+// One per stage, never moved in a hot path: boxing the tree would add an indirection to
+// every prediction and save nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub enum WeakModel {
     /// A Hoeffding tree.

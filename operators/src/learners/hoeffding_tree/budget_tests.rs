@@ -146,8 +146,8 @@ fn inactive_leaves_learn_class_weights_only_and_never_split() {
         panic!("an inactive leaf");
     };
     let total: f64 = leaf.dist.iter().sum();
-    for c in 0..3 {
-        assert_eq!(p[c], leaf.dist[c] / total);
+    for (&pc, &w) in p.iter().zip(&leaf.dist) {
+        assert_eq!(pc, w / total);
     }
     assert_eq!(tree.predict_top(x), clear_majority(&leaf.dist));
 }

@@ -827,11 +827,9 @@ impl HoeffdingTree {
                 Node::Split(_) => {}
             }
         }
-        let fresh = if active > 0 {
-            active_extra / active
-        } else {
-            self.grown_leaf_extra()
-        };
+        let fresh = active_extra
+            .checked_div(active)
+            .unwrap_or_else(|| self.grown_leaf_extra());
         // The most promising first; on ties, the newer leaf.
         leaves.sort_unstable_by(|a, b| b.0.total_cmp(&a.0).then(b.1.cmp(&a.1)));
         let mut size = self.bytes - active_extra;
