@@ -10,6 +10,7 @@ both runs, then each run's final progressive accuracy, wall and CPU seconds and 
 
     scripts/model_budget_curve.py                       # 10,000,000 examples, 64M
     scripts/model_budget_curve.py --examples 1000000 --budget 16M --every 100000
+    scripts/model_budget_curve.py --runs budget        # only the run with the budget
 
 Build first: cargo build --release --bins.
 """
@@ -52,7 +53,7 @@ def rss_mb(pid):
     return None
 
 
-def run(args, extra):
+def run(args, label, extra):
     cmd = [
         "taskset", "-c", str(args.cpu), "/usr/bin/time", "-v", args.bin, "run",
         "--generator", "binary", "--examples", str(args.examples),
@@ -68,7 +69,11 @@ def run(args, extra):
         m = PROGRESS.match(line)
         if m:
             rss = rss_mb(job) if job else None
-            curve.append((int(m.group(1)), rss, float(m.group(2)), time.time() - started))
+            sample = (int(m.group(1)), rss, float(m.group(2)), time.time() - started)
+            curve.append(sample)
+            # Each sample as it comes, so that a run cut short still leaves its curve.
+            print(f"# {label}: {sample[0]} examples, RSS {rss} MB, accuracy {sample[2]}, "
+                  f"{sample[3]:.0f} s", flush=True)
             continue
         m = DONE.match(line)
         if m:
@@ -105,11 +110,18 @@ def main():
     p.add_argument("--every", type=int, default=500_000, help="examples between samples")
     p.add_argument("--cpu", type=int, default=1, help="the CPU to pin the runs to")
     p.add_argument("--bin", default=os.path.join("target", "release", "flowboost"))
+    p.add_argument("--runs", choices=["both", "none", "budget"], default="both",
+                   help="which runs: both (no budget, then the budget), or one of them")
     args = p.parse_args()
-    runs = [
-        ("no budget", run(args, [])),
-        (f"--max-model-bytes {args.budget}", run(args, ["--max-model-bytes", args.budget])),
-    ]
+    budget = f"--max-model-bytes {args.budget}"
+    plan = {
+        "none": [("no budget", [])],
+        "budget": [(budget, ["--max-model-bytes", args.budget])],
+    }
+    order = ["none", "budget"] if args.runs == "both" else [args.runs]
+    runs = [(label, run(args, label, extra)) for o in order for label, extra in plan[o]]
+    if len(runs) == 1:
+        runs.append(("(not run)", {"curve": []}))
     names = [n for n, _ in runs]
     print(f"| examples | RSS MB, {names[0]} | RSS MB, {names[1]} |")
     print("|---:|---:|---:|")
@@ -125,6 +137,8 @@ def main():
     print("| run | final accuracy | wall s | CPU s (user + sys) | peak RSS MB |")
     print("|---|---:|---:|---:|---:|")
     for name, r in runs:
+        if "wall" not in r:
+            continue
         cpu = float(r.get("user", "nan")) + float(r.get("system", "nan"))
         wall = wall_seconds(r.get("wall", "nan"))
         peak = int(r.get("max_rss_kb", "0")) * 1024 / 1e6
