@@ -170,3 +170,65 @@ fn a_bad_budget_is_a_usage_error_naming_the_option() {
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("--max-model-bytes"), "{stderr}");
 }
+
+/// A run with a budget saved halfway and resumed ends with the model of a run that never
+/// stopped (the trees' budgets come back from the file's header; the inactive leaves from
+/// its body): the same stages, leaf for leaf, and the same predictions on a new stream.
+#[test]
+fn a_budgeted_run_resumed_from_its_file_ends_as_one_that_never_stopped() {
+    let dir = temp_dir("cli-budget-resume");
+    let path = |n: &str| dir.join(n).to_str().unwrap().to_string();
+    let (whole, half, resumed) = (path("whole.fbm"), path("half.fbm"), path("resumed.fbm"));
+    let base = [
+        "run",
+        "--generator",
+        "binary",
+        "--report-every",
+        "0",
+        "--output",
+        "/dev/null",
+        "--max-model-bytes",
+        "1M",
+    ];
+    for (examples, file, load) in [
+        ("40000", &whole, None),
+        ("20000", &half, None),
+        ("40000", &resumed, Some(&half)),
+    ] {
+        let mut args = base.to_vec();
+        args.extend_from_slice(&["--examples", examples, "--save-model", file]);
+        if let Some(l) = load {
+            args.extend_from_slice(&["--load-model", l, "--resume"]);
+        }
+        let out = flowboost(&args);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let a = last_json(&flowboost(&["inspect", "--json", &whole]));
+    let b = last_json(&flowboost(&["inspect", "--json", &resumed]));
+    assert_eq!(a["stages"], b["stages"]);
+    assert!(leaves(&a).iter().any(|&(_, inactive)| inactive > 0));
+    let predict = |file: &str| {
+        let out = flowboost(&[
+            "predict",
+            "--model",
+            file,
+            "--generator",
+            "binary",
+            "--seed",
+            "9",
+            "--examples",
+            "3000",
+        ]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        out.stdout
+    };
+    assert_eq!(predict(&whole), predict(&resumed));
+}
