@@ -67,3 +67,24 @@ fn single_and_oza_are_identical_on_both_engines_for_every_task() {
         500,
     );
 }
+
+/// With a memory budget small enough that the trees deactivate leaves (and reactivate
+/// some), both engines still agree bit for bit, for every worker count; the budget
+/// changes the predictions (it acted).
+#[test]
+fn a_tree_memory_budget_is_identical_on_both_engines() {
+    let free = config(Algorithm::AdaBoostOl, WeakKind::Vfdt, 5);
+    let mut budget = free.clone();
+    budget.max_model_bytes = Some(100_000);
+    let g = stream(Task::Binary, 4000, 11);
+    let with = sequential_equals_dataflow(&g, &budget);
+    let without = common::engines::sequential_equals_dataflow(&g, &free);
+    assert_ne!(
+        common::engines::bits(&with),
+        common::engines::bits(&without),
+        "the budget must change the trees"
+    );
+    let mut multiclass = config(Algorithm::Oza, WeakKind::Vfdt, 3);
+    multiclass.max_model_bytes = Some(60_000);
+    check(Task::Multiclass, multiclass, 3000);
+}

@@ -178,6 +178,19 @@ fn damage_past_the_checksums_never_panics() {
     eprintln!("{tried} mutations past the checksums, {loaded} still loaded");
 }
 
+/// A version 2 file (written before trees could hold inactive leaves: the same body) still
+/// loads and runs.
+#[test]
+fn version_2_files_still_load() {
+    let (bytes, _) = trained_model_bytes();
+    let at = flowboost::model::MAGIC.len();
+    let mut m = bytes.clone();
+    m[at..at + 4].copy_from_slice(&2u32.to_le_bytes());
+    repair_checksums(&mut m);
+    let saved = SavedModel::from_bytes(&m, "model.fbm").unwrap();
+    saved.chain("model.fbm").unwrap();
+}
+
 /// A file of an older or a newer format version is refused with both versions named (the
 /// version field follows the magic bytes; its checksum is repaired so only the version
 /// differs).

@@ -111,6 +111,13 @@ pub struct ModelArgs {
     /// one split; at least 1; default: no limit).
     #[arg(long, value_name = "D", value_parser = limits::positive_usize, allow_negative_numbers = true)]
     pub max_depth: Option<usize>,
+    /// A memory budget for the model's Hoeffding trees together, in bytes (a plain
+    /// integer, or with a suffix K, M or G for 2^10, 2^20, 2^30, e.g. 64M; 1 to 2^50):
+    /// each of the T trees gets BYTES / T, and when it outgrows its share it deactivates
+    /// its least promising leaves (MOA's memory management; they keep predicting their
+    /// class distribution but stop growing). Default: no budget.
+    #[arg(long, value_name = "BYTES", value_parser = limits::model_bytes, allow_negative_numbers = true)]
+    pub max_model_bytes: Option<u64>,
     /// The edge gamma of the optimal boosters (online-bbm, online-bbm-s, online-mbbm,
     /// online-bmr, topk-bbm) [default: 0.1].
     #[arg(long, value_name = "G")]
@@ -268,6 +275,7 @@ impl ModelArgs {
         add(self.feature_subset.is_some(), O::FeatureSubset);
         add(self.max_leaves.is_some(), O::MaxLeaves);
         add(self.max_depth.is_some(), O::MaxDepth);
+        add(self.max_model_bytes.is_some(), O::MaxModelBytes);
         add(self.gamma.is_some(), O::Gamma);
         add(self.potential.is_some(), O::Potential);
         add(!self.k.is_empty(), O::K);
@@ -312,6 +320,9 @@ impl ModelArgs {
         }
         if self.max_depth.is_some() {
             config.max_depth = self.max_depth;
+        }
+        if self.max_model_bytes.is_some() {
+            config.max_model_bytes = self.max_model_bytes;
         }
         if let Some(g) = self.gamma {
             config.gamma = g;

@@ -16,6 +16,7 @@
 //! | durations in seconds or milliseconds | [`MAX_SECONDS`] seconds |
 //! | rates (events per second) | 0, or at least 1 / [`MAX_SECONDS`] |
 //! | the longest line of a data file (`--max-line-bytes`) | [`MAX_MAX_LINE_BYTES`] |
+//! | the trees' memory budget (`--max-model-bytes`) | 1 to [`MAX_MODEL_BYTES`] |
 
 pub use flowboost_connectors::readers::MAX_MAX_LINE_BYTES;
 pub use flowboost_operators::data::{MAX_DIM, MAX_LABELS};
@@ -32,6 +33,10 @@ pub const MAX_WORKERS: usize = 128;
 /// 33,554,432. A Hoeffding tree takes about 110 bytes per feature it observes, so this
 /// bounds the trees at about 3.7 GB (e.g. 32 learners on 2^20 features).
 pub const MAX_LEARNER_FEATURES: usize = 1 << 25;
+
+/// The largest memory budget of a model's trees (`--max-model-bytes`): 2^50 bytes (1 PiB),
+/// far above any machine, low enough that no size computation overflows.
+pub const MAX_MODEL_BYTES: u64 = 1 << 50;
 
 /// The longest duration any option accepts, in seconds (10^9 s, about 31.7 years).
 pub const MAX_SECONDS: f64 = 1e9;
@@ -111,6 +116,31 @@ pub fn line_bytes(s: &str) -> Result<usize, String> {
     integer(s, 1, MAX_MAX_LINE_BYTES as u64).map(to_usize)
 }
 
+/// `--max-model-bytes`: a number of bytes from 1 to [`MAX_MODEL_BYTES`], a plain integer
+/// or one with a binary suffix `K`, `M` or `G` (2^10, 2^20, 2^30; `k`, `m`, `g` too).
+pub fn model_bytes(s: &str) -> Result<u64, String> {
+    let message = || {
+        format!(
+            "must be a number of bytes from 1 to {MAX_MODEL_BYTES}, a plain integer or with a suffix K, M or G (e.g. 64M)"
+        )
+    };
+    let t = s.trim();
+    let (digits, unit) = match t.char_indices().last() {
+        Some((i, 'k' | 'K')) => (&t[..i], 1u64 << 10),
+        Some((i, 'm' | 'M')) => (&t[..i], 1 << 20),
+        Some((i, 'g' | 'G')) => (&t[..i], 1 << 30),
+        _ => (t, 1),
+    };
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(message());
+    }
+    let n: u64 = digits.parse().map_err(|_| message())?;
+    match n.checked_mul(unit) {
+        Some(b) if (1..=MAX_MODEL_BYTES).contains(&b) => Ok(b),
+        _ => Err(message()),
+    }
+}
+
 /// A duration in seconds: a finite number from 0 to [`MAX_SECONDS`].
 pub fn seconds(s: &str) -> Result<f64, String> {
     let message = || format!("must be a number of seconds from 0 to {MAX_SECONDS:e}");
@@ -185,5 +215,32 @@ mod tests {
         assert_eq!(positive_i64("64"), Ok(64));
         assert!(positive_i64("0").is_err());
         assert!(positive_u64("0").is_err());
+    }
+
+    #[test]
+    fn model_bytes_take_binary_suffixes_and_are_bounded() {
+        assert_eq!(model_bytes("1"), Ok(1));
+        assert_eq!(model_bytes("65536"), Ok(65536));
+        assert_eq!(model_bytes("64M"), Ok(64 << 20));
+        assert_eq!(model_bytes(" 2k "), Ok(2048));
+        assert_eq!(model_bytes("1G"), Ok(1 << 30));
+        assert_eq!(model_bytes("1048576G"), Ok(MAX_MODEL_BYTES));
+        for bad in [
+            "0",
+            "0M",
+            "-1",
+            "1.5M",
+            "M",
+            "",
+            "64MB",
+            "1e6",
+            "+5",
+            "2097152G",
+            "x",
+            "99999999999999999999",
+        ] {
+            let e = model_bytes(bad).unwrap_err();
+            assert!(e.contains("number of bytes"), "{bad}: {e}");
+        }
     }
 }

@@ -93,6 +93,7 @@ pub fn inspect(path: &Path) -> Result<Inspection, ModelError> {
         total.kind = s.learner.kind.clone();
         total.trees += s.learner.trees;
         total.leaves += s.learner.leaves;
+        total.inactive_leaves += s.learner.inactive_leaves;
         total.nodes += s.learner.nodes;
         total.depth = total.depth.max(s.learner.depth);
         total.weights += s.learner.weights;
@@ -201,6 +202,12 @@ impl Inspection {
                     "{} leaves, {} nodes, depth {}",
                     l.leaves, l.nodes, l.depth
                 ));
+                if l.inactive_leaves > 0 {
+                    parts.push(format!(
+                        "{} leaves inactive (memory budget)",
+                        l.inactive_leaves
+                    ));
+                }
             }
             if l.weights > 0 {
                 parts.push(format!("{} weights", l.weights));

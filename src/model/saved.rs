@@ -2,7 +2,7 @@ use super::ModelError;
 use super::body::{FeedbackRun, ModelBody, Progress, StageBytes};
 use super::file;
 use super::header::{Compression, FORMAT_VERSION, ModelHeader};
-use flowboost_operators::boosters::{AnyStage, Booster, BoosterConfig, build};
+use flowboost_operators::boosters::{AnyStage, Booster, BoosterConfig, apply_tree_budget, build};
 use flowboost_operators::data::{AttributeKind, Schema};
 use flowboost_operators::engine::{ChainSnapshot, decode};
 use std::path::Path;
@@ -148,6 +148,9 @@ impl SavedModel {
                 ),
             });
         }
+        // A tree's memory budget is not part of its state: the header's configuration
+        // gives it again.
+        apply_tree_budget(&mut stages, &self.header.config);
         Ok(Booster {
             stages,
             terminal: self.body.terminal.clone(),

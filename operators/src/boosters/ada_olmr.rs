@@ -114,6 +114,11 @@ impl AdaOlmrStage {
         &self.weak
     }
 
+    /// The weak learner, to set its memory budget.
+    pub(crate) fn learner_mut(&mut self) -> &mut crate::learners::WeakModel {
+        &mut self.weak
+    }
+
     /// A stage around `weak`; `trail` makes it append its expert's scores to the record
     /// for the terminal's Hedge; importance weights are multiplied by `weight_scale`.
     pub fn new(weak: WeakModel, trail: bool, weight_scale: f64) -> Self {

@@ -39,6 +39,11 @@ impl AdaBoostOlStage {
         self.weak.model()
     }
 
+    /// The weak learner, to set its memory budget.
+    pub(crate) fn learner_mut(&mut self) -> &mut crate::learners::WeakModel {
+        self.weak.model_mut()
+    }
+
     /// Stage `i` (1-based); `sampling` selects AdaBoost.OL.S; `trail` makes the stage append
     /// its expert's score to the record for the terminal's Hedge.
     pub fn new(weak: WeakSlot, i: usize, sampling: bool, trail: bool, seed: u64) -> Self {

@@ -55,6 +55,11 @@ impl AdaBoostOlmStage {
         self.weak.model()
     }
 
+    /// The weak learner, to set its memory budget.
+    pub(crate) fn learner_mut(&mut self) -> &mut crate::learners::WeakModel {
+        self.weak.model_mut()
+    }
+
     /// Stage `i` (1-based) for `k` labels; `trail` makes the stage append its expert's
     /// scores to the record for the terminal's Hedge; the weak learner gets its weights
     /// times `weight_unit` (see [`OnlineMbbmStage::random_weight_unit`](super::OnlineMbbmStage::random_weight_unit); 1 keeps them).

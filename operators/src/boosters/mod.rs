@@ -203,6 +203,12 @@ pub struct BoosterConfig {
     /// Each tree splits no leaf at this depth (the root is depth 0; `None`: no limit).
     #[serde(default)]
     pub max_depth: Option<usize>,
+    /// The memory budget of the model's Hoeffding trees together, in bytes (`None`: no
+    /// budget): each of the `T` trees gets `max_model_bytes / T` (see
+    /// [`tree_byte_budget`]) and deactivates its least promising leaves to stay within
+    /// it (see [`HoeffdingTree::set_max_bytes`]).
+    #[serde(default)]
+    pub max_model_bytes: Option<u64>,
     /// The linear learner's parameters.
     pub linear: LinearConfig,
     /// OnlineBMR's potential.
@@ -233,6 +239,7 @@ impl BoosterConfig {
             feature_subset: None,
             max_leaves: None,
             max_depth: None,
+            max_model_bytes: None,
             linear: LinearConfig::default(),
             potential: Potential::Rank,
             topk: TopKConfig::default(),
@@ -306,6 +313,52 @@ impl Stage for AnyStage {
 
 /// A built booster: its stages, its terminal and the size of its score vectors.
 pub type Booster = Chain<AnyStage>;
+
+/// Each tree's memory budget for a model budget of `max_model_bytes` shared by `trees`
+/// trees: an equal share, `max_model_bytes / trees` rounded down (the same for every
+/// worker count: it depends on the configuration only).
+pub fn tree_byte_budget(max_model_bytes: u64, trees: usize) -> usize {
+    let share = max_model_bytes / (trees.max(1) as u64);
+    usize::try_from(share).unwrap_or(usize::MAX)
+}
+
+impl AnyStage {
+    /// The stage's weak learner (`None` for a thresholding stage).
+    pub fn learner_mut(&mut self) -> Option<&mut WeakModel> {
+        Some(match self {
+            AnyStage::Single(s) => s.learner_mut(),
+            AnyStage::OnlineBbm(s) => s.learner_mut(),
+            AnyStage::AdaBoostOl(s) => s.learner_mut(),
+            AnyStage::Oza(s) => s.learner_mut(),
+            AnyStage::OnlineMbbm(s) => s.learner_mut(),
+            AnyStage::AdaBoostOlm(s) => s.learner_mut(),
+            AnyStage::OnlineBmr(s) => s.learner_mut(),
+            AnyStage::AdaOlmr(s) => s.learner_mut(),
+            AnyStage::TopkBbm(s) => s.learner_mut(),
+            AnyStage::TopkAdaptive(s) => s.learner_mut(),
+            AnyStage::Threshold(_) => return None,
+        })
+    }
+}
+
+/// Gives every Hoeffding tree of `stages` its share of `config.max_model_bytes` (see
+/// [`tree_byte_budget`]), or no budget. [`build`] does it; whoever restores stages from
+/// their serialized state (a model file, a checkpoint) must do it again, since a tree's
+/// budget is not part of its state.
+pub fn apply_tree_budget(stages: &mut [AnyStage], config: &BoosterConfig) {
+    let mut trees = 0;
+    for stage in stages.iter_mut() {
+        if let Some(w) = stage.learner_mut() {
+            w.for_each_tree_mut(&mut |_| trees += 1);
+        }
+    }
+    let budget = config.max_model_bytes.map(|b| tree_byte_budget(b, trees));
+    for stage in stages.iter_mut() {
+        if let Some(w) = stage.learner_mut() {
+            w.for_each_tree_mut(&mut |t| t.set_max_bytes(budget));
+        }
+    }
+}
 
 /// Builds weak learner `i` (0-based) of an ensemble.
 pub fn build_weak(schema: &Schema, config: &BoosterConfig, i: usize) -> WeakModel {
@@ -433,7 +486,7 @@ pub fn build(schema: &Schema, config: &BoosterConfig) -> Result<Booster, BuildEr
         config.topk.validate(k).map_err(BuildError::TopK)?;
     }
     let trail = selection == ExpertSelection::Hedge;
-    let stages = (0..n)
+    let mut stages: Vec<AnyStage> = (0..n)
         .map(|i| match alg {
             Algorithm::Single => AnyStage::Single(SingleStage::new(weak(i))),
             Algorithm::OnlineBbm | Algorithm::OnlineBbmS => {
@@ -553,6 +606,7 @@ pub fn build(schema: &Schema, config: &BoosterConfig) -> Result<Booster, BuildEr
                 .map_err(BuildError::LabelSet)?,
         );
     }
+    apply_tree_budget(&mut stages, config);
     Ok(Booster {
         stages,
         terminal,

@@ -29,6 +29,11 @@ impl OnlineBbmStage {
         self.weak.model()
     }
 
+    /// The weak learner, to set its memory budget.
+    pub(crate) fn learner_mut(&mut self) -> &mut crate::learners::WeakModel {
+        self.weak.model_mut()
+    }
+
     /// Stage `i` (1-based) of `n` with edge `gamma`; `sampling` selects Online BBM with
     /// rejection sampling instead of importance weights.
     pub fn new(weak: WeakSlot, i: usize, n: usize, gamma: f64, sampling: bool, seed: u64) -> Self {

@@ -71,6 +71,11 @@ impl OnlineBmrStage {
         &self.weak
     }
 
+    /// The weak learner, to set its memory budget.
+    pub(crate) fn learner_mut(&mut self) -> &mut crate::learners::WeakModel {
+        &mut self.weak
+    }
+
     /// Stage `i` (1-based) of `n` with edge `gamma`, the potential of `loss`, and the weak
     /// learner's importance weights multiplied by `weight_scale`.
     pub fn new(

@@ -87,6 +87,11 @@ impl OnlineMbbmStage {
         self.weak.model()
     }
 
+    /// The weak learner, to set its memory budget.
+    pub(crate) fn learner_mut(&mut self) -> &mut crate::learners::WeakModel {
+        self.weak.model_mut()
+    }
+
     /// Stage `i` (1-based) of `n` for `k` labels with edge `gamma`; the weak learner gets
     /// its weights times `weight_unit` (see [`random_weight_unit`](Self::random_weight_unit);
     /// 1 keeps them).

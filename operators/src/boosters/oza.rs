@@ -30,6 +30,11 @@ impl OzaStage {
         self.weak.model()
     }
 
+    /// The weak learner, to set its memory budget.
+    pub(crate) fn learner_mut(&mut self) -> &mut crate::learners::WeakModel {
+        self.weak.model_mut()
+    }
+
     /// Stage `i` (1-based).
     pub fn new(weak: WeakSlot, i: usize, seed: u64) -> Self {
         OzaStage {

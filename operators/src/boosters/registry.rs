@@ -23,6 +23,8 @@ pub enum ModelOption {
     MaxLeaves,
     /// `--max-depth`: a tree splits no leaf at this depth.
     MaxDepth,
+    /// `--max-model-bytes`: the trees' memory budget.
+    MaxModelBytes,
     /// `--gamma`: the edge of the optimal boosters.
     Gamma,
     /// `--potential`: OnlineBMR's loss.
@@ -73,6 +75,7 @@ impl ModelOption {
             ModelOption::FeatureSubset => "--feature-subset",
             ModelOption::MaxLeaves => "--max-leaves",
             ModelOption::MaxDepth => "--max-depth",
+            ModelOption::MaxModelBytes => "--max-model-bytes",
             ModelOption::Gamma => "--gamma",
             ModelOption::Potential => "--potential",
             ModelOption::K => "--k",
@@ -110,6 +113,7 @@ impl ModelOption {
             ModelOption::FeatureSubset => opt(config.feature_subset.map(|m| m.to_string())),
             ModelOption::MaxLeaves => opt(config.max_leaves.map(|m| m.to_string())),
             ModelOption::MaxDepth => opt(config.max_depth.map(|m| m.to_string())),
+            ModelOption::MaxModelBytes => opt(config.max_model_bytes.map(|m| m.to_string())),
             ModelOption::Gamma => config.gamma.to_string(),
             ModelOption::Potential => match config.potential {
                 Potential::Rank => "rank".into(),
@@ -197,6 +201,7 @@ const ENSEMBLE: &[ModelOption] = &[
     O::FeatureSubset,
     O::MaxLeaves,
     O::MaxDepth,
+    O::MaxModelBytes,
 ];
 const ALL_TASKS: &[Task] = &[Task::Binary, Task::Multiclass, Task::Multilabel];
 const BINARY: &[Task] = &[Task::Binary];

@@ -17,6 +17,11 @@ impl SingleStage {
         self.weak.model()
     }
 
+    /// The weak learner, to set its memory budget.
+    pub(crate) fn learner_mut(&mut self) -> &mut crate::learners::WeakModel {
+        self.weak.model_mut()
+    }
+
     /// A stage around one weak learner.
     pub fn new(weak: WeakSlot) -> Self {
         SingleStage { weak }

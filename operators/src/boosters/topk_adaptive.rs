@@ -56,6 +56,11 @@ impl TopkAdaptiveStage {
         &self.weak
     }
 
+    /// The weak learner, to set its memory budget.
+    pub(crate) fn learner_mut(&mut self) -> &mut crate::learners::WeakModel {
+        &mut self.weak
+    }
+
     /// A stage with exploration rate `rho` (it sets the step size), the gradient clip, and
     /// the weak learner's importance weights multiplied by `weight_scale`.
     pub fn new(weak: WeakModel, rho: f64, clip_gradient: f64, weight_scale: f64) -> Self {

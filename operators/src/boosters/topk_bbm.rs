@@ -43,6 +43,11 @@ impl TopkBbmStage {
         &self.weak
     }
 
+    /// The weak learner, to set its memory budget.
+    pub(crate) fn learner_mut(&mut self) -> &mut crate::learners::WeakModel {
+        &mut self.weak
+    }
+
     /// Stage `i` (1-based) of `n` over `m` labels with edge `gamma`.
     pub fn new(weak: WeakModel, i: usize, n: usize, gamma: f64, weight_scale: f64) -> Self {
         let m = weak.num_labels();

@@ -25,6 +25,11 @@ impl WeakSlot {
         &self.model
     }
 
+    /// The weak learner, to set its memory budget.
+    pub(crate) fn model_mut(&mut self) -> &mut WeakModel {
+        &mut self.model
+    }
+
     /// The predicted distribution over the labels.
     #[inline]
     pub fn predict(&mut self, x: &Features) -> &[f64] {

@@ -29,6 +29,11 @@ impl BinaryRelevance {
         &self.models
     }
 
+    /// The per-label learners, mutably (to set their memory budgets).
+    pub(crate) fn models_mut(&mut self) -> &mut [WeakModel] {
+        &mut self.models
+    }
+
     /// The probability that label `l` is relevant for `x` (0 for an unknown label).
     pub fn probability(&self, x: &Features, l: usize) -> f64 {
         let Some(m) = self.models.get(l) else {

@@ -50,6 +50,11 @@ impl LabelVsRest {
         &self.inner
     }
 
+    /// The binary learner, mutably (to set its memory budget).
+    pub(crate) fn inner_mut(&mut self) -> &mut WeakModel {
+        &mut self.inner
+    }
+
     /// The label it decides.
     pub fn label(&self) -> u32 {
         self.label

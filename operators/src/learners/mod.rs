@@ -53,6 +53,9 @@ impl WeakKind {
 }
 
 /// A weak learner of either kind, dispatched statically (and serializable for checkpoints).
+// One per stage, never moved in a hot path: boxing the tree would add an indirection to
+// every prediction and save nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub enum WeakModel {
     /// A Hoeffding tree.
@@ -63,6 +66,22 @@ pub enum WeakModel {
     LabelVsRest(LabelVsRest),
     /// A multi-label learner (one binary learner per label) predicting a label set.
     BinaryRelevance(BinaryRelevance),
+}
+
+impl WeakModel {
+    /// Calls `f` on every Hoeffding tree inside this learner.
+    pub fn for_each_tree_mut(&mut self, f: &mut impl FnMut(&mut HoeffdingTree)) {
+        match self {
+            WeakModel::Tree(t) => f(t),
+            WeakModel::Linear(_) => {}
+            WeakModel::LabelVsRest(m) => m.inner_mut().for_each_tree_mut(f),
+            WeakModel::BinaryRelevance(m) => {
+                for inner in m.models_mut() {
+                    inner.for_each_tree_mut(f);
+                }
+            }
+        }
+    }
 }
 
 impl WeakLearner for WeakModel {

@@ -9,8 +9,10 @@ pub struct LearnerSummary {
     pub kind: String,
     /// Hoeffding trees inside it.
     pub trees: usize,
-    /// Their leaves.
+    /// Their leaves (active and inactive).
     pub leaves: usize,
+    /// The leaves their memory budget has deactivated.
+    pub inactive_leaves: usize,
     /// Their nodes (leaves and split nodes).
     pub nodes: usize,
     /// The deepest tree's depth.
@@ -42,6 +44,7 @@ impl LearnerSummary {
     fn add(&mut self, other: LearnerSummary) {
         self.trees += other.trees;
         self.leaves += other.leaves;
+        self.inactive_leaves += other.inactive_leaves;
         self.nodes += other.nodes;
         self.depth = self.depth.max(other.depth);
         self.weights += other.weights;
@@ -57,6 +60,7 @@ impl WeakModel {
                 kind: "vfdt".into(),
                 trees: 1,
                 leaves: t.num_leaves(),
+                inactive_leaves: t.num_inactive_leaves(),
                 nodes: t.num_nodes(),
                 depth: t.depth(),
                 ..LearnerSummary::default()

@@ -18,6 +18,12 @@
 //!   the branch that has received the most weight.
 //! - With `feature_subset: Some(m)` the tree looks at `m` attributes drawn once from its
 //!   seed, and sizes its statistics for those only.
+//! - With a memory budget ([`HoeffdingTree::set_max_bytes`]) the tree manages its memory
+//!   as MOA's `HoeffdingTree` does (`maxByteSize`, `enforceTrackerLimit`): when it
+//!   outgrows the budget, its least promising leaves are deactivated (they keep only
+//!   their class weights, predict the majority class and stop splitting), and when
+//!   memory frees up the most promising inactive leaves get fresh statistics again; see
+//!   [`HoeffdingTree::set_max_bytes`] for the rules and where they differ from MOA's.
 //!
 //! ```
 //! use flowboost_operators::data::{Features, Schema, Task};
@@ -37,6 +43,8 @@
 //! ```
 
 mod bounds;
+#[cfg(test)]
+mod budget_tests;
 mod config;
 pub mod gaussian;
 mod memo;
@@ -52,7 +60,9 @@ pub use config::{
 
 use self::gaussian::GaussianEstimator;
 use self::memo::Memo;
-use self::node::{AttrSlot, Layout, LeafNode, Node, Route, SplitNode, SplitTest};
+use self::node::{
+    AttrSlot, InactiveLeaf, Layout, LeafNode, Node, Route, SplitNode, SplitTest, vec_bytes,
+};
 use super::WeakLearner;
 use crate::data::{Features, Schema};
 use crate::rng::seeded;
@@ -69,6 +79,16 @@ const MIN_MERIT: f64 = 1e-12;
 /// [`HoeffdingTree::predict_top`] names a label only when its score beats every other by
 /// more than this (`2^-40`): then `predict` gives it strictly the highest probability.
 const TOP_MARGIN: f64 = 9.094_947_017_729_282e-13;
+
+/// An enforcement of the memory budget fits the tree into the budget less `1 /
+/// BUDGET_SLACK` of it, so that the next one waits until the tree has grown by that much.
+const BUDGET_SLACK: usize = 16;
+
+/// With inactive leaves, a split triggers an enforcement of the budget (which may
+/// reactivate leaves) when it takes the leaf count past a multiple of this, or of the
+/// power of two at or above 1/16 of the leaf count if larger (so that the sorting of the
+/// leaves costs a constant per split, amortized).
+const REACTIVATION_LEAVES: usize = 32;
 
 /// A Hoeffding tree: an incremental decision tree that splits a leaf once the Hoeffding
 /// bound says, with confidence `1 - split_confidence`, that its best attribute is the
@@ -107,6 +127,17 @@ pub struct HoeffdingTree {
     /// state).
     #[serde(skip)]
     last: Box<RefCell<Memo>>,
+    /// The memory budget in bytes (not part of the state: its owner sets it, see
+    /// [`set_max_bytes`](Self::set_max_bytes)).
+    #[serde(skip)]
+    max_bytes: Option<usize>,
+    /// With a budget: [`memory_bytes`](Self::memory_bytes), kept up to date by every
+    /// change; 0 without one (not part of the state).
+    #[serde(skip)]
+    bytes: usize,
+    /// The number of inactive leaves (not part of the state: counted from the nodes).
+    #[serde(skip)]
+    inactive: usize,
 }
 
 /// The serialized state of a [`HoeffdingTree`]; deserializing rebuilds what the leaves
@@ -165,7 +196,9 @@ impl TreeState {
             match node {
                 Node::Leaf(leaf) => {
                     leaves += 1;
+                    // A leaf's depth is below the node count (each level adds two nodes).
                     if leaf.dist.len() != k
+                        || leaf.depth >= self.nodes.len()
                         || leaf.counts.len() != layout.num_counts
                         || leaf.used.iter().any(|&i| i >= f)
                     {
@@ -174,6 +207,15 @@ impl TreeState {
                     leaf.numeric
                         .check(d, k)
                         .map_err(|e| format!("tree leaf {n}: {e}"))?;
+                }
+                Node::Inactive(leaf) => {
+                    leaves += 1;
+                    if leaf.dist.len() != k
+                        || leaf.depth >= self.nodes.len()
+                        || leaf.used.iter().any(|&i| i >= f)
+                    {
+                        return Err(format!("inactive tree leaf {n} of inconsistent sizes"));
+                    }
                 }
                 Node::Split(s) => {
                     let branches = match (s.test, layout.slots.get(s.attr)) {
@@ -213,9 +255,12 @@ impl TryFrom<TreeState> for HoeffdingTree {
     fn try_from(state: TreeState) -> Result<Self, String> {
         state.check()?;
         let mut nodes = state.nodes;
+        let mut inactive = 0;
         for node in &mut nodes {
-            if let Node::Leaf(leaf) = node {
-                leaf.cache.rebuild(&leaf.dist, &leaf.numeric);
+            match node {
+                Node::Leaf(leaf) => leaf.cache.rebuild(&leaf.dist, &leaf.numeric),
+                Node::Inactive(_) => inactive += 1,
+                Node::Split(_) => {}
             }
         }
         Ok(HoeffdingTree {
@@ -228,6 +273,9 @@ impl TryFrom<TreeState> for HoeffdingTree {
             split_scratch: Vec::new(),
             bound_scratch: RefCell::default(),
             last: Box::default(),
+            max_bytes: None,
+            bytes: 0,
+            inactive,
         })
     }
 }
@@ -271,6 +319,9 @@ impl HoeffdingTree {
             split_scratch: Vec::new(),
             bound_scratch: RefCell::default(),
             last: Box::default(),
+            max_bytes: None,
+            bytes: 0,
+            inactive: 0,
         }
     }
 
@@ -279,9 +330,78 @@ impl HoeffdingTree {
         &self.config
     }
 
-    /// The number of leaves.
+    /// The number of leaves (active and inactive).
     pub fn num_leaves(&self) -> usize {
         self.num_leaves
+    }
+
+    /// The number of leaves the memory budget has deactivated.
+    pub fn num_inactive_leaves(&self) -> usize {
+        self.inactive
+    }
+
+    /// The memory budget in bytes, if any.
+    pub fn max_bytes(&self) -> Option<usize> {
+        self.max_bytes
+    }
+
+    /// Sets the memory budget (`None`: none); it takes effect at the next split or
+    /// [`learn`](WeakLearner::learn) that finds the tree over it. Not part of the
+    /// serialized state: whoever restores a tree sets its budget again (the boosters do,
+    /// from their configuration).
+    ///
+    /// The rules are MOA's (`HoeffdingTree` with `maxByteSize`, `enforceTrackerLimit`),
+    /// adapted:
+    ///
+    /// - The size is [`memory_bytes`](Self::memory_bytes), exact and kept up to date by
+    ///   every change (MOA measures the model every `memoryEstimatePeriod` examples and
+    ///   assumes every active leaf has the average size).
+    /// - An *enforcement* ranks every leaf by its promise, the weight of its class
+    ///   distribution outside the majority class (MOA's `calculatePromise`), the most
+    ///   promising first (ties: the newer leaf first). Going down the ranking, it keeps
+    ///   leaves active while the tree fits the budget less 1/16 of it (MOA: the budget),
+    ///   counting an active leaf at its exact size and an inactive one at the average
+    ///   size of the active leaves; the first leaf that does not fit and all after it are
+    ///   deactivated, the inactive ones before it reactivated.
+    /// - It runs when a learn or a split leaves the tree over the budget with an active
+    ///   leaf left (MOA: after a split, or every `memoryEstimatePeriod` examples when over
+    ///   the budget), and, while there are inactive leaves, after a split that takes the
+    ///   leaf count past a multiple of 32, or of the power of two at or above 1/16 of the
+    ///   leaf count when that is larger (MOA: after every split). The 1/16 of slack and
+    ///   this spacing keep enforcements, which sort the leaves, to a constant cost per
+    ///   split, amortized.
+    /// - A deactivated leaf drops its attribute statistics and keeps its class weights
+    ///   and depth (MOA's `InactiveLearningNode`): it learns only the class weights,
+    ///   predicts them, and never splits. A reactivated leaf starts fresh statistics and
+    ///   prediction counts from its class weights, as a new leaf does.
+    ///
+    /// A budget below the tree's size with every leaf inactive (its split nodes and class
+    /// weights) deactivates every leaf: the tree stops growing.
+    pub fn set_max_bytes(&mut self, max_bytes: Option<usize>) {
+        self.max_bytes = max_bytes;
+        self.bytes = if max_bytes.is_some() {
+            self.memory_bytes()
+        } else {
+            0
+        };
+    }
+
+    /// The tree's memory in bytes: the tree itself, its layout, its node array and what
+    /// every node holds (a leaf's class weights, statistics and naive Bayes cache; a
+    /// split's children and weights), each vector counted by its length. Not counted: the
+    /// allocator's overhead and the working space of the last example (bounded by the
+    /// number of attributes). A pure function of the state: the same after a round trip
+    /// through serde.
+    pub fn memory_bytes(&self) -> usize {
+        let l = &self.layout;
+        std::mem::size_of::<HoeffdingTree>()
+            + vec_bytes(&l.features)
+            + vec_bytes(&l.slots)
+            + vec_bytes(&l.numeric)
+            + vec_bytes(&l.numeric_local)
+            + vec_bytes(&l.nominal)
+            + self.nodes.len() * NODE_BYTES
+            + self.nodes.iter().map(Node::heap_bytes).sum::<usize>()
     }
 
     /// The number of nodes (leaves and inner nodes).
@@ -322,23 +442,13 @@ impl HoeffdingTree {
         };
         let memo = &mut *memo;
         let index = self.locate(x, memo);
-        let Node::Leaf(leaf) = &self.nodes[index] else {
-            return None;
+        let leaf = match &self.nodes[index] {
+            Node::Leaf(leaf) => leaf,
+            Node::Inactive(leaf) => return clear_majority(&leaf.dist),
+            Node::Split(_) => return None,
         };
         if !(self.uses_nb(leaf) && leaf.seen > 0.0) {
-            // Majority class: the heaviest class, if clearly the heaviest.
-            let total = leaf.total();
-            if !(total > 0.0 && total.is_finite()) {
-                return None;
-            }
-            let best = argmax(&leaf.dist)?;
-            let w = leaf.dist[best];
-            let clear = leaf
-                .dist
-                .iter()
-                .enumerate()
-                .all(|(c, &v)| c == best || v.is_nan() || v <= 0.0 || w - v > w * TOP_MARGIN);
-            return clear.then_some(best);
+            return clear_majority(&leaf.dist);
         }
         self.ensure_likelihoods(index, memo);
         let k = self.layout.k;
@@ -377,7 +487,7 @@ impl HoeffdingTree {
                     memo.path_ok = false;
                     match &self.nodes[i] {
                         Node::Split(s) => s.heaviest(),
-                        Node::Leaf(_) => break,
+                        Node::Leaf(_) | Node::Inactive(_) => break,
                     }
                 }
             };
@@ -423,7 +533,7 @@ impl HoeffdingTree {
         let &(node, _) = memo.path.last()?;
         match &self.nodes[node as usize] {
             Node::Split(s) => Some(s.dist.as_slice()),
-            Node::Leaf(_) => None,
+            Node::Leaf(_) | Node::Inactive(_) => None,
         }
     }
 
@@ -519,6 +629,7 @@ impl HoeffdingTree {
         if leaf.dist.iter().filter(|&&w| w > 0.0).count() < 2 {
             return false; // pure: nothing to gain
         }
+        let old_bytes = leaf.heap_bytes();
         let mut estimators = Vec::with_capacity(leaf.numeric.slots());
         let k = self.layout.k;
         let n = leaf.seen;
@@ -613,6 +724,13 @@ impl HoeffdingTree {
         }
         let parent_dist = leaf.dist.clone();
         let first = self.nodes.len();
+        // The node array grows by an eighth at a time, not doubling: its spare capacity,
+        // which `memory_bytes` does not count, stays below 1/8 of it.
+        if first + branches > self.nodes.capacity() {
+            let more = (first / 8).max(branches);
+            self.nodes.reserve_exact(more);
+            self.routes.reserve_exact(more);
+        }
         let mut branch_weight = Vec::with_capacity(branches);
         for dist in dists {
             branch_weight.push(dist.iter().sum());
@@ -635,6 +753,144 @@ impl HoeffdingTree {
         self.routes[index] = Route::of(&self.nodes[index]);
         self.num_leaves += branches - 1;
         self.depth = self.depth.max(depth);
+        if self.max_bytes.is_some() {
+            let added: usize = self.nodes[first..]
+                .iter()
+                .map(|n| NODE_BYTES + n.heap_bytes())
+                .sum();
+            self.bytes = self.bytes - old_bytes + self.nodes[index].heap_bytes() + added;
+        }
+        true
+    }
+}
+
+/// The bytes of one node in the node array and its route.
+const NODE_BYTES: usize = std::mem::size_of::<Node>() + std::mem::size_of::<Route>();
+
+/// MOA's `calculatePromise`: the weight outside the majority class (0 without weight).
+fn promise(dist: &[f64]) -> f64 {
+    let total: f64 = dist.iter().sum();
+    match argmax(dist) {
+        Some(best) if total > 0.0 => total - dist[best],
+        _ => 0.0,
+    }
+}
+
+/// The majority class, if clearly the heaviest (see [`HoeffdingTree::predict_top`]).
+fn clear_majority(dist: &[f64]) -> Option<usize> {
+    let total: f64 = dist.iter().sum();
+    if !(total > 0.0 && total.is_finite()) {
+        return None;
+    }
+    let best = argmax(dist)?;
+    let w = dist[best];
+    let clear = dist
+        .iter()
+        .enumerate()
+        .all(|(c, &v)| c == best || v.is_nan() || v <= 0.0 || w - v > w * TOP_MARGIN);
+    clear.then_some(best)
+}
+
+impl HoeffdingTree {
+    /// The bytes an active leaf holds beyond what it would hold inactive.
+    #[inline]
+    fn active_extra(leaf: &LeafNode) -> usize {
+        std::mem::size_of::<LeafNode>() + leaf.stats_bytes()
+    }
+
+    /// [`active_extra`](Self::active_extra) of a leaf that has learned every class
+    /// without a zero or a missing value: what an inactive leaf is counted at when no
+    /// leaf is active.
+    fn grown_leaf_extra(&self) -> usize {
+        let (k, d) = (self.layout.k, self.layout.numeric.len());
+        std::mem::size_of::<LeafNode>()
+            + self.layout.num_counts * std::mem::size_of::<f64>()
+            + stats::NumericStats::dense_bytes(k + 1, d)
+            + naive_bayes::LeafCache::bytes_for(k + 1, k, d)
+    }
+
+    /// MOA's `enforceTrackerLimit` (see [`set_max_bytes`](Self::set_max_bytes)): the
+    /// most promising leaves active within the budget less its slack, the others
+    /// inactive. `true` if a leaf changed.
+    fn enforce_budget(&mut self, budget: usize) -> bool {
+        let target = budget - budget / BUDGET_SLACK;
+        let mut leaves: Vec<(f64, usize)> = Vec::with_capacity(self.num_leaves);
+        let (mut active_extra, mut active) = (0usize, 0usize);
+        for (i, node) in self.nodes.iter().enumerate() {
+            match node {
+                Node::Leaf(leaf) => {
+                    leaves.push((promise(&leaf.dist), i));
+                    active_extra += Self::active_extra(leaf);
+                    active += 1;
+                }
+                Node::Inactive(leaf) => leaves.push((promise(&leaf.dist), i)),
+                Node::Split(_) => {}
+            }
+        }
+        let fresh = active_extra
+            .checked_div(active)
+            .unwrap_or_else(|| self.grown_leaf_extra());
+        // The most promising first; on ties, the newer leaf.
+        leaves.sort_unstable_by(|a, b| b.0.total_cmp(&a.0).then(b.1.cmp(&a.1)));
+        let mut size = self.bytes - active_extra;
+        let mut cut = leaves.len();
+        for (n, &(_, i)) in leaves.iter().enumerate() {
+            let cost = match &self.nodes[i] {
+                Node::Leaf(leaf) => Self::active_extra(leaf),
+                _ => fresh,
+            };
+            if size + cost > target {
+                cut = n;
+                break;
+            }
+            size += cost;
+        }
+        let mut changed = false;
+        for &(_, i) in &leaves[cut..] {
+            changed |= self.deactivate(i);
+        }
+        for &(_, i) in &leaves[..cut] {
+            changed |= self.reactivate(i);
+        }
+        changed
+    }
+
+    /// Deactivates leaf `i` if it is active; `true` if it was.
+    fn deactivate(&mut self, i: usize) -> bool {
+        if !matches!(self.nodes[i], Node::Leaf(_)) {
+            return false;
+        }
+        let placeholder = Node::Inactive(InactiveLeaf {
+            depth: 0,
+            dist: Vec::new(),
+            used: Vec::new(),
+        });
+        let Node::Leaf(leaf) = std::mem::replace(&mut self.nodes[i], placeholder) else {
+            return false;
+        };
+        let old = leaf.heap_bytes();
+        let LeafNode {
+            depth, dist, used, ..
+        } = *leaf;
+        let inactive = InactiveLeaf { depth, dist, used };
+        self.bytes = self.bytes - old + inactive.heap_bytes();
+        self.nodes[i] = Node::Inactive(inactive);
+        self.inactive += 1;
+        true
+    }
+
+    /// Reactivates leaf `i` with fresh statistics if it is inactive; `true` if it was.
+    fn reactivate(&mut self, i: usize) -> bool {
+        let Node::Inactive(inactive) = &mut self.nodes[i] else {
+            return false;
+        };
+        let old = inactive.heap_bytes();
+        let dist = std::mem::take(&mut inactive.dist);
+        let used = std::mem::take(&mut inactive.used);
+        let leaf = LeafNode::new(&self.layout, dist, inactive.depth, used);
+        self.bytes = self.bytes - old + leaf.heap_bytes();
+        self.nodes[i] = Node::Leaf(Box::new(leaf));
+        self.inactive -= 1;
         true
     }
 }
@@ -687,16 +943,18 @@ impl WeakLearner for HoeffdingTree {
             }
         };
         let index = self.locate(x, memo);
-        let Node::Leaf(leaf) = &self.nodes[index] else {
-            out.fill(uniform);
-            return;
-        };
-        let done = if self.uses_nb(leaf) && leaf.seen > 0.0 {
-            self.ensure_likelihoods(index, memo);
-            naive_bayes::scores(leaf, &memo.lik, out);
-            naive_bayes::normalize_log(out) || write_normalized(&leaf.dist, out)
-        } else {
-            write_normalized(&leaf.dist, out)
+        let done = match &self.nodes[index] {
+            Node::Leaf(leaf) if self.uses_nb(leaf) && leaf.seen > 0.0 => {
+                self.ensure_likelihoods(index, memo);
+                naive_bayes::scores(leaf, &memo.lik, out);
+                naive_bayes::normalize_log(out) || write_normalized(&leaf.dist, out)
+            }
+            Node::Leaf(leaf) => write_normalized(&leaf.dist, out),
+            Node::Inactive(leaf) => write_normalized(&leaf.dist, out),
+            Node::Split(_) => {
+                out.fill(uniform);
+                return;
+            }
         };
         if !done
             && !self
@@ -721,6 +979,12 @@ impl WeakLearner for HoeffdingTree {
             }
         }
         let adaptive = self.config.leaf_prediction == LeafPrediction::NaiveBayesAdaptive;
+        if let Node::Inactive(leaf) = &mut self.nodes[index] {
+            // MOA's inactive node: the class weights only.
+            leaf.dist[c] += weight;
+            *self.last.get_mut() = memo;
+            return;
+        }
         let Node::Leaf(leaf) = &self.nodes[index] else {
             *self.last.get_mut() = memo;
             return;
@@ -748,13 +1012,20 @@ impl WeakLearner for HoeffdingTree {
         let Node::Leaf(leaf) = &mut self.nodes[index] else {
             return;
         };
+        let tracked = self.max_bytes.is_some();
+        let before = if tracked { leaf.heap_bytes() } else { 0 };
         let all_changed = leaf.update(&self.layout, &memo.view, c, weight);
+        if tracked {
+            self.bytes = self.bytes - before + leaf.heap_bytes();
+        }
         if all_changed {
             memo.lik_valid = false;
             memo.pending.clear();
         } else if memo.lik_valid && !memo.pending.contains(&label) {
             memo.pending.push(label);
         }
+        let mut split = false;
+        let leaves_before = self.num_leaves;
         if leaf.seen - leaf.seen_at_last_attempt >= self.config.grace_period {
             leaf.seen_at_last_attempt = leaf.seen;
             let Node::Leaf(leaf) = &self.nodes[index] else {
@@ -762,6 +1033,19 @@ impl WeakLearner for HoeffdingTree {
             };
             if self.can_grow(leaf) && self.attempt_split(index) {
                 memo.lik_valid = false;
+                split = true;
+            }
+        }
+        if let Some(budget) = self.max_bytes {
+            let over = self.bytes > budget && self.inactive < self.num_leaves;
+            let step = (self.num_leaves / 16)
+                .next_power_of_two()
+                .max(REACTIVATION_LEAVES);
+            let reactivate =
+                split && self.inactive > 0 && leaves_before / step != self.num_leaves / step;
+            if (over || reactivate) && self.enforce_budget(budget) {
+                memo.lik_valid = false;
+                memo.pending.clear();
             }
         }
         *self.last.get_mut() = memo;

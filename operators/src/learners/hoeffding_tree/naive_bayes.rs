@@ -74,6 +74,27 @@ impl PartialEq for LeafCache {
 }
 
 impl LeafCache {
+    /// The bytes of the cache's vectors, counted by their lengths.
+    pub fn heap_bytes(&self) -> usize {
+        use std::mem::size_of_val;
+        size_of_val(self.slots.as_slice())
+            + size_of_val(self.ln_dist.as_slice())
+            + size_of_val(self.active.as_slice())
+            + size_of_val(self.nonzero_columns.as_slice())
+            + self
+                .nonzero_columns
+                .iter()
+                .map(|c| size_of_val(c.words.as_slice()))
+                .sum::<usize>()
+    }
+
+    /// [`heap_bytes`](Self::heap_bytes) of the cache of a leaf with `slots` slots, `k`
+    /// classes and `d` numeric columns that has seen no zero.
+    pub fn bytes_for(slots: usize, k: usize, d: usize) -> usize {
+        use std::mem::size_of;
+        slots * size_of::<Cell<SlotCache>>() + k * size_of::<f64>() + d * size_of::<bool>()
+    }
+
     /// Computes everything from the statistics (the slots' sums when first needed).
     pub fn rebuild(&mut self, dist: &[f64], numeric: &NumericStats) {
         self.ln_dist.clear();

@@ -214,6 +214,22 @@ impl LeafNode {
         leaf
     }
 
+    /// The bytes this leaf holds outside its [`Node`]: the box, its class weights, its
+    /// statistics and what naive Bayes caches from them, counted by lengths.
+    #[inline]
+    pub fn heap_bytes(&self) -> usize {
+        std::mem::size_of::<LeafNode>()
+            + vec_bytes(&self.dist)
+            + vec_bytes(&self.used)
+            + self.stats_bytes()
+    }
+
+    /// The bytes of the attribute statistics and their cache: what a deactivation frees.
+    #[inline]
+    pub fn stats_bytes(&self) -> usize {
+        vec_bytes(&self.counts) + self.numeric.heap_bytes() + self.cache.heap_bytes()
+    }
+
     /// The total class weight (inherited and seen).
     #[inline]
     pub fn total(&self) -> f64 {
@@ -298,13 +314,61 @@ impl SplitNode {
     }
 }
 
+/// A leaf deactivated by the memory budget (MOA's `InactiveLearningNode`): its class
+/// weights only. It predicts them (majority class), learns only them, and never splits;
+/// reactivated, it becomes a fresh [`LeafNode`] with these class weights.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub(super) struct InactiveLeaf {
+    /// The depth (the root has depth 0).
+    pub depth: usize,
+    /// Class weights: inherited at the leaf's creation plus all it has learned since.
+    pub dist: Vec<f64>,
+    /// Local indices of the nominal attributes split on above this leaf (ascending), kept
+    /// for a reactivation.
+    pub used: Vec<usize>,
+}
+
+impl InactiveLeaf {
+    /// The bytes this leaf holds outside its [`Node`]: its class weights and `used`.
+    #[inline]
+    pub fn heap_bytes(&self) -> usize {
+        vec_bytes(&self.dist) + vec_bytes(&self.used)
+    }
+}
+
 /// A node of the tree.
+///
+/// Serialized as an enum whose variants keep their order (`Leaf` 0, `Split` 1,
+/// `Inactive` 2): model files written before `Inactive` existed still load.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub(super) enum Node {
     /// A leaf (boxed: it is much larger than a split node).
     Leaf(Box<LeafNode>),
     /// An inner node.
     Split(SplitNode),
+    /// A leaf deactivated by the memory budget.
+    Inactive(InactiveLeaf),
+}
+
+impl Node {
+    /// The bytes this node holds outside the node array (its boxed leaf, its vectors),
+    /// counted by their lengths (see [`HoeffdingTree::memory_bytes`](super::HoeffdingTree::memory_bytes)).
+    #[inline]
+    pub fn heap_bytes(&self) -> usize {
+        match self {
+            Node::Leaf(leaf) => leaf.heap_bytes(),
+            Node::Split(s) => {
+                vec_bytes(&s.children) + vec_bytes(&s.branch_weight) + vec_bytes(&s.dist)
+            }
+            Node::Inactive(leaf) => leaf.heap_bytes(),
+        }
+    }
+}
+
+/// The bytes of a vector's elements (its length, not its capacity).
+#[inline(always)]
+pub(super) fn vec_bytes<T>(v: &[T]) -> usize {
+    std::mem::size_of_val(v)
 }
 
 /// A node as the way from the root sees it, in one compact array per tree (not state:
@@ -327,7 +391,7 @@ impl Route {
     /// The route of `node`.
     pub fn of(node: &Node) -> Route {
         match node {
-            Node::Leaf(_) => Route {
+            Node::Leaf(_) | Node::Inactive(_) => Route {
                 threshold: 0.0,
                 attr: Self::LEAF,
                 first: 0,

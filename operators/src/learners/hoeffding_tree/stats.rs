@@ -265,6 +265,27 @@ impl NumericStats {
         }
     }
 
+    /// The bytes of the statistics' vectors, counted by their lengths.
+    #[inline]
+    pub fn heap_bytes(&self) -> usize {
+        use std::mem::size_of_val;
+        size_of_val(self.classes.as_slice())
+            + size_of_val(self.seen.as_slice())
+            + size_of_val(self.count.as_slice())
+            + size_of_val(self.moments.as_slice())
+            + size_of_val(self.cells.as_slice())
+            + size_of_val(self.range.as_slice())
+            + size_of_val(self.missing.as_slice())
+    }
+
+    /// [`heap_bytes`](Self::heap_bytes) of statistics with `slots` slots of `d` columns
+    /// that have seen no zero and no missing value.
+    pub fn dense_bytes(slots: usize, d: usize) -> usize {
+        use std::mem::size_of;
+        slots * (size_of::<u32>() + size_of::<f64>() + size_of::<u64>())
+            + slots * d * (size_of::<[f64; 2]>() + size_of::<[f64; 2]>())
+    }
+
     /// The number of numeric attributes.
     #[inline]
     pub fn columns(&self) -> usize {
@@ -340,6 +361,20 @@ impl NumericStats {
             Err(p) => {
                 let s = p + 1;
                 let d = self.d;
+                // Exact reservations: a leaf's memory is what `heap_bytes` counts, with no
+                // spare capacity from doubling.
+                self.classes.reserve_exact(1);
+                self.seen.reserve_exact(1);
+                self.count.reserve_exact(1);
+                self.range.reserve_exact(d);
+                if self.zeros {
+                    self.cells.reserve_exact(d);
+                } else {
+                    self.moments.reserve_exact(d);
+                }
+                if !self.missing.is_empty() {
+                    self.missing.reserve_exact(d);
+                }
                 self.classes.insert(s, c as u32);
                 self.seen.insert(s, 0.0);
                 self.count.insert(s, 0);
