@@ -232,3 +232,61 @@ fn a_budgeted_run_resumed_from_its_file_ends_as_one_that_never_stopped() {
     };
     assert_eq!(predict(&whole), predict(&resumed));
 }
+
+/// Every inactive-leaf count anywhere in an `inspect --json` report.
+fn inactive_anywhere(v: &serde_json::Value) -> u64 {
+    match v {
+        serde_json::Value::Object(m) => m
+            .iter()
+            .map(|(k, v)| match (k.as_str(), v.as_u64()) {
+                ("inactive_leaves", Some(n)) => n,
+                _ => inactive_anywhere(v),
+            })
+            .sum(),
+        serde_json::Value::Array(a) => a.iter().map(inactive_anywhere).sum(),
+        _ => 0,
+    }
+}
+
+/// Every algorithm with Hoeffding trees takes the budget (the single learner, the
+/// multi-label rankers and the top-k boosters too, not only the ensembles that list
+/// `--learners`), and its trees deactivate leaves under a small one.
+#[test]
+fn every_tree_algorithm_takes_the_budget() {
+    let dir = temp_dir("cli-budget-all");
+    for (algo, generator, budget, bytes) in [
+        ("single", "binary", "6K", "6144"),
+        ("oza", "multiclass", "64K", "65536"),
+        ("online-mbbm", "multiclass", "64K", "65536"),
+        ("online-bmr", "multilabel", "64K", "65536"),
+        ("ada-olmr", "multilabel", "64K", "65536"),
+        ("topk-bbm", "multilabel", "64K", "65536"),
+        ("topk-adaptive", "multilabel", "64K", "65536"),
+    ] {
+        let file = dir.join(format!("{algo}.fbm"));
+        let out = flowboost(&[
+            "eval",
+            "--algo",
+            algo,
+            "--generator",
+            generator,
+            "--examples",
+            "6000",
+            "--max-model-bytes",
+            budget,
+            "--save-model",
+            file.to_str().unwrap(),
+        ]);
+        assert!(
+            out.status.success(),
+            "{algo}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let report = last_json(&flowboost(&["inspect", "--json", file.to_str().unwrap()]));
+        assert_eq!(report["options"]["--max-model-bytes"], bytes, "{algo}");
+        assert!(
+            inactive_anywhere(&report) > 0,
+            "{algo}: no leaf deactivated under {budget}: {report}"
+        );
+    }
+}
