@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{flowboost, last_json, temp_dir};
+use common::{flowboost, last_json, temp_dir, usage_error};
 
 /// Runs the binary generator for `examples` with `extra` options, saving the model to
 /// `file`; returns its size in bytes and the `inspect --json` report.
@@ -110,22 +110,22 @@ fn a_model_budget_bounds_the_saved_model() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let out = flowboost(&[
-        "run",
-        "--load-model",
-        file.to_str().unwrap(),
-        "--generator",
-        "binary",
-        "--examples",
-        "2000",
-        "--output",
-        "/dev/null",
-        "--max-model-bytes",
-        "2M",
-    ]);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains("--max-model-bytes"), "{stderr}");
+    usage_error(
+        &[
+            "run",
+            "--load-model",
+            file.to_str().unwrap(),
+            "--generator",
+            "binary",
+            "--examples",
+            "2000",
+            "--output",
+            "/dev/null",
+            "--max-model-bytes",
+            "2M",
+        ],
+        &["--max-model-bytes"],
+    );
 }
 
 #[test]
@@ -147,28 +147,24 @@ fn a_bad_budget_is_a_usage_error_naming_the_option() {
         for bad in ["0", "-5", "1.5M", "64MB", "abc", "", "99999999999999999999"] {
             let mut args = mode.to_vec();
             args.extend_from_slice(&["--max-model-bytes", bad]);
-            let out = flowboost(&args);
-            let stderr = String::from_utf8_lossy(&out.stderr);
-            assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
-            assert!(stderr.contains("--max-model-bytes"), "{args:?}: {stderr}");
-            assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+            usage_error(&args, &["--max-model-bytes"]);
         }
     }
     // A budget for a model without trees is an error too.
-    let out = flowboost(&[
-        "eval",
-        "--generator",
-        "multilabel",
-        "--examples",
-        "100",
-        "--algo",
-        "falt",
-        "--max-model-bytes",
-        "64M",
-    ]);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains("--max-model-bytes"), "{stderr}");
+    usage_error(
+        &[
+            "eval",
+            "--generator",
+            "multilabel",
+            "--examples",
+            "100",
+            "--algo",
+            "falt",
+            "--max-model-bytes",
+            "64M",
+        ],
+        &["--max-model-bytes"],
+    );
 }
 
 /// A run with a budget saved halfway and resumed ends with the model of a run that never

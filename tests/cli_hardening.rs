@@ -5,39 +5,9 @@
 
 mod common;
 
-use common::{flowboost, temp_dir};
+use common::{check_error, flowboost, temp_dir, usage_error};
 use std::io::Write;
 use std::process::{Command, Output, Stdio};
-
-/// Runs flowboost and expects exit code 2 with every piece of `expected` on stderr.
-fn usage_error(args: &[&str], expected: &[&str]) -> String {
-    let out = flowboost(args);
-    check_error(&out, args, expected)
-}
-
-fn check_error(out: &Output, args: &[&str], expected: &[&str]) -> String {
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert_eq!(
-        out.status.code(),
-        Some(2),
-        "flowboost {}: {}\n{stderr}",
-        args.join(" "),
-        out.status
-    );
-    assert!(
-        !stderr.contains("panicked"),
-        "flowboost {}: {stderr}",
-        args.join(" ")
-    );
-    for e in expected {
-        assert!(
-            stderr.contains(e),
-            "flowboost {}: expected `{e}` in:\n{stderr}",
-            args.join(" ")
-        );
-    }
-    stderr
-}
 
 /// The options of a Kafka job that fails before it connects.
 const KAFKA: [&str; 7] = [

@@ -49,3 +49,35 @@ pub fn temp_dir(name: &str) -> PathBuf {
 }
 pub mod engines;
 pub mod kafka;
+
+/// Runs flowboost and expects exit code 2 with every piece of `expected` on stderr.
+pub fn usage_error(args: &[&str], expected: &[&str]) -> String {
+    let out = flowboost(args);
+    check_error(&out, args, expected)
+}
+
+/// Expects `out` (of `flowboost args`) to be exit code 2 without a panic, with every
+/// piece of `expected` on stderr; returns stderr.
+pub fn check_error(out: &Output, args: &[&str], expected: &[&str]) -> String {
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "flowboost {}: {}\n{stderr}",
+        args.join(" "),
+        out.status
+    );
+    assert!(
+        !stderr.contains("panicked"),
+        "flowboost {}: {stderr}",
+        args.join(" ")
+    );
+    for e in expected {
+        assert!(
+            stderr.contains(e),
+            "flowboost {}: expected `{e}` in:\n{stderr}",
+            args.join(" ")
+        );
+    }
+    stderr
+}
