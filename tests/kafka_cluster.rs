@@ -213,6 +213,7 @@ fn sequential_reference(b: &str, events: &str, feedback: &str) -> Vec<String> {
         join: JoinConfig {
             ttl: Some(TTL_EVENTS.div_ceil(BATCH as u64)),
             lag: LAG,
+            window: false,
         },
         topk: config.topk,
         labels: schema.num_labels(),

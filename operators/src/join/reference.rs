@@ -133,7 +133,7 @@ impl JoinReference {
                 .map(|(f, _)| f)
                 .collect();
             if !present.is_empty() {
-                classify(&present, &mut new);
+                classify(&present, &self.config, &mut new);
             }
             new.sort();
             if facts.is_empty() {
@@ -207,15 +207,13 @@ impl JoinReference {
             let mut present = BTreeMap::new();
             for f in facts {
                 present.insert(f.clone(), 1);
-                for u in timers(*id, f, &config) {
-                    if u.epoch > t {
-                        join.schedule(u, t);
-                    }
+                for u in timers(*id, f, &config, t) {
+                    join.schedule(u, t);
                 }
             }
             let mut outcomes = Vec::new();
             let refs: Vec<&JoinFact> = present.keys().collect();
-            classify(&refs, &mut outcomes);
+            classify(&refs, &config, &mut outcomes);
             outcomes.sort();
             join.facts.insert(*id, present);
             if !outcomes.is_empty() {
@@ -283,6 +281,7 @@ mod tests {
         let mut j = JoinReference::new(JoinConfig {
             ttl: Some(3),
             lag: 1,
+            window: false,
         });
         // Epoch 0: event 1 waits; feedback for 2 comes before its event.
         assert!(
@@ -321,6 +320,7 @@ mod tests {
         let config = JoinConfig {
             ttl: Some(4),
             lag: 2,
+            window: false,
         };
         let run = |j: &mut JoinReference, from: u64, to: u64| -> Vec<(u64, u64)> {
             let mut out = Vec::new();
@@ -405,7 +405,7 @@ mod tests {
             fn every_event_and_feedback_record_is_accounted_for(
                 (ttl, lag, epochs) in stream()
             ) {
-                let mut j = JoinReference::new(JoinConfig { ttl, lag });
+                let mut j = JoinReference::new(JoinConfig::new(ttl, lag));
                 let mut seq = 0u64;
                 let (mut events_in, mut feedback_in) = (BTreeSet::new(), BTreeSet::new());
                 let (mut paired_events, mut paired_feedback) = (BTreeSet::new(), BTreeSet::new());
