@@ -160,6 +160,14 @@ fn sequential_reference(b: &str, events: &str, feedback: &str) -> Vec<String> {
                             WireFeedback::Clicks => {
                                 FeedbackKind::Clicks(fb.label.relevant().to_vec())
                             }
+                            WireFeedback::LoggedClicks => FeedbackKind::Logged(
+                                fb.label
+                                    .relevant()
+                                    .iter()
+                                    .copied()
+                                    .zip(fb.propensities.iter().copied())
+                                    .collect(),
+                            ),
                         },
                     })
             };
