@@ -102,7 +102,7 @@ fn items(
 
 fn setup(config: &BoosterConfig, labels: usize, fb: Option<Fb>) -> Option<FeedbackSetup> {
     fb.map(|f| FeedbackSetup {
-        join: JoinConfig { ttl: f.ttl, lag: 1 },
+        join: JoinConfig::new(f.ttl, 1),
         topk: config.topk,
         labels,
         restored: None,

@@ -160,6 +160,14 @@ fn sequential_reference(b: &str, events: &str, feedback: &str) -> Vec<String> {
                             WireFeedback::Clicks => {
                                 FeedbackKind::Clicks(fb.label.relevant().to_vec())
                             }
+                            WireFeedback::LoggedClicks => FeedbackKind::Logged(
+                                fb.label
+                                    .relevant()
+                                    .iter()
+                                    .copied()
+                                    .zip(fb.propensities.iter().copied())
+                                    .collect(),
+                            ),
                         },
                     })
             };
@@ -213,6 +221,7 @@ fn sequential_reference(b: &str, events: &str, feedback: &str) -> Vec<String> {
         join: JoinConfig {
             ttl: Some(TTL_EVENTS.div_ceil(BATCH as u64)),
             lag: LAG,
+            window: false,
         },
         topk: config.topk,
         labels: schema.num_labels(),

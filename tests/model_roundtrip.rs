@@ -151,7 +151,7 @@ impl Case {
 
     fn setup(&self, saved: Option<&SavedModel>) -> Option<FeedbackSetup> {
         self.feedback.map(|f| FeedbackSetup {
-            join: JoinConfig { ttl: f.ttl, lag: 1 },
+            join: JoinConfig::new(f.ttl, 1),
             topk: self.config.topk,
             labels: self.schema.num_labels(),
             restored: saved.and_then(|s| s.body.join.clone()).map(Arc::new),

@@ -8,6 +8,7 @@ use crate::kafka::cluster::Cluster;
 use crate::kafka::{JobOptions, JobSummary, run_job};
 use crate::model::{ModelWriter, Progress as SavedProgress};
 use clap::Args;
+use flowboost_connectors::generators::clicks::ClickSimConfig;
 use flowboost_connectors::kafka::{RecordFormat, StartFrom};
 use flowboost_operators::boosters::build;
 use flowboost_operators::data::{Attribute, Example, Schema, Task};
@@ -176,6 +177,14 @@ pub struct KafkaArgs {
     /// meanwhile).
     #[arg(long, default_value_t = 4, value_name = "EPOCHS", value_parser = super::limits::positive_u64, allow_negative_numbers = true)]
     pub feedback_lag: u64,
+    /// Logged clicks (`run --generator clicks`, events and clicks written by `kafka
+    /// produce --generator clicks`): every unlabeled event waits its whole --pending-ttl
+    /// window; the click records for it that arrive in the window are merged and learned
+    /// at its end (pairs weighted by the clicks' logged propensities); a window that ends
+    /// without a click is learned as "no shown item clicked" (counted in no_click).
+    /// Clicks after the window are late.
+    #[arg(requires = "kafka_job", long)]
+    pub click_window: bool,
     /// On a live stream, a record waits at most this long in the merge for partitions
     /// that are read past the records they held when the job started and have nothing new
     /// (then the order of live records depends on arrival times). Records written before
@@ -381,6 +390,7 @@ fn run_kafka(args: RunArgs) -> Result<(), String> {
     options.idle_pause = (k.idle_pause_ms > 0).then(|| Duration::from_millis(k.idle_pause_ms));
     options.pending_ttl = k.pending_ttl;
     options.feedback_lag = k.feedback_lag;
+    options.click_window = k.click_window;
     options.max_merge_wait = Duration::from_millis(k.max_merge_wait_ms);
     options.max_epochs_in_flight = k.max_epochs_in_flight;
     options.cluster = Cluster::new(k.processes, k.process, k.hostfile.as_deref())?;
@@ -448,6 +458,11 @@ fn run_kafka(args: RunArgs) -> Result<(), String> {
         (Some(s), _) => s,
         (None, Some(saved)) if args.data.data.is_none() && args.data.generator.is_none() => {
             saved.header.schema.clone()
+        }
+        (None, _)
+            if args.data.data.is_none() && args.data.generator.as_deref() == Some("clicks") =>
+        {
+            crate::eval::click_schema(&ClickSimConfig::new(0, 1))?
         }
         (None, _) if args.data.data.is_none() && args.data.generator.is_none() => {
             return Err("the Kafka job needs the events' feature space: declare it (--dim D or --feature-names a,b,c, with --num-labels K or --label-names a,b,c), or take it from --data FILE, --generator NAME or --load-model FILE".into());

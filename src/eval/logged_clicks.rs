@@ -680,6 +680,7 @@ pub fn replay_clicks(
         join: JoinConfig {
             ttl: options.ttl,
             lag: 1,
+            window: false,
         },
         topk: config.topk,
         labels: items,

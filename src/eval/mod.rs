@@ -16,6 +16,7 @@
 //! simulator) instead: see [`replay_clicks`], its estimators in [`off_policy`], and
 //! [`write_simulated_log`] for `simulate-clicks`.
 
+mod click_events;
 mod curve;
 mod engine;
 mod impression_features;
@@ -27,6 +28,7 @@ mod scaling;
 mod scorer;
 mod simulated_log;
 
+pub use click_events::{CLICK_CATEGORIES, ClickEncoder, ClickRecord, click_schema};
 pub use curve::{Curve, Series, write_svg};
 pub use engine::{Engine, FeedbackOptions, epoch_rule};
 pub use impression_features::ImpressionFeatures;

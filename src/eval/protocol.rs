@@ -417,6 +417,7 @@ pub fn evaluate(
         join: JoinConfig {
             ttl: f.options.ttl,
             lag: 1,
+            window: false,
         },
         topk: config.topk,
         labels,

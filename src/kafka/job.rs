@@ -75,6 +75,11 @@ pub struct JobOptions {
     /// A learning pass enters the model this many epochs after its feedback met its event
     /// (at least 1; more lets the stage blocks work on later epochs meanwhile).
     pub feedback_lag: u64,
+    /// The click window (`--click-window`, logged clicks): every unlabeled event waits its
+    /// whole `pending_ttl` window gathering its click records, then is learned from them,
+    /// or, without any, as "no shown item clicked" (see
+    /// [`JoinConfig::window`](flowboost_operators::join::JoinConfig::window)).
+    pub click_window: bool,
     /// A record held this long for other partitions is released anyway (live streams).
     pub max_merge_wait: Duration,
     /// At most this many epochs between the merge and the model's output (backpressure).
@@ -135,6 +140,7 @@ impl JobOptions {
             report_interval: Some(Duration::from_secs(10)),
             pending_ttl: 1_000_000,
             feedback_lag: 4,
+            click_window: false,
             max_merge_wait: Duration::from_millis(100),
             max_epochs_in_flight: 8,
             cluster: Cluster::default(),
@@ -243,6 +249,9 @@ pub fn run_job(
         "error_rate"
     };
     let metrics = Arc::new(JobMetrics::new(loss_name));
+    metrics
+        .click_window
+        .store(options.click_window, Ordering::Relaxed);
     if process == 0
         && let Some(addr) = &options.metrics_addr
     {
@@ -350,6 +359,7 @@ pub fn run_job(
                         .max(1),
                 ),
                 lag: options.feedback_lag.max(1),
+                window: options.click_window,
             },
             topk: config.topk,
             labels: schema.num_labels(),

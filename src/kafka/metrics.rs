@@ -54,6 +54,9 @@ pub struct JobMetrics {
     /// The sum of the lags last measured.
     pub lag_total: AtomicI64,
     loss_name: &'static str,
+    /// The click window is on (`--click-window`): an event whose window closes without a
+    /// click is learned as "no click" (counted in `no_click`) instead of expiring.
+    pub click_window: std::sync::atomic::AtomicBool,
     join: Mutex<JoinCounts>,
     first: Mutex<Option<Instant>>,
 }
@@ -77,6 +80,9 @@ pub struct MetricsSnapshot {
     pub feedback_joined: u64,
     /// Pending events dropped before their feedback.
     pub feedback_expired: u64,
+    /// With the click window: events whose window closed without a click record, learned
+    /// as "no shown item clicked" (0 without it).
+    pub no_click: u64,
     /// The feedback join's counts (a differential aggregate, live).
     pub join: JoinCounts,
     /// The progressive loss (1 - accuracy, or rank loss for multi-label).
@@ -121,6 +127,7 @@ impl JobMetrics {
             learned: AtomicU64::new(0),
             feedback_joined: AtomicU64::new(0),
             feedback_expired: AtomicU64::new(0),
+            click_window: std::sync::atomic::AtomicBool::new(false),
             commits: AtomicU64::new(0),
             merge_held_peak: AtomicU64::new(0),
             checkpoints: Mutex::new(CheckpointStats::default()),
@@ -196,15 +203,23 @@ impl JobMetrics {
     pub fn snapshot(&self) -> MetricsSnapshot {
         let by_reason = lock(&self.dead_letters).clone();
         let join = *lock(&self.join);
+        // With the click window an event never expires unlearned: a window closed without
+        // a click is a "no click" learning pass.
+        let no_click = if self.click_window.load(Ordering::Relaxed) {
+            join.expired()
+        } else {
+            0
+        };
         MetricsSnapshot {
             events_in: self.events_in.load(Ordering::Relaxed),
             feedback_in: self.feedback_in.load(Ordering::Relaxed),
             predictions: self.predictions_out.load(Ordering::Relaxed),
-            learned: self.learned.load(Ordering::Relaxed) + join.joined,
+            learned: self.learned.load(Ordering::Relaxed) + join.joined + no_click,
             dead_letters: by_reason.values().sum(),
             dead_letters_by_reason: by_reason,
             feedback_joined: join.joined,
-            feedback_expired: join.expired(),
+            feedback_expired: join.expired() - no_click,
+            no_click,
             join,
             progressive_loss: f64::from_bits(self.progressive_loss.load(Ordering::Relaxed)),
             loss: self.loss_name,
@@ -278,7 +293,7 @@ impl Collector for Exposition {
         let e = &self.0;
         let s = &e.snapshot;
         let j = &s.join;
-        let counters: [(&str, &str, u64); 14] = [
+        let counters: [(&str, &str, u64); 15] = [
             (
                 "flowboost_events_in",
                 "Event records consumed and decoded.",
@@ -308,6 +323,11 @@ impl Collector for Exposition {
                 "flowboost_feedback_expired",
                 "Pending events dropped before their feedback came.",
                 s.feedback_expired,
+            ),
+            (
+                "flowboost_feedback_no_click",
+                "Events whose click window closed without a click, learned as no click (--click-window).",
+                s.no_click,
             ),
             ("flowboost_commits", "Offset commits.", s.commits),
             (

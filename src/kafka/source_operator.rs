@@ -102,6 +102,14 @@ impl KafkaReader {
                                 WireFeedback::Clicks => {
                                     FeedbackKind::Clicks(fb.label.relevant().to_vec())
                                 }
+                                WireFeedback::LoggedClicks => FeedbackKind::Logged(
+                                    fb.label
+                                        .relevant()
+                                        .iter()
+                                        .copied()
+                                        .zip(fb.propensities.iter().copied())
+                                        .collect(),
+                                ),
                             },
                         },
                         Err(e) => RecordBody::Dead(DeadBody {

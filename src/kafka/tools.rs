@@ -59,15 +59,27 @@ pub struct ProduceArgs {
     /// Partitions of the topics created.
     #[arg(long, default_value_t = 4)]
     pub partitions: i32,
-    /// The generator: binary, multiclass, multilabel or mediamill.
+    /// The generator: binary, multiclass, multilabel or mediamill; or clicks: the click
+    /// simulator's log (as `replay-clicks --generator clicks`, same seed, same
+    /// impressions), impressions on --topic, their clicks on --feedback-topic.
     #[arg(long, default_value = "multiclass")]
     pub generator: String,
     /// How many events.
     #[arg(long, default_value_t = 300)]
     pub examples: u64,
-    /// The generator's seed.
+    /// The generator's seed (the click simulator's too).
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// --generator clicks: the number of impressions.
+    #[arg(long, value_name = "N")]
+    pub impressions: Option<u64>,
+    /// --generator clicks: the logging policy, uniform or bts (see `replay-clicks`).
+    #[arg(long, default_value = "uniform", value_name = "POLICY")]
+    pub logging_policy: String,
+    /// --generator clicks: the mean delay of a click, in impressions (geometric; 0: none);
+    /// a click of impression i with delay d is produced after impression i + d.
+    #[arg(long, default_value_t = 0.0, value_name = "D")]
+    pub click_delay: f64,
     /// Every K-th event is sent without its label (0: none)...
     #[arg(long, default_value_t = 0, value_name = "K")]
     pub unlabeled_every: u64,
@@ -193,6 +205,12 @@ fn malformed(kind: u64, id: u64, dim: usize) -> Vec<u8> {
 }
 
 fn produce(a: ProduceArgs) -> Result<(), String> {
+    if a.generator == "clicks" {
+        return produce_clicks(a);
+    }
+    if a.impressions.is_some() {
+        return Err("--impressions is for --generator clicks (else --examples)".into());
+    }
     let config = KafkaConfig::new(a.brokers.clone());
     admin::create_topic(&config, &a.topic, a.partitions).map_err(|e| e.to_string())?;
     if let Some(f) = &a.feedback_topic {
@@ -271,6 +289,92 @@ fn produce(a: ProduceArgs) -> Result<(), String> {
         "malformed": bad,
         "unlabeled": unlabeled,
         "feedback": feedback,
+        "seconds": start.elapsed().as_secs_f64(),
+    });
+    crate::cli::output::print_json(&summary)
+}
+
+/// `kafka produce --generator clicks`: the click simulator's impressions as unlabeled
+/// events on the topic, their clicks as logged-click records on the feedback topic, each
+/// produced after impression `i + d` (`d` its delay); clicks still due at the end follow
+/// the last impression.
+fn produce_clicks(a: ProduceArgs) -> Result<(), String> {
+    use crate::eval::ClickEncoder;
+    use flowboost_connectors::generators::clicks::{ClickSimConfig, ClickSimulator, LoggingPolicy};
+    let feedback_topic = a
+        .feedback_topic
+        .clone()
+        .ok_or("--generator clicks needs --feedback-topic (the clicks' topic)")?;
+    if a.unlabeled_every > 0 || a.malformed_every > 0 {
+        return Err("--generator clicks: every impression is unlabeled and its clicks go to --feedback-topic; --unlabeled-every and --malformed-every do not apply".into());
+    }
+    let mut sim_config = ClickSimConfig::new(a.impressions.unwrap_or(100_000), a.seed);
+    sim_config.logging = LoggingPolicy::parse(&a.logging_policy)?;
+    sim_config.click_delay = a.click_delay;
+    sim_config.validate()?;
+    let mut encoder = ClickEncoder::new(&sim_config)?;
+    let sim = ClickSimulator::new(sim_config)?;
+    let config = KafkaConfig::new(a.brokers.clone());
+    admin::create_topic(&config, &a.topic, a.partitions).map_err(|e| e.to_string())?;
+    admin::create_topic(&config, &feedback_topic, a.partitions).map_err(|e| e.to_string())?;
+    let mut sink = KafkaSink::new(&config, &a.topic).map_err(|e| e.to_string())?;
+    let mut clicks_sink = KafkaSink::new(&config, &feedback_topic).map_err(|e| e.to_string())?;
+    // (due after this impression, impression, order) -> record.
+    let mut due: std::collections::BTreeMap<(u64, u64, usize), crate::eval::ClickRecord> =
+        Default::default();
+    let (mut events, mut records, mut clicks, mut clicked) = (0u64, 0u64, 0u64, 0u64);
+    let start = Instant::now();
+    let mut send =
+        |due: &mut std::collections::BTreeMap<(u64, u64, usize), crate::eval::ClickRecord>,
+         now: u64,
+         records: &mut u64|
+         -> Result<(), String> {
+            while let Some(entry) = due.first_entry() {
+                if entry.key().0 > now {
+                    break;
+                }
+                let r = entry.remove();
+                clicks_sink
+                    .send(
+                        Some(r.id.to_string().as_bytes()),
+                        r.json().to_string().as_bytes(),
+                    )
+                    .map_err(|e| e.to_string())?;
+                *records += 1;
+            }
+            Ok(())
+        };
+    for (i, imp) in sim.enumerate() {
+        let i = i as u64;
+        if a.rate > 0.0 {
+            let at = Duration::try_from_secs_f64(i as f64 / a.rate).unwrap_or(Duration::MAX);
+            let now = start.elapsed();
+            if at > now {
+                std::thread::sleep(at - now);
+            }
+        }
+        let (event, due_clicks) = encoder.encode(i, &imp);
+        sink.send(Some(i.to_string().as_bytes()), event.to_string().as_bytes())
+            .map_err(|e| e.to_string())?;
+        events += 1;
+        clicked += u64::from(!due_clicks.is_empty());
+        for (n, (d, r)) in due_clicks.into_iter().enumerate() {
+            clicks += r.clicks.len() as u64;
+            due.insert((i.saturating_add(d), i, n), r);
+        }
+        send(&mut due, i, &mut records)?;
+    }
+    send(&mut due, u64::MAX, &mut records)?;
+    let timeout = Duration::from_secs(120);
+    sink.flush(timeout).map_err(|e| e.to_string())?;
+    clicks_sink.flush(timeout).map_err(|e| e.to_string())?;
+    let summary = json!({
+        "produced": events + records,
+        "events": events,
+        "impressions": events,
+        "clicked_impressions": clicked,
+        "clicks": clicks,
+        "feedback": records,
         "seconds": start.elapsed().as_secs_f64(),
     });
     crate::cli::output::print_json(&summary)

@@ -94,6 +94,7 @@ impl Model {
         self.join = JoinReference::new(JoinConfig {
             ttl: Some(ttl.max(1)),
             lag: 1,
+            window: false,
         });
         self
     }

@@ -1,4 +1,4 @@
-use super::fact::{FeedbackItem, JoinFact, Outcome, Pairing, WaitingEvent};
+use super::fact::{FeedbackItem, FeedbackKind, JoinFact, Outcome, Pairing, WaitingEvent};
 use super::logic::{
     FactUpdate, JoinConfig, JoinCounts, admit_event, admit_feedback, classify, count_changes,
     learning_pass, pair_updates, timers,
@@ -172,11 +172,7 @@ impl<'scope> FeedbackJoinExt<'scope> for Stream<'scope, u64, Vec<WaitingEvent>> 
                                     epoch: t + 1,
                                     diff: 1,
                                 });
-                                updates.extend(
-                                    timers(*id, fact, &config)
-                                        .into_iter()
-                                        .filter(|u| u.epoch > t),
-                                );
+                                updates.extend(timers(*id, fact, &config, t));
                             }
                         }
                         for fp in &state.pairs {
@@ -239,7 +235,7 @@ impl<'scope> FeedbackJoinExt<'scope> for Stream<'scope, u64, Vec<WaitingEvent>> 
             })
             .as_collection();
         // The join itself: each id's facts, classified.
-        let outcomes = updates.reduce_named("FeedbackJoin", |_id, input, output| {
+        let outcomes = updates.reduce_named("FeedbackJoin", move |_id, input, output| {
             let present: Vec<&JoinFact> = input
                 .iter()
                 .filter(|(_, r)| *r > 0)
@@ -249,7 +245,7 @@ impl<'scope> FeedbackJoinExt<'scope> for Stream<'scope, u64, Vec<WaitingEvent>> 
                 return;
             }
             let mut out = Vec::new();
-            classify(&present, &mut out);
+            classify(&present, &config, &mut out);
             output.extend(out.into_iter().map(|o| (o, 1isize)));
         });
         let changes = outcomes.inner;
@@ -423,10 +419,17 @@ fn keeper_state(
             match o {
                 Outcome::Pair(p) => {
                     fs.push(JoinFact::Event(p.event.clone()));
-                    fs.push(JoinFact::Feedback(p.feedback.clone()));
+                    match &p.feedback.kind {
+                        // The click window's records: the first here, the others are
+                        // `Merged` outcomes; a "no click" is no fact of the join.
+                        FeedbackKind::Window(records) => {
+                            fs.extend(records.first().cloned().map(JoinFact::Feedback));
+                        }
+                        _ => fs.push(JoinFact::Feedback(p.feedback.clone())),
+                    }
                 }
                 Outcome::Waiting(e) | Outcome::Duplicate(e) => fs.push(JoinFact::Event(e.clone())),
-                Outcome::Held(f) | Outcome::Repeated(f) | Outcome::Late(f) => {
+                Outcome::Held(f) | Outcome::Repeated(f) | Outcome::Late(f) | Outcome::Merged(f) => {
                     fs.push(JoinFact::Feedback(f.clone()))
                 }
                 Outcome::Marker(m) => fs.push(m.clone()),

@@ -15,6 +15,14 @@ pub enum FeedbackKind {
     Clicks(Vec<u32>),
     /// Pairs made elsewhere (a log's clicks with their propensities).
     Pairs(Arc<PairFeedback>),
+    /// Logged clicks (`"clicks"` with `"propensities"`): each clicked item with the
+    /// logging policy's propensity of showing it where it was clicked; learned as pairs
+    /// weighted by the propensities ([`logged_pairs`](crate::topk::logged_pairs)).
+    Logged(Vec<(u32, f64)>),
+    /// With the click window ([`JoinConfig::window`](super::JoinConfig::window)): the
+    /// records of an event gathered in its window, in sequence order, learned together
+    /// at its close (none: "no shown item clicked").
+    Window(Vec<FeedbackItem>),
 }
 
 /// An event predicted with its label unknown (or hidden), waiting for its feedback.
@@ -120,6 +128,9 @@ pub enum Outcome {
     Late(FeedbackItem),
     /// A marker fact, passed through (so the outcomes hold the whole join state).
     Marker(JoinFact),
+    /// With the click window: a further click record of an event whose window closed,
+    /// merged into its pair's learning pass (counted as repeated).
+    Merged(FeedbackItem),
 }
 
 /// An event and its feedback, joined.
@@ -136,6 +147,13 @@ impl Pairing {
     pub fn seq(&self) -> u64 {
         self.event.seq.max(self.feedback.seq)
     }
+
+    /// With the click window: whether the event's window closed without any feedback
+    /// record (its feedback is then the "no click" made at the close, at the event's own
+    /// position, which no record can have).
+    pub fn no_click(&self) -> bool {
+        self.feedback.seq == self.event.seq
+    }
 }
 
 impl Outcome {
@@ -148,6 +166,7 @@ impl Outcome {
             Outcome::Repeated(f) => (4, f.seq),
             Outcome::Late(f) => (5, f.seq),
             Outcome::Marker(m) => (6 + m.key().0, m.seq()),
+            Outcome::Merged(f) => (10, f.seq),
         }
     }
 }

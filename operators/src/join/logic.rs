@@ -1,6 +1,6 @@
 use super::fact::{FeedbackItem, FeedbackKind, JoinFact, Outcome, Pairing, WaitingEvent};
 use crate::engine::InFlight;
-use crate::topk::{TopKConfig, observe};
+use crate::topk::{TopKConfig, logged_pairs, observe};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
@@ -14,11 +14,44 @@ pub struct JoinConfig {
     /// A learning pass enters the chain this many epochs after its pair formed (at least
     /// 1): the loop's delay, what lets the stage blocks work on later epochs meanwhile.
     pub lag: u64,
+    /// The click window (logged clicks; needs a `ttl`): an event does not pair with its
+    /// first feedback record but waits its whole window (`ttl` epochs) gathering its
+    /// records; at the window's end (the epoch `ttl` after its own) it is learned from all
+    /// of them, merged, or, when none came, from an explicit "no shown item clicked". A
+    /// feedback record waits up to `2 ttl` epochs (one window for its event to come, one
+    /// for the event's window to close); records after the window are late.
+    #[serde(default)]
+    pub window: bool,
 }
 
 impl Default for JoinConfig {
     fn default() -> Self {
-        JoinConfig { ttl: None, lag: 1 }
+        JoinConfig {
+            ttl: None,
+            lag: 1,
+            window: false,
+        }
+    }
+}
+
+impl JoinConfig {
+    /// A configuration without the click window.
+    pub fn new(ttl: Option<u64>, lag: u64) -> Self {
+        JoinConfig {
+            ttl,
+            lag,
+            window: false,
+        }
+    }
+
+    /// How long a feedback record waits for its event, in epochs.
+    fn feedback_life(&self, ttl: u64) -> u64 {
+        if self.window { 2 * ttl } else { ttl }
+    }
+
+    /// Whether the click window is on (it needs a time-to-live).
+    fn windowed(&self) -> Option<u64> {
+        self.ttl.filter(|_| self.window)
     }
 }
 
@@ -47,11 +80,17 @@ fn at(id: u64, fact: JoinFact, epoch: u64, diff: i64) -> FactUpdate {
 
 /// The updates a new event makes in the join: it is in from its epoch; with a
 /// time-to-live, out `ttl` epochs later, when a `Gone` marker replaces it for `ttl` more.
+/// With the click window, the `Gone` marker comes at `t + ttl` while the event stays one
+/// epoch more: their meeting is the window's close (see [`classify`]).
 pub fn admit_event(event: WaitingEvent, config: &JoinConfig) -> Vec<FactUpdate> {
     let id = event.example.id;
     let t = event.epoch;
     let seq = event.seq;
     let mut out = vec![at(id, JoinFact::Event(event.clone()), t, 1)];
+    if let Some(ttl) = config.windowed() {
+        out.extend(window_timers(id, &event, ttl, t));
+        return out;
+    }
     if let Some(ttl) = config.ttl {
         let gone = JoinFact::Gone {
             seq,
@@ -64,13 +103,57 @@ pub fn admit_event(event: WaitingEvent, config: &JoinConfig) -> Vec<FactUpdate> 
     out
 }
 
-/// The updates a fact still present has scheduled (those after its epoch of arrival): what
-/// a join restored from a snapshot schedules again. A fact of a pair has none left (the
-/// pair's removal cancelled them).
-pub fn timers(id: u64, fact: &JoinFact, config: &JoinConfig) -> Vec<FactUpdate> {
+/// The scheduled updates of a waiting event with the click window, those after epoch
+/// `after`: the `Gone` marker in at `t + ttl` (the close) and out `ttl` later, the event
+/// out at `t + ttl + 1`. When the close is not after `after`, the marker is already
+/// present and schedules its own removal.
+fn window_timers(id: u64, e: &WaitingEvent, ttl: u64, after: u64) -> Vec<FactUpdate> {
+    let close = e.epoch + ttl;
+    let mut out = vec![at(id, JoinFact::Event(e.clone()), close + 1, -1)];
+    if close > after {
+        let gone = JoinFact::Gone {
+            seq: e.seq,
+            epoch: close,
+        };
+        out.push(at(id, gone.clone(), close, 1));
+        out.push(at(id, gone, close + ttl, -1));
+    }
+    out
+}
+
+/// The updates a fact still present after epoch `after` has scheduled (those after it):
+/// what a join restored from a snapshot schedules again. A fact of a pair has none left
+/// (the pair's removal cancelled them).
+pub fn timers(id: u64, fact: &JoinFact, config: &JoinConfig, after: u64) -> Vec<FactUpdate> {
     let Some(ttl) = config.ttl else {
         return Vec::new();
     };
+    let mut out = timers_of(id, fact, config, ttl, after);
+    out.retain(|u| u.epoch > after);
+    out
+}
+
+fn timers_of(
+    id: u64,
+    fact: &JoinFact,
+    config: &JoinConfig,
+    ttl: u64,
+    after: u64,
+) -> Vec<FactUpdate> {
+    if config.window {
+        match fact {
+            JoinFact::Event(e) => return window_timers(id, e, ttl, after),
+            JoinFact::Feedback(f) => {
+                return vec![at(
+                    id,
+                    fact.clone(),
+                    f.epoch + config.feedback_life(ttl),
+                    -1,
+                )];
+            }
+            _ => {}
+        }
+    }
     match fact {
         JoinFact::Event(e) => {
             let gone = JoinFact::Gone {
@@ -96,7 +179,8 @@ pub fn admit_feedback(feedback: FeedbackItem, config: &JoinConfig) -> Vec<FactUp
     let t = feedback.epoch;
     let mut out = vec![at(id, JoinFact::Feedback(feedback.clone()), t, 1)];
     if let Some(ttl) = config.ttl {
-        out.push(at(id, JoinFact::Feedback(feedback), t + ttl, -1));
+        let life = config.feedback_life(ttl);
+        out.push(at(id, JoinFact::Feedback(feedback), t + life, -1));
     }
     out
 }
@@ -104,9 +188,33 @@ pub fn admit_feedback(feedback: FeedbackItem, config: &JoinConfig) -> Vec<FactUp
 /// The updates that a pair formed in epoch `t` makes, from epoch `t + 1`: both members
 /// leave (their scheduled expiries are cancelled) and a `Joined` marker stays for `ttl`
 /// epochs (while it stays, more feedback or events for the id are repeats).
+///
+/// With the click window the event and the `Gone` marker follow their own schedule (the
+/// event leaves at `t + 1`, the marker stays: later records are late); the pair's
+/// feedback records (the merged ones too) leave at `t + 1`, their expiries cancelled. A
+/// "no click" pair has no record to take out.
 pub fn pair_updates(pair: &Pairing, t: u64, config: &JoinConfig) -> Vec<FactUpdate> {
     let id = pair.event.example.id;
     let next = t + 1;
+    if let Some(ttl) = config.windowed() {
+        let mut out = Vec::new();
+        let records: Vec<(u64, u64)> = match &pair.feedback.kind {
+            FeedbackKind::Window(records) => records.iter().map(|f| (f.seq, f.epoch)).collect(),
+            _ => vec![(pair.feedback.seq, pair.feedback.epoch)],
+        };
+        for (seq, epoch) in records {
+            // Facts are equal by kind and position: the payload does not matter here.
+            let fact = JoinFact::Feedback(FeedbackItem {
+                seq,
+                epoch,
+                id,
+                kind: FeedbackKind::Clicks(Vec::new()),
+            });
+            out.push(at(id, fact.clone(), next, -1));
+            out.push(at(id, fact, epoch + config.feedback_life(ttl), 1));
+        }
+        return out;
+    }
     let e = &pair.event;
     let f = &pair.feedback;
     let mut out = vec![
@@ -142,7 +250,18 @@ pub fn pair_updates(pair: &Pairing, t: u64, config: &JoinConfig) -> Vec<FactUpda
 ///   expired is late; else the first feedback waits (held) and the others are repeats.
 ///
 /// Markers are passed through, so the outcomes are the whole state of the join.
-pub fn classify(facts: &[&JoinFact], out: &mut Vec<Outcome>) {
+///
+/// With the click window ([`JoinConfig::window`]) an event does not pair with its first
+/// feedback record: the event waits and its records are held until the `Gone` marker of
+/// its own position arrives (the window's close, `ttl` epochs after the event's); then it
+/// pairs with its records merged into one ([`merge_clicks`]), or, with none, with a "no
+/// click" made at the close ([`Pairing::no_click`]). Records with a `Gone` marker and no
+/// event are late; more events with the id are duplicates.
+pub fn classify(facts: &[&JoinFact], config: &JoinConfig, out: &mut Vec<Outcome>) {
+    if config.windowed().is_some() {
+        classify_window(facts, out);
+        return;
+    }
     let mut events: Vec<&WaitingEvent> = Vec::new();
     let mut feedback: Vec<&FeedbackItem> = Vec::new();
     let mut joined = false;
@@ -187,6 +306,72 @@ pub fn classify(facts: &[&JoinFact], out: &mut Vec<Outcome>) {
             Outcome::Repeated(f.clone())
         }
     }));
+}
+
+/// [`classify`] with the click window.
+fn classify_window(facts: &[&JoinFact], out: &mut Vec<Outcome>) {
+    let mut events: Vec<&WaitingEvent> = Vec::new();
+    let mut feedback: Vec<&FeedbackItem> = Vec::new();
+    let mut first_gone: Option<(u64, u64)> = None;
+    for f in facts {
+        match f {
+            JoinFact::Event(e) => events.push(e),
+            JoinFact::Feedback(fb) => feedback.push(fb),
+            JoinFact::Gone { seq, epoch } => {
+                // Facts come sorted: the first marker is the earliest event's.
+                first_gone.get_or_insert((*seq, *epoch));
+                out.push(Outcome::Marker((*f).clone()));
+            }
+            JoinFact::Joined { .. } => out.push(Outcome::Marker((*f).clone())),
+        }
+    }
+    let mut events = events.into_iter();
+    match (events.next(), first_gone) {
+        (Some(e), Some((seq, epoch))) if seq == e.seq => {
+            out.push(Outcome::Pair(Box::new(Pairing {
+                event: e.clone(),
+                feedback: window_feedback(e, epoch, &feedback),
+            })));
+            out.extend(
+                feedback
+                    .iter()
+                    .skip(1)
+                    .map(|f| Outcome::Merged((*f).clone())),
+            );
+        }
+        (Some(e), _) => {
+            out.push(Outcome::Waiting(e.clone()));
+            out.extend(feedback.iter().map(|f| Outcome::Held((*f).clone())));
+        }
+        (None, gone) => out.extend(feedback.iter().map(|f| {
+            if gone.is_some() {
+                Outcome::Late((*f).clone())
+            } else {
+                Outcome::Held((*f).clone())
+            }
+        })),
+    }
+    out.extend(events.map(|e| Outcome::Duplicate(e.clone())));
+}
+
+/// The feedback of an event whose click window closed in `epoch`: its records (in
+/// sequence order) as one [`FeedbackKind::Window`] at the first record's position, or,
+/// with none, "no shown item clicked" (an empty window at the event's own position, which
+/// no record can have: [`Pairing::no_click`]).
+pub fn window_feedback(
+    event: &WaitingEvent,
+    epoch: u64,
+    records: &[&FeedbackItem],
+) -> FeedbackItem {
+    let (seq, epoch) = records
+        .first()
+        .map_or((event.seq, epoch), |f| (f.seq, f.epoch));
+    FeedbackItem {
+        seq,
+        epoch,
+        id: event.example.id,
+        kind: FeedbackKind::Window(records.iter().map(|f| (*f).clone()).collect()),
+    }
 }
 
 /// The join's counts. The running totals count facts when they arrive; the gauges are
@@ -293,8 +478,16 @@ pub fn count_changes(outcome: &Outcome, epoch: u64, diff: i64) -> Vec<(usize, i6
     let arrived = |item_epoch: u64| diff > 0 && item_epoch == epoch;
     let mut out = Vec::new();
     match outcome {
-        Outcome::Pair(_) if diff > 0 => out.push((2, diff)),
+        // A window closed without a click is not joined: it counts as expired (the
+        // "no click" of the click window).
+        Outcome::Pair(p) if diff > 0 && !p.no_click() => out.push((2, diff)),
         Outcome::Pair(_) | Outcome::Marker(_) => {}
+        // A further record merged into its event's pair: a repeat, counted at the close.
+        Outcome::Merged(_) => {
+            if diff > 0 {
+                out.push((4, 1));
+            }
+        }
         Outcome::Waiting(_) => out.push((6, diff)),
         Outcome::Duplicate(e) => {
             out.push((6, diff));
@@ -343,6 +536,39 @@ pub fn learning_pass(
         }
         FeedbackKind::Pairs(pairs) => {
             InFlight::learn(seq, e.example.clone(), Some(pairs.clone()), score_dim)
+        }
+        FeedbackKind::Logged(clicks) => {
+            let pairs = logged_pairs(labels, clicks, topk.clip_probability);
+            InFlight::learn(seq, e.example.clone(), Some(Arc::new(pairs)), score_dim)
+        }
+        FeedbackKind::Window(records) => {
+            // Logged click records merge (an item clicked in several records counts once,
+            // with its first propensity); a window whose first record is a label or plain
+            // clicks learns that record (the others are not learned); no record: no click.
+            let logged = records
+                .first()
+                .is_none_or(|f| matches!(f.kind, FeedbackKind::Logged(_)));
+            if !logged {
+                let first = Pairing {
+                    event: e.clone(),
+                    feedback: records[0].clone(),
+                };
+                let mut pass = learning_pass(&first, topk, labels, score_dim);
+                pass.seq = seq;
+                return pass;
+            }
+            let mut clicks: Vec<(u32, f64)> = Vec::new();
+            for f in records {
+                if let FeedbackKind::Logged(c) = &f.kind {
+                    for &(a, p) in c {
+                        if !clicks.iter().any(|&(b, _)| b == a) {
+                            clicks.push((a, p));
+                        }
+                    }
+                }
+            }
+            let pairs = logged_pairs(labels, &clicks, topk.clip_probability);
+            InFlight::learn(seq, e.example.clone(), Some(Arc::new(pairs)), score_dim)
         }
     }
 }

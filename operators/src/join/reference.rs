@@ -133,7 +133,7 @@ impl JoinReference {
                 .map(|(f, _)| f)
                 .collect();
             if !present.is_empty() {
-                classify(&present, &mut new);
+                classify(&present, &self.config, &mut new);
             }
             new.sort();
             if facts.is_empty() {
@@ -207,15 +207,13 @@ impl JoinReference {
             let mut present = BTreeMap::new();
             for f in facts {
                 present.insert(f.clone(), 1);
-                for u in timers(*id, f, &config) {
-                    if u.epoch > t {
-                        join.schedule(u, t);
-                    }
+                for u in timers(*id, f, &config, t) {
+                    join.schedule(u, t);
                 }
             }
             let mut outcomes = Vec::new();
             let refs: Vec<&JoinFact> = present.keys().collect();
-            classify(&refs, &mut outcomes);
+            classify(&refs, &config, &mut outcomes);
             outcomes.sort();
             join.facts.insert(*id, present);
             if !outcomes.is_empty() {
@@ -253,7 +251,7 @@ mod tests {
     use super::*;
     use crate::data::{Example, Features, Label};
     use crate::engine::Prediction;
-    use crate::join::FeedbackKind;
+    use crate::join::{FeedbackKind, learning_pass};
     use std::sync::Arc;
 
     fn waiting(id: u64, seq: u64, epoch: u64) -> WaitingEvent {
@@ -283,6 +281,7 @@ mod tests {
         let mut j = JoinReference::new(JoinConfig {
             ttl: Some(3),
             lag: 1,
+            window: false,
         });
         // Epoch 0: event 1 waits; feedback for 2 comes before its event.
         assert!(
@@ -321,6 +320,7 @@ mod tests {
         let config = JoinConfig {
             ttl: Some(4),
             lag: 2,
+            window: false,
         };
         let run = |j: &mut JoinReference, from: u64, to: u64| -> Vec<(u64, u64)> {
             let mut out = Vec::new();
@@ -354,6 +354,114 @@ mod tests {
             postcard::to_allocvec(&second.state(11)).unwrap(),
             postcard::to_allocvec(&full.state(11)).unwrap()
         );
+    }
+
+    fn click(id: u64, seq: u64, epoch: u64, item: u32) -> FeedbackItem {
+        FeedbackItem {
+            seq,
+            epoch,
+            id,
+            kind: FeedbackKind::Logged(vec![(item, 0.5)]),
+        }
+    }
+
+    fn window(ttl: u64) -> JoinConfig {
+        JoinConfig {
+            ttl: Some(ttl),
+            lag: 1,
+            window: true,
+        }
+    }
+
+    #[test]
+    fn the_click_window_gathers_clicks_until_it_closes_then_learns_them_or_no_click() {
+        let mut j = JoinReference::new(window(3));
+        // Epoch 0: impressions 1 and 2; a click for 3 before its impression.
+        assert!(
+            j.epoch(
+                0,
+                vec![waiting(1, 0, 0), waiting(2, 1, 0)],
+                vec![click(3, 2, 0, 4)]
+            )
+            .is_empty()
+        );
+        // Epochs 1-2: two click records for 1 (no pair before the window closes).
+        assert!(
+            j.epoch(1, vec![waiting(3, 3, 1)], vec![click(1, 4, 1, 7)])
+                .is_empty()
+        );
+        assert!(j.epoch(2, vec![], vec![click(1, 5, 2, 9)]).is_empty());
+        assert_eq!((j.counts().waiting, j.counts().held), (3, 3));
+        // Epoch 3 = 0 + ttl: the windows of 1 and 2 close: 1 with both records merged, 2
+        // with none ("no click", at its own position).
+        let pairs = j.epoch(3, vec![], vec![]);
+        assert_eq!(pairs.len(), 2);
+        let FeedbackKind::Window(records) = &pairs[1].feedback.kind else {
+            panic!("{:?}", pairs[1]);
+        };
+        assert_eq!(
+            records.iter().map(|f| f.seq).collect::<Vec<_>>(),
+            vec![4, 5]
+        );
+        assert!(!pairs[1].no_click());
+        assert!(pairs[0].no_click());
+        assert_eq!(pairs[0].seq(), 1);
+        let c = j.counts();
+        assert_eq!((c.joined, c.repeated, c.expired()), (1, 1, 1));
+        // A click for 1 after its window: late; 3's window closes (epoch 1 + ttl) with the
+        // click that came before its impression.
+        assert_eq!(j.epoch(4, vec![], vec![click(1, 6, 4, 2)]).len(), 1);
+        assert_eq!(j.counts().late, 1);
+        let c = j.counts();
+        assert_eq!((c.joined, c.waiting, c.held), (2, 0, 1));
+        // The learning pass of a merged window: both clicks, weighted by 1 / 0.5.
+        let topk = crate::topk::TopKConfig::default();
+        let pass = learning_pass(&pairs[1], &topk, 10, 10);
+        let fbk = pass.pairs.as_ref().unwrap();
+        assert_eq!(fbk.relevant, vec![7, 9]);
+        assert_eq!(fbk.pairs.len(), 2 * 8);
+        assert!(fbk.pairs.iter().all(|p| p.weight == 2.0));
+        // No click: a learning pass without pairs.
+        let pass = learning_pass(&pairs[0], &topk, 10, 10);
+        assert!(pass.pairs.as_ref().unwrap().pairs.is_empty());
+    }
+
+    #[test]
+    fn a_restored_click_window_continues_exactly() {
+        let config = window(3);
+        let run = |j: &mut JoinReference, from: u64, to: u64| -> Vec<(u64, u64, bool)> {
+            let mut out = Vec::new();
+            for t in from..to {
+                let events = vec![waiting(t, 3 * t, t)];
+                let mut feedback = Vec::new();
+                if t % 3 == 1 {
+                    feedback.push(click(t - 1, 3 * t + 1, t, 1));
+                    feedback.push(click(t + 1, 3 * t + 2, t, 2));
+                }
+                out.extend(
+                    j.epoch(t, events, feedback)
+                        .iter()
+                        .map(|p| (t, p.seq(), p.no_click())),
+                );
+            }
+            out
+        };
+        let mut full = JoinReference::new(config);
+        let all = run(&mut full, 0, 14);
+        for cut_at in [2, 3, 4, 5] {
+            let mut first = JoinReference::new(config);
+            let mut cut = run(&mut first, 0, cut_at + 1);
+            let bytes = postcard::to_allocvec(&first.state(cut_at)).unwrap();
+            let state: JoinState = postcard::from_bytes(&bytes).unwrap();
+            let mut second = JoinReference::restore(config, &state);
+            cut.extend(run(&mut second, cut_at + 1, 14));
+            assert_eq!(cut, all, "cut after {cut_at}");
+            assert_eq!(second.counts(), full.counts());
+            assert_eq!(
+                postcard::to_allocvec(&second.state(13)).unwrap(),
+                postcard::to_allocvec(&full.state(13)).unwrap()
+            );
+        }
     }
 
     mod properties {
@@ -405,7 +513,7 @@ mod tests {
             fn every_event_and_feedback_record_is_accounted_for(
                 (ttl, lag, epochs) in stream()
             ) {
-                let mut j = JoinReference::new(JoinConfig { ttl, lag });
+                let mut j = JoinReference::new(JoinConfig::new(ttl, lag));
                 let mut seq = 0u64;
                 let (mut events_in, mut feedback_in) = (BTreeSet::new(), BTreeSet::new());
                 let (mut paired_events, mut paired_feedback) = (BTreeSet::new(), BTreeSet::new());

@@ -96,12 +96,25 @@ pub(super) fn decode_feedback(
             .iter()
             .map(|v| label_index(dec, v))
             .collect::<Result<Vec<u32>, _>>()?;
+        let propensities = match object.get("propensities").filter(|v| !v.is_null()) {
+            None => None,
+            Some(p) => Some(propensities(p, &ids)?),
+        };
+        if let Some(p) = propensities {
+            return Ok(super::FeedbackRecord {
+                id,
+                label: Label::Set(ids),
+                kind: super::FeedbackKind::LoggedClicks,
+                propensities: p,
+            });
+        }
         ids.sort_unstable();
         ids.dedup();
         return Ok(super::FeedbackRecord {
             id,
             label: Label::Set(ids),
             kind: super::FeedbackKind::Clicks,
+            propensities: Vec::new(),
         });
     }
     match label(dec, &object)? {
@@ -109,12 +122,47 @@ pub(super) fn decode_feedback(
             id,
             label,
             kind: super::FeedbackKind::Labels,
+            propensities: Vec::new(),
         }),
         None => Err(DecodeError::new(
             DecodeErrorKind::Malformed,
             "feedback without a label (expected \"label\", \"labels\" or \"clicks\")",
         )),
     }
+}
+
+/// The `"propensities"` of logged clicks: one number in (0, 1] per click, in the clicks'
+/// order.
+fn propensities(value: &Value, clicks: &[u32]) -> Result<Vec<f64>, DecodeError> {
+    let Value::Array(values) = value else {
+        return Err(DecodeError::new(
+            DecodeErrorKind::Malformed,
+            format!(
+                "\"propensities\" must be an array, got {}",
+                type_name(value)
+            ),
+        ));
+    };
+    if values.len() != clicks.len() {
+        return Err(DecodeError::new(
+            DecodeErrorKind::Malformed,
+            format!(
+                "{} \"propensities\" for {} \"clicks\": give one per click",
+                values.len(),
+                clicks.len()
+            ),
+        ));
+    }
+    values
+        .iter()
+        .map(|v| match v.as_f64() {
+            Some(p) if p > 0.0 && p <= 1.0 => Ok(p),
+            _ => Err(DecodeError::new(
+                DecodeErrorKind::Malformed,
+                format!("a propensity must be a number in (0, 1], got {v}"),
+            )),
+        })
+        .collect()
 }
 
 /// Parses the payload as one JSON object.

@@ -136,10 +136,15 @@ pub enum FeedbackKind {
     /// clicked are relevant, the other shown labels are not, the rest is unobserved
     /// (top-k feedback). [`FeedbackRecord::label`] is then the set of clicked labels.
     Clicks,
+    /// Logged clicks (`"clicks": [L, ...], "propensities": [p, ...]`): items clicked on a
+    /// slate a logging policy chose, each with its propensity (the logging policy's
+    /// probability of showing it where it was clicked). [`FeedbackRecord::label`] holds
+    /// the clicked labels in the record's order, [`FeedbackRecord::propensities`] theirs.
+    LoggedClicks,
 }
 
 /// Delayed feedback for an earlier event: its id and its label (or its clicks).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct FeedbackRecord {
     /// The id of the event the label is for.
     pub id: u64,
@@ -147,6 +152,8 @@ pub struct FeedbackRecord {
     pub label: Label,
     /// Whether this is a whole label or clicks on shown labels.
     pub kind: FeedbackKind,
+    /// [`FeedbackKind::LoggedClicks`]: each click's propensity (else empty).
+    pub propensities: Vec<f64>,
 }
 
 /// Decodes records against a declared schema. Build one per job (it indexes the feature
@@ -209,8 +216,10 @@ impl RecordDecoder {
 
     /// Decodes one feedback record, always JSON: `{"id": 42, "label": L}`,
     /// `{"id": 42, "labels": [L, ...]}` (labels as in [`decode`](Self::decode)), or
-    /// `{"id": 42, "clicks": [L, ...]}` (the shown labels that were clicked, any task); a
-    /// feedback record without a label or clicks is malformed.
+    /// `{"id": 42, "clicks": [L, ...]}` (the shown labels that were clicked, any task), or
+    /// logged clicks `{"id": 42, "clicks": [L, ...], "propensities": [p, ...]}` (one
+    /// propensity in (0, 1] per click); a feedback record without a label or clicks is
+    /// malformed.
     pub fn decode_feedback(&self, payload: &[u8]) -> Result<FeedbackRecord, DecodeError> {
         json::decode_feedback(self, payload)
     }
