@@ -96,6 +96,8 @@ pub(super) struct Memo {
     pub scores: Vec<f64>,
     /// Working space for the nominal terms of naive Bayes.
     pub terms: Vec<(u32, u32, f64)>,
+    /// Working space: the local columns of the view's entries at a leaf.
+    pub locals: Vec<u32>,
 }
 
 impl Memo {
