@@ -69,6 +69,7 @@ use crate::rng::seeded;
 use rand::RngExt;
 use serde::{Deserialize, Serialize};
 use std::cell::RefCell;
+use std::sync::{Arc, Mutex, Weak};
 
 /// The random stream (under the tree's seed) that draws the feature subset.
 const FEATURE_SUBSET_STREAM: u64 = 0x7472_6565; // "tree"
@@ -109,7 +110,8 @@ const REACTIVATION_LEAVES: usize = 32;
 #[serde(try_from = "TreeState")]
 pub struct HoeffdingTree {
     config: HoeffdingTreeConfig,
-    layout: Layout,
+    /// Shared by the trees that look at the same attributes (see [`shared_layout`]).
+    layout: Arc<Layout>,
     /// The nodes; the root is node 0.
     nodes: Vec<Node>,
     num_leaves: usize,
@@ -145,7 +147,7 @@ pub struct HoeffdingTree {
 #[derive(Deserialize)]
 struct TreeState {
     config: HoeffdingTreeConfig,
-    layout: Layout,
+    layout: Arc<Layout>,
     nodes: Vec<Node>,
     num_leaves: usize,
     depth: usize,
@@ -265,7 +267,7 @@ impl TryFrom<TreeState> for HoeffdingTree {
         }
         Ok(HoeffdingTree {
             config: state.config,
-            layout: state.layout,
+            layout: shared_layout(state.layout),
             routes: nodes.iter().map(Route::of).collect(),
             nodes,
             num_leaves: state.num_leaves,
@@ -301,7 +303,7 @@ impl HoeffdingTree {
             }
             _ => (0..dim).collect(),
         };
-        let layout = Layout::new(schema, features);
+        let layout = shared_layout(Arc::new(Layout::new(schema, features)));
         let k = layout.k;
         let root = Node::Leaf(Box::new(LeafNode::new(
             &layout,
@@ -822,6 +824,25 @@ impl HoeffdingTree {
         }
         true
     }
+}
+
+/// The layout of the last tree made or restored, shared by the next ones that look at
+/// the same attributes: an ensemble of trees over all the attributes holds one layout
+/// (which is as long as the dimension), not one per tree.
+static LAST_LAYOUT: Mutex<Weak<Layout>> = Mutex::new(Weak::new());
+
+/// `layout`, or an equal one already shared by another tree.
+fn shared_layout(layout: Arc<Layout>) -> Arc<Layout> {
+    let Ok(mut last) = LAST_LAYOUT.lock() else {
+        return layout;
+    };
+    if let Some(shared) = last.upgrade()
+        && *shared == *layout
+    {
+        return shared;
+    }
+    *last = Arc::downgrade(&layout);
+    layout
 }
 
 /// The bytes of one node in the node array and its route.
