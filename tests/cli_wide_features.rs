@@ -45,6 +45,7 @@ fn write_wide(path: &Path) {
 
 /// Runs flowboost with `args`; its exit status must be success. Returns its peak
 /// resident memory in KB.
+#[allow(clippy::zombie_processes)] // (`wait4` reaps it, with its resource usage.)
 fn peak_kb(args: &[&str]) -> i64 {
     let child = Command::new(env!("CARGO_BIN_EXE_flowboost"))
         .args(args)
@@ -73,10 +74,19 @@ fn a_leaf_s_memory_follows_the_features_it_has_seen_not_the_dimension() {
     let data = data.to_str().unwrap();
     // What the program holds for this dimension without trees (the schema of a million
     // features, the reader): a linear learner's weights are one vector of the dimension.
-    let base = peak_kb(&["eval", "--data", data, "--algo", "single", "--weak", "linear"]);
+    let base = peak_kb(&[
+        "eval", "--data", data, "--algo", "single", "--weak", "linear",
+    ]);
     for extra in [
         &[][..],
-        &["--algo", "oza", "--weak", "vfdt", "--tree-params", "default"],
+        &[
+            "--algo",
+            "oza",
+            "--weak",
+            "vfdt",
+            "--tree-params",
+            "default",
+        ],
         &["--max-model-bytes", "256M"],
     ] {
         let mut args = vec!["eval", "--data", data];
