@@ -92,10 +92,17 @@ pub(super) struct Memo {
     pub pending: Vec<u32>,
     /// The example's value of each attribute the tree looks at (by local index).
     pub values: Vec<f64>,
+    /// Whether `values` holds a sparse example: then only the entries at `written` are
+    /// not zero.
+    values_sparse: bool,
+    /// The entries of `values` a sparse example wrote.
+    written: Vec<u32>,
     /// Working space for log scores.
     pub scores: Vec<f64>,
     /// Working space for the nominal terms of naive Bayes.
     pub terms: Vec<(u32, u32, f64)>,
+    /// Working space: the local columns of the view's entries at a leaf.
+    pub locals: Vec<u32>,
 }
 
 impl Memo {
@@ -109,21 +116,38 @@ impl Memo {
     pub fn set(&mut self, layout: &Layout, x: &Features) {
         self.key.set(x);
         self.view.set(layout, x);
-        self.values.clear();
         match x {
-            Features::Dense(v) => self.values.extend(
-                layout
-                    .features
-                    .iter()
-                    .map(|&j| v.get(j).copied().unwrap_or(0.0)),
-            ),
+            Features::Dense(v) => {
+                self.values.clear();
+                self.values_sparse = false;
+                self.values.extend(
+                    layout
+                        .features
+                        .iter()
+                        .map(|&j| v.get(j).copied().unwrap_or(0.0)),
+                )
+            }
             Features::Sparse { .. } => {
-                self.values.resize(layout.features.len(), 0.0);
+                // Only what the last sparse example wrote is reset: an example costs work
+                // for its non-zero values, not for the dimension.
+                if self.values_sparse && self.values.len() == layout.features.len() {
+                    for &i in &self.written {
+                        self.values[i as usize] = 0.0;
+                    }
+                } else {
+                    self.values.clear();
+                    self.values.resize(layout.features.len(), 0.0);
+                }
+                self.values_sparse = true;
+                self.written.clear();
                 for &(col, v) in &self.view.entries {
-                    self.values[layout.numeric_local[col as usize]] = v;
+                    let i = layout.numeric_local[col as usize];
+                    self.values[i] = v;
+                    self.written.push(i as u32);
                 }
                 for (n, &i) in layout.nominal.iter().enumerate() {
                     self.values[i] = self.view.nominal_values[n];
+                    self.written.push(i as u32);
                 }
             }
         }

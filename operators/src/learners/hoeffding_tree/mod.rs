@@ -69,6 +69,7 @@ use crate::rng::seeded;
 use rand::RngExt;
 use serde::{Deserialize, Serialize};
 use std::cell::RefCell;
+use std::sync::{Arc, Mutex, Weak};
 
 /// The random stream (under the tree's seed) that draws the feature subset.
 const FEATURE_SUBSET_STREAM: u64 = 0x7472_6565; // "tree"
@@ -109,7 +110,8 @@ const REACTIVATION_LEAVES: usize = 32;
 #[serde(try_from = "TreeState")]
 pub struct HoeffdingTree {
     config: HoeffdingTreeConfig,
-    layout: Layout,
+    /// Shared by the trees that look at the same attributes (see [`shared_layout`]).
+    layout: Arc<Layout>,
     /// The nodes; the root is node 0.
     nodes: Vec<Node>,
     num_leaves: usize,
@@ -145,7 +147,7 @@ pub struct HoeffdingTree {
 #[derive(Deserialize)]
 struct TreeState {
     config: HoeffdingTreeConfig,
-    layout: Layout,
+    layout: Arc<Layout>,
     nodes: Vec<Node>,
     num_leaves: usize,
     depth: usize,
@@ -265,7 +267,7 @@ impl TryFrom<TreeState> for HoeffdingTree {
         }
         Ok(HoeffdingTree {
             config: state.config,
-            layout: state.layout,
+            layout: shared_layout(state.layout),
             routes: nodes.iter().map(Route::of).collect(),
             nodes,
             num_leaves: state.num_leaves,
@@ -301,7 +303,7 @@ impl HoeffdingTree {
             }
             _ => (0..dim).collect(),
         };
-        let layout = Layout::new(schema, features);
+        let layout = shared_layout(Arc::new(Layout::new(schema, features)));
         let k = layout.k;
         let root = Node::Leaf(Box::new(LeafNode::new(
             &layout,
@@ -512,6 +514,7 @@ impl HoeffdingTree {
                 leaf,
                 &memo.view,
                 &mut memo.terms,
+                &mut memo.locals,
                 &mut memo.lik,
             );
             memo.lik_valid = true;
@@ -522,6 +525,7 @@ impl HoeffdingTree {
                 &memo.view,
                 &memo.pending,
                 &mut memo.terms,
+                &mut memo.locals,
                 &mut memo.lik,
             );
         }
@@ -558,16 +562,32 @@ impl HoeffdingTree {
     ) -> bool {
         let k = self.layout.k;
         let n = leaf.seen;
-        let slots = &self.layout.slots;
-        // The most the attributes from `i` on can gain.
-        let most = |slot: &AttrSlot| match *slot {
-            AttrSlot::Numeric { .. } => 1.0 + 1e-9,
-            AttrSlot::Nominal { values, .. } => (values.max(2) as f64).log2() + 1e-9,
-        };
-        let mut rest: Vec<f64> = slots.iter().map(most).collect();
-        for i in (0..rest.len().saturating_sub(1)).rev() {
-            rest[i] = rest[i].max(rest[i + 1]);
+        let layout = &self.layout;
+        let slots = &layout.slots;
+        let f = slots.len();
+        // The most the attributes from `i` on can gain: the numeric ones 1 bit, a nominal
+        // one `log2 V`.
+        let mut nominal_most: Vec<f64> = layout
+            .nominal
+            .iter()
+            .map(|&i| match slots[i] {
+                AttrSlot::Nominal { values, .. } => (values.max(2) as f64).log2() + 1e-9,
+                AttrSlot::Numeric { .. } => f64::NEG_INFINITY,
+            })
+            .collect();
+        for i in (0..nominal_most.len().saturating_sub(1)).rev() {
+            nominal_most[i] = nominal_most[i].max(nominal_most[i + 1]);
         }
+        let last_numeric = layout.numeric_local.last().copied();
+        let most_from = |i: usize| {
+            let p = layout.nominal.partition_point(|&a| a < i);
+            let nominal = nominal_most.get(p).copied().unwrap_or(f64::NEG_INFINITY);
+            if last_numeric.is_some_and(|l| l >= i) {
+                nominal.max(1.0 + 1e-9)
+            } else {
+                nominal
+            }
+        };
         let mut local = bounds::BoundScratch::default();
         let mut borrowed = self.bound_scratch.try_borrow_mut();
         let scratch = match &mut borrowed {
@@ -577,9 +597,16 @@ impl HoeffdingTree {
         let mut upper = f64::NEG_INFINITY;
         // The two largest lower bounds.
         let (mut first, mut second) = (f64::NEG_INFINITY, f64::NEG_INFINITY);
-        for (attr, slot) in slots.iter().enumerate() {
-            let bounds = match *slot {
-                AttrSlot::Numeric { column } => {
+        // The attributes that are not candidates (numeric columns with only zeros at the
+        // leaf) have no bounds; of the checks after them, the last is the strongest.
+        let mut next = 0;
+        for (attr, column) in self.candidates(leaf) {
+            if attr > next && upper.max(most_from(attr)) - second.max(0.0) <= eps {
+                return false;
+            }
+            next = attr + 1;
+            let bounds = match slots[attr] {
+                AttrSlot::Numeric { .. } => {
                     estimators.clear();
                     estimators.extend(
                         (0..leaf.numeric.slots()).map(|s| leaf.numeric.estimator(s, column)),
@@ -604,12 +631,44 @@ impl HoeffdingTree {
                     second = lo;
                 }
             }
-            let most_after = rest.get(attr + 1).copied().unwrap_or(f64::NEG_INFINITY);
-            if upper.max(most_after) - second.max(0.0) <= eps {
+            if upper.max(most_from(attr + 1)) - second.max(0.0) <= eps {
                 return false;
             }
         }
+        if next < f && upper - second.max(0.0) <= eps {
+            return false;
+        }
         upper > MIN_MERIT
+    }
+
+    /// The attributes a split attempt at `leaf` evaluates, ascending, as `(local
+    /// attribute, local column of a numeric one)`: all of them, but for the numeric
+    /// columns without cells at the leaf (only zeros: no candidate split, no bounds).
+    fn candidates(&self, leaf: &LeafNode) -> Vec<(usize, usize)> {
+        let layout = &self.layout;
+        let numeric = &leaf.numeric;
+        if numeric.identity() {
+            return layout
+                .slots
+                .iter()
+                .enumerate()
+                .map(|(attr, slot)| match *slot {
+                    AttrSlot::Numeric { column } => (attr, column),
+                    AttrSlot::Nominal { .. } => (attr, usize::MAX),
+                })
+                .collect();
+        }
+        let mut out = Vec::with_capacity(layout.nominal.len() + numeric.width());
+        let mut nominal = layout.nominal.iter().copied().peekable();
+        for l in 0..numeric.width() {
+            let attr = layout.numeric_local[numeric.column(l)];
+            while let Some(a) = nominal.next_if(|&a| a < attr) {
+                out.push((a, usize::MAX));
+            }
+            out.push((attr, l));
+        }
+        out.extend(nominal.map(|a| (a, usize::MAX)));
+        out
     }
 
     /// Evaluates the splits of leaf `index` and splits it if the Hoeffding test says so;
@@ -647,9 +706,9 @@ impl HoeffdingTree {
         // The best candidate, and the second best merit: the null split (merit 0) counts.
         let mut best: Option<(f64, usize, SplitTest)> = None;
         let mut second = 0.0_f64;
-        for (attr, slot) in self.layout.slots.iter().enumerate() {
-            let candidate = match *slot {
-                AttrSlot::Numeric { column } => {
+        for (attr, column) in self.candidates(leaf) {
+            let candidate = match self.layout.slots[attr] {
+                AttrSlot::Numeric { .. } => {
                     // Slot 0 (all classes), then the classes the leaf learned, in order.
                     estimators.clear();
                     estimators.extend(
@@ -693,6 +752,9 @@ impl HoeffdingTree {
                     return false;
                 };
                 let mut classes = vec![gaussian::GaussianEstimator::new(); k];
+                let Some(column) = leaf.numeric.local(column) else {
+                    return false;
+                };
                 for s in 1..leaf.numeric.slots() {
                     classes[leaf.numeric.class_of(s)] = leaf.numeric.estimator(s, column);
                 }
@@ -762,6 +824,25 @@ impl HoeffdingTree {
         }
         true
     }
+}
+
+/// The layout of the last tree made or restored, shared by the next ones that look at
+/// the same attributes: an ensemble of trees over all the attributes holds one layout
+/// (which is as long as the dimension), not one per tree.
+static LAST_LAYOUT: Mutex<Weak<Layout>> = Mutex::new(Weak::new());
+
+/// `layout`, or an equal one already shared by another tree.
+fn shared_layout(layout: Arc<Layout>) -> Arc<Layout> {
+    let Ok(mut last) = LAST_LAYOUT.lock() else {
+        return layout;
+    };
+    if let Some(shared) = last.upgrade()
+        && *shared == *layout
+    {
+        return shared;
+    }
+    *last = Arc::downgrade(&layout);
+    layout
 }
 
 /// The bytes of one node in the node array and its route.
@@ -1014,7 +1095,7 @@ impl WeakLearner for HoeffdingTree {
         };
         let tracked = self.max_bytes.is_some();
         let before = if tracked { leaf.heap_bytes() } else { 0 };
-        let all_changed = leaf.update(&self.layout, &memo.view, c, weight);
+        let all_changed = leaf.update(&self.layout, &memo.view, c, weight, &mut memo.locals);
         if tracked {
             self.bytes = self.bytes - before + leaf.heap_bytes();
         }

@@ -57,12 +57,14 @@ pub(super) struct LeafCache {
     ln_dist: Vec<f64>,
     /// `ln(sum dist)`.
     ln_total: f64,
-    /// Per numeric column: some value is known at the leaf.
+    /// Per local numeric column (see [`NumericStats::local`]): some value is known at the
+    /// leaf. (A column without cells has only zeros: known once the leaf has learned
+    /// something, a point mass at 0 that adds nothing to the sums.)
     active: Vec<bool>,
-    /// Per slot, at a leaf that has seen zeros but no missing value: the columns with a
-    /// non-zero value, as a bit set (bit `j % 64` of word `j / 64`, read in ascending
-    /// order); the others are point masses at 0 for the slot, which add nothing to its
-    /// sums. Empty otherwise.
+    /// Per slot, at a leaf that has seen zeros but no missing value: the local columns
+    /// with a non-zero value, as a bit set (bit `l % 64` of word `l / 64`, read in
+    /// ascending order); the others are point masses at 0 for the slot, which add nothing
+    /// to its sums. Empty otherwise.
     nonzero_columns: Vec<ColumnSet>,
 }
 
@@ -102,7 +104,7 @@ impl LeafCache {
         self.ln_total = ln_weight(dist.iter().sum());
         self.active.clear();
         self.active
-            .extend((0..numeric.columns()).map(|j| numeric.folded(0, j).n > 0.0));
+            .extend((0..numeric.width()).map(|l| numeric.folded(0, l).n > 0.0));
         self.slots.clear();
         self.slots
             .resize(numeric.slots(), Cell::new(SlotCache::default()));
@@ -113,16 +115,20 @@ impl LeafCache {
         }
     }
 
-    /// Brings the cache up to date after the leaf learned class `c` (slot `s`); `true`
-    /// when the likelihoods of other classes than `c` and those without a slot may have
-    /// changed.
+    /// Brings the cache up to date after the leaf learned class `c` (slot `s`; `locals`:
+    /// the local column of each of `x`'s entries; `grew`: columns got cells, the local
+    /// columns moved); `true` when the likelihoods of other classes than `c` and those
+    /// without a slot may have changed.
+    #[allow(clippy::too_many_arguments)]
     pub fn refresh(
         &mut self,
         dist: &[f64],
         numeric: &NumericStats,
         x: &View,
+        locals: &[u32],
         c: usize,
         s: usize,
+        grew: bool,
     ) -> bool {
         self.ln_dist[c] = ln_weight(dist[c]);
         self.ln_total = ln_weight(dist.iter().sum());
@@ -133,20 +139,21 @@ impl LeafCache {
         }
         if !numeric.zeros || numeric.any_missing() {
             self.nonzero_columns.clear();
-        } else if self.nonzero_columns.is_empty() {
-            // The first zero at this leaf.
+        } else if self.nonzero_columns.is_empty() || grew {
+            // The first zero at this leaf, or columns moved.
+            self.nonzero_columns.clear();
             self.nonzero_columns
                 .extend((0..numeric.slots()).map(|s| nonzero_columns(numeric, s)));
         } else {
             if new_slot {
                 self.nonzero_columns
-                    .insert(s, ColumnSet::new(numeric.columns()));
+                    .insert(s, ColumnSet::new(numeric.width()));
             }
             for t in [0, s] {
                 let columns = &mut self.nonzero_columns[t];
-                for &(col, v) in &x.entries {
+                for (&(_, v), &l) in x.entries.iter().zip(locals) {
                     if v.is_finite() {
-                        columns.insert(col);
+                        columns.insert(l);
                     }
                 }
             }
@@ -157,13 +164,17 @@ impl LeafCache {
             // Which attributes have a known value may change, and a class without one
             // uses the statistics of all classes: recompute everything.
             all = true;
-            for (j, a) in self.active.iter_mut().enumerate() {
-                *a = numeric.folded(0, j).n > 0.0;
-            }
-        } else if d > 0 && !self.active[0] {
+            self.active.clear();
+            self.active
+                .extend((0..numeric.width()).map(|l| numeric.folded(0, l).n > 0.0));
+        } else if d > 0 && numeric.count[0] == 1 {
             // The first example: every attribute has a known value from now on.
             all = true;
-            self.active.fill(true);
+            self.active.clear();
+            self.active.resize(numeric.width(), true);
+        } else if grew {
+            // (Nothing missing: every column is known.)
+            self.active.resize(numeric.width(), true);
         }
         if all {
             for slot in &self.slots {
@@ -236,9 +247,9 @@ impl ColumnSet {
     }
 }
 
-/// The columns where slot `s` has a non-zero value.
+/// The local columns where slot `s` has a non-zero value.
 fn nonzero_columns(numeric: &NumericStats, s: usize) -> ColumnSet {
-    let d = numeric.d;
+    let d = numeric.width();
     let mut set = ColumnSet::new(d);
     if numeric.zeros {
         for (j, cell) in numeric.cells[s * d..(s + 1) * d].iter().enumerate() {
@@ -256,8 +267,8 @@ fn ln_weight(w: f64) -> f64 {
     if w > 0.0 { w.ln() } else { f64::NEG_INFINITY }
 }
 
-/// The mean and variance naive Bayes uses for slot `s` at column `j`: the slot's own
-/// (zeros folded in), or those of all classes when the slot has no known value there.
+/// The mean and variance naive Bayes uses for slot `s` at local column `j`: the slot's
+/// own (zeros folded in), or those of all classes when the slot has no known value there.
 #[inline(always)]
 fn mean_var(numeric: &NumericStats, s: usize, j: usize) -> (f64, f64) {
     let f = numeric.folded(s, j);
@@ -300,7 +311,8 @@ fn slot_cache(
     let mut positive = 0u32;
     let mut q0 = 0.0;
     let mut dead0 = 0;
-    let d = numeric.d;
+    // (The columns without cells have only zeros: point masses at 0, which add nothing.)
+    let d = numeric.width();
     let base = s * d;
     let seen = numeric.seen[s];
     match numeric.zeros {
@@ -382,10 +394,19 @@ fn fold_no_missing(cell: &Summary, count: u64, seen: f64, r: f64) -> (f64, f64) 
     (mean, folded * r)
 }
 
-/// The numeric part of the log likelihood of slot `s` (see the module documentation).
-fn numeric_likelihood(numeric: &NumericStats, cache: &LeafCache, s: usize, x: &View) -> f64 {
+/// The numeric part of the log likelihood of slot `s` (see the module documentation);
+/// `locals`: the local column of each of `x`'s entries, [`NO_CELLS`] for a column without
+/// cells (only zeros at the leaf: a point mass at 0, which a non-zero value makes
+/// impossible and a missing one leaves out).
+fn numeric_likelihood(
+    numeric: &NumericStats,
+    cache: &LeafCache,
+    s: usize,
+    x: &View,
+    locals: &[u32],
+) -> f64 {
     let sc = cache.slot(numeric, s);
-    let d = numeric.d;
+    let d = numeric.width();
     let base = s * d;
     let seen = numeric.seen[s];
     if !x.sparse {
@@ -393,7 +414,9 @@ fn numeric_likelihood(numeric: &NumericStats, cache: &LeafCache, s: usize, x: &V
         let mut acc = sc.c;
         if !numeric.zeros {
             let r = 1.0 / seen;
-            for &(col, v) in &x.entries {
+            // (A leaf without zeros has cells for every column.)
+            debug_assert!(numeric.identity());
+            for (&(_, v), &col) in x.entries.iter().zip(locals) {
                 let [mean, m2] = numeric.moments[base + col as usize];
                 let var = m2 * r;
                 if var > 0.0 {
@@ -404,7 +427,10 @@ fn numeric_likelihood(numeric: &NumericStats, cache: &LeafCache, s: usize, x: &V
                 }
             }
         } else {
-            for &(col, v) in &x.entries {
+            for (&(_, v), &col) in x.entries.iter().zip(locals) {
+                if col == NO_CELLS {
+                    return f64::NEG_INFINITY;
+                }
                 let j = col as usize;
                 if !cache.active[j] {
                     continue;
@@ -430,7 +456,13 @@ fn numeric_likelihood(numeric: &NumericStats, cache: &LeafCache, s: usize, x: &V
     } else {
         &[]
     };
-    for &(col, v) in &x.entries {
+    for (&(_, v), &col) in x.entries.iter().zip(locals) {
+        if col == NO_CELLS {
+            if v.is_finite() {
+                return f64::NEG_INFINITY;
+            }
+            continue;
+        }
         let j = col as usize;
         let (mean, var) = match fast {
             // Nothing missing at the leaf: every attribute known, `v` finite.
@@ -462,6 +494,24 @@ fn numeric_likelihood(numeric: &NumericStats, cache: &LeafCache, s: usize, x: &V
         }
     }
     if dead > 0 { f64::NEG_INFINITY } else { acc }
+}
+
+/// The local column of a column without cells (see [`numeric_likelihood`]).
+const NO_CELLS: u32 = u32::MAX;
+
+/// Writes the local column of each of `x`'s entries at `numeric` into `locals`
+/// ([`NO_CELLS`] for a column without cells).
+fn local_columns(numeric: &NumericStats, x: &View, locals: &mut Vec<u32>) {
+    locals.clear();
+    if numeric.identity() {
+        locals.extend(x.entries.iter().map(|&(col, _)| col));
+    } else {
+        locals.extend(
+            x.entries
+                .iter()
+                .map(|&(col, _)| numeric.local(col as usize).map_or(NO_CELLS, |l| l as u32)),
+        );
+    }
 }
 
 /// The nominal attributes naive Bayes uses for `x` at `leaf` (not split on above it, with
@@ -506,6 +556,7 @@ pub(super) fn likelihoods(
     leaf: &LeafNode,
     x: &View,
     terms: &mut Vec<(u32, u32, f64)>,
+    locals: &mut Vec<u32>,
     out: &mut Vec<f64>,
 ) {
     let k = layout.k;
@@ -515,7 +566,7 @@ pub(super) fn likelihoods(
         out.fill(0.0);
         return;
     }
-    each_class(layout, leaf, x, terms, out, |_, _| true);
+    each_class(layout, leaf, x, terms, locals, out, |_, _| true);
 }
 
 /// Brings `out` (the [`likelihoods`] of `x` at `leaf` before it learned the classes
@@ -527,10 +578,11 @@ pub(super) fn update_likelihoods(
     x: &View,
     learned: &[u32],
     terms: &mut Vec<(u32, u32, f64)>,
+    locals: &mut Vec<u32>,
     out: &mut [f64],
 ) {
     let d = leaf.numeric.columns();
-    each_class(layout, leaf, x, terms, out, |c, has_slot| {
+    each_class(layout, leaf, x, terms, locals, out, |c, has_slot| {
         (d > 0 && !has_slot) || learned.contains(&(c as u32))
     });
 }
@@ -543,11 +595,13 @@ fn each_class(
     leaf: &LeafNode,
     x: &View,
     terms: &mut Vec<(u32, u32, f64)>,
+    locals: &mut Vec<u32>,
     out: &mut [f64],
     wanted: impl Fn(usize, bool) -> bool,
 ) {
     nominal_terms(layout, leaf, x, terms);
     let numeric = &leaf.numeric;
+    local_columns(numeric, x, locals);
     let d = numeric.columns();
     let slots = numeric.slots();
     let mut pooled = None;
@@ -566,9 +620,9 @@ fn each_class(
         let num = if d == 0 {
             0.0
         } else if has_slot {
-            numeric_likelihood(numeric, &leaf.cache, s, x)
+            numeric_likelihood(numeric, &leaf.cache, s, x, locals)
         } else {
-            *pooled.get_or_insert_with(|| numeric_likelihood(numeric, &leaf.cache, 0, x))
+            *pooled.get_or_insert_with(|| numeric_likelihood(numeric, &leaf.cache, 0, x, locals))
         };
         *o = num + nominal_likelihood(leaf, terms, c);
     }
@@ -769,7 +823,7 @@ mod tests {
                 let (x, c) = example(&mut rng, sparse);
                 let w = [1.0, 0.3, 2.0][n % 3];
                 view.set(&layout, &x);
-                leaf.update(&layout, &view, c, w);
+                leaf.update(&layout, &view, c, w, &mut Vec::new());
                 for (j, g) in brute[0].iter_mut().enumerate() {
                     g.update(x.get(j), w);
                 }
@@ -780,7 +834,7 @@ mod tests {
                 counts[1 + x.get(6) as usize][c] += w;
                 let (probe, _) = example(&mut rng, sparse);
                 view.set(&layout, &probe);
-                likelihoods(&layout, &leaf, &view, &mut terms, &mut lik);
+                likelihoods(&layout, &leaf, &view, &mut terms, &mut Vec::new(), &mut lik);
                 for (class, &got) in lik.iter().enumerate() {
                     if leaf.dist[class] <= 0.0 {
                         continue;
@@ -834,17 +888,32 @@ mod tests {
         for n in 0..500 {
             let (x, c) = example(&mut rng, n % 2 == 0);
             view.set(&layout, &x);
-            likelihoods(&layout, &leaf, &view, &mut terms, &mut lik);
-            let all = leaf.update(&layout, &view, c, 1.0);
+            likelihoods(&layout, &leaf, &view, &mut terms, &mut Vec::new(), &mut lik);
+            let all = leaf.update(&layout, &view, c, 1.0, &mut Vec::new());
             if all {
-                likelihoods(&layout, &leaf, &view, &mut terms, &mut lik);
+                likelihoods(&layout, &leaf, &view, &mut terms, &mut Vec::new(), &mut lik);
             } else {
-                update_likelihoods(&layout, &leaf, &view, &[c as u32], &mut terms, &mut lik);
+                update_likelihoods(
+                    &layout,
+                    &leaf,
+                    &view,
+                    &[c as u32],
+                    &mut terms,
+                    &mut Vec::new(),
+                    &mut lik,
+                );
             }
             let mut rebuilt = leaf.clone();
             rebuilt.cache = LeafCache::default();
             rebuilt.cache.rebuild(&rebuilt.dist, &rebuilt.numeric);
-            likelihoods(&layout, &rebuilt, &view, &mut terms, &mut fresh);
+            likelihoods(
+                &layout,
+                &rebuilt,
+                &view,
+                &mut terms,
+                &mut Vec::new(),
+                &mut fresh,
+            );
             let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
             assert_eq!(bits(&lik), bits(&fresh), "example {n}");
         }

@@ -246,12 +246,20 @@ impl LeafNode {
     /// refreshes the cache; `w` is finite and positive. `true` when the naive Bayes
     /// likelihoods of more than class `c` and the classes using the statistics of all
     /// classes may have changed.
-    pub fn update(&mut self, layout: &Layout, x: &View, c: usize, w: f64) -> bool {
+    /// `locals` is working space (the local columns of `x`'s entries).
+    pub fn update(
+        &mut self,
+        layout: &Layout,
+        x: &View,
+        c: usize,
+        w: f64,
+        locals: &mut Vec<u32>,
+    ) -> bool {
         debug_assert!(w > 0.0 && w.is_finite());
         let k = layout.k;
         self.dist[c] += w;
         self.seen += w;
-        let s = self.numeric.update(&x.entries, x.sparse, c, w);
+        let (s, grew) = self.numeric.update(&x.entries, x.sparse, c, w, locals);
         for (n, &i) in layout.nominal.iter().enumerate() {
             let AttrSlot::Nominal { offset, values } = layout.slots[i] else {
                 continue;
@@ -264,7 +272,8 @@ impl LeafNode {
                 nominal::update(&mut self.counts[offset..offset + len], k, v as usize, c, w);
             }
         }
-        self.cache.refresh(&self.dist, &self.numeric, x, c, s)
+        self.cache
+            .refresh(&self.dist, &self.numeric, x, locals, c, s, grew)
     }
 }
 

@@ -73,25 +73,58 @@ pub(super) struct Summary {
 pub(super) struct NumericStats {
     /// The number of numeric attributes (columns).
     pub d: usize,
+    /// The number of columns with cells (*local* columns): `d` when every column has its
+    /// cells (the identity: local column = column), else `cols.len()`.
+    width: usize,
+    /// The columns with cells, ascending (local column `l` is column `cols[l]`): those
+    /// with a non-zero or a missing value at the leaf; empty for the identity. A column
+    /// without cells has only zeros, exactly what cells of zeros would say (see
+    /// [`NumericStats::add_columns`]).
+    cols: Vec<u32>,
     /// Slot -> class; slot 0 (all classes) holds `u32::MAX`, the others ascend.
     classes: Vec<u32>,
     /// Per slot: the weight learned.
     pub seen: Vec<f64>,
     /// Per slot: the number of examples learned.
     pub count: Vec<u64>,
-    /// Per (slot, column), while the leaf has seen no zero and no missing value (`zeros`
-    /// false; empty after): the mean and M2 of the values (16 bytes: the non-zero weight
-    /// and count are the slot's).
+    /// Per (slot, local column), while the leaf has seen no zero and no missing value
+    /// (`zeros` false; empty after): the mean and M2 of the values (16 bytes: the non-zero
+    /// weight and count are the slot's).
     pub moments: Vec<[f64; 2]>,
-    /// Per (slot, column), from the first zero or missing value on (empty before): see
-    /// [`Summary`].
+    /// Per (slot, local column), from the first zero or missing value on (empty before):
+    /// see [`Summary`].
     pub cells: Vec<Summary>,
-    /// Per (slot, column): the smallest and the largest non-zero finite value.
+    /// Per (slot, local column): the smallest and the largest non-zero finite value.
     range: Vec<[f64; 2]>,
     /// Whether the leaf has learned an example with a zero or a missing value.
     pub zeros: bool,
-    /// Per (slot, column): the weight of the missing values (empty until one is seen).
+    /// Per (slot, local column): the weight of the missing values (empty until one is
+    /// seen).
     pub missing: Vec<f64>,
+}
+
+/// A leaf keeps cells for every column (the identity, no lookup) once the columns with a
+/// non-zero or missing value are at least `1 / IDENTITY_SHARE` of them: its memory is
+/// then at most this many times what the columns it has seen need.
+const IDENTITY_SHARE: usize = 2;
+
+/// `T`s laid out per (slot, local column) with `old` local columns, moved to `new` local
+/// columns, local column `l` going to `to[l]`, the new ones `T::default()` (exact
+/// capacity).
+fn relayout<T: Copy + Default>(
+    v: &[T],
+    slots: usize,
+    old: usize,
+    new: usize,
+    to: &[usize],
+) -> Vec<T> {
+    let mut out = vec![T::default(); slots * new];
+    for s in 0..slots {
+        for (l, &n) in to.iter().enumerate() {
+            out[s * new + n] = v[s * old + l];
+        }
+    }
+    out
 }
 
 /// The serialized form of [`NumericStats`] (its format before the cells).
@@ -139,8 +172,10 @@ impl TryFrom<StatsRepr> for NumericStats {
             }
             None => (r.moments, Vec::new(), false, Vec::new()),
         };
-        Ok(NumericStats {
+        let mut stats = NumericStats {
             d: r.d,
+            width: r.d,
+            cols: Vec::new(),
             classes: r.classes,
             seen: r.seen,
             count: r.count,
@@ -149,44 +184,65 @@ impl TryFrom<StatsRepr> for NumericStats {
             range: r.range,
             zeros,
             missing,
-        })
+        };
+        stats.compact();
+        Ok(stats)
     }
 }
 
-/// The means and M2, serialized as a sequence of pairs (from either layout).
-enum MomentsSeq<'a> {
-    Dense(&'a [[f64; 2]]),
-    Cells(&'a [Summary]),
+/// Per (slot, column) of every column (the serialized form is the identity's), what `f`
+/// makes of the cell at (slot, local column), or of `T::default()` for a column without
+/// cells.
+struct FullWidth<'a, T, F> {
+    stats: &'a NumericStats,
+    cells: &'a [T],
+    f: F,
 }
 
-impl Serialize for MomentsSeq<'_> {
+impl<T: Copy + Default, U: Serialize, F: Fn(T) -> U> Serialize for FullWidth<'_, T, F> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        match self {
-            MomentsSeq::Dense(m) => m.serialize(serializer),
-            MomentsSeq::Cells(c) => serializer.collect_seq(c.iter().map(|c| [c.mean, c.m2])),
+        use serde::ser::SerializeSeq;
+        let st = self.stats;
+        let (d, width) = (st.d, st.width);
+        let mut seq = serializer.serialize_seq(Some(st.slots() * d))?;
+        for s in 0..st.slots() {
+            let mut l = 0;
+            for j in 0..d {
+                let cell = if width == d {
+                    self.cells[s * width + j]
+                } else if l < width && st.cols[l] as usize == j {
+                    l += 1;
+                    self.cells[s * width + l - 1]
+                } else {
+                    T::default()
+                };
+                seq.serialize_element(&(self.f)(cell))?;
+            }
         }
-    }
-}
-
-/// The non-zero weights and counts of the cells, serialized as a sequence of [`NonZero`].
-struct NonZeroSeq<'a>(&'a [Summary]);
-
-impl Serialize for NonZeroSeq<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_seq(self.0.iter().map(|c| NonZero {
-            weight: c.weight,
-            touched: c.touched,
-        }))
+        seq.end()
     }
 }
 
 impl Serialize for NumericStats {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        type Full<'a, T, U> = FullWidth<'a, T, fn(T) -> U>;
+        #[derive(Serialize)]
+        #[serde(untagged)]
+        enum Moments<'a> {
+            Dense(Full<'a, [f64; 2], [f64; 2]>),
+            Cells(Full<'a, Summary, [f64; 2]>),
+        }
         #[derive(Serialize)]
         #[serde(rename = "Extra")]
         struct ExtraRef<'a> {
-            nonzero: NonZeroSeq<'a>,
-            missing: &'a [f64],
+            nonzero: Full<'a, Summary, NonZero>,
+            missing: Missing<'a>,
+        }
+        #[derive(Serialize)]
+        #[serde(untagged)]
+        enum Missing<'a> {
+            None(&'a [f64]),
+            Some(Full<'a, f64, f64>),
         }
         #[derive(Serialize)]
         #[serde(rename = "NumericStats")]
@@ -195,9 +251,16 @@ impl Serialize for NumericStats {
             classes: &'a [u32],
             seen: &'a [f64],
             count: &'a [u64],
-            moments: MomentsSeq<'a>,
-            range: &'a [[f64; 2]],
+            moments: Moments<'a>,
+            range: Full<'a, [f64; 2], [f64; 2]>,
             extra: Option<ExtraRef<'a>>,
+        }
+        fn full<'a, T, U>(
+            stats: &'a NumericStats,
+            cells: &'a [T],
+            f: fn(T) -> U,
+        ) -> Full<'a, T, U> {
+            FullWidth { stats, cells, f }
         }
         Repr {
             d: self.d,
@@ -205,14 +268,22 @@ impl Serialize for NumericStats {
             seen: &self.seen,
             count: &self.count,
             moments: if self.zeros {
-                MomentsSeq::Cells(&self.cells)
+                Moments::Cells(full(self, &self.cells, |c| [c.mean, c.m2]))
             } else {
-                MomentsSeq::Dense(&self.moments)
+                Moments::Dense(full(self, &self.moments, |m| m))
             },
-            range: &self.range,
+            range: full(self, &self.range, |r| r),
             extra: self.zeros.then(|| ExtraRef {
-                nonzero: NonZeroSeq(&self.cells),
-                missing: &self.missing,
+                nonzero: full(self, &self.cells, |c| NonZero {
+                    weight: c.weight,
+                    touched: c.touched,
+                }),
+                // (Empty until the first missing value.)
+                missing: if self.missing.is_empty() {
+                    Missing::None(&[])
+                } else {
+                    Missing::Some(full(self, &self.missing, |m| m))
+                },
             }),
         }
         .serialize(serializer)
@@ -227,7 +298,9 @@ impl NumericStats {
     /// (a damaged model file must be refused, not make a later read panic).
     pub fn check(&self, d: usize, k: usize) -> Result<(), String> {
         let slots = self.classes.len();
-        let cells = slots.checked_mul(d).ok_or("too many numeric cells")?;
+        let cells = slots
+            .checked_mul(self.width)
+            .ok_or("too many numeric cells")?;
         if self.d != d
             || slots == 0
             || self.classes[0] != ALL_CLASSES
@@ -236,6 +309,10 @@ impl NumericStats {
             || self.moments.len() != if self.zeros { 0 } else { cells }
             || self.cells.len() != if self.zeros { cells } else { 0 }
             || self.range.len() != cells
+            || self.width > d
+            || self.cols.len() != if self.width == d { 0 } else { self.width }
+            || !self.cols.windows(2).all(|w| w[0] < w[1])
+            || self.cols.last().is_some_and(|&c| c as usize >= d)
         {
             return Err("numeric statistics of inconsistent sizes".into());
         }
@@ -250,26 +327,131 @@ impl NumericStats {
         Ok(())
     }
 
-    /// Empty statistics for `d` numeric attributes.
+    /// Empty statistics for `d` numeric attributes (no column has cells yet).
     pub fn new(d: usize) -> Self {
         NumericStats {
             d,
+            width: 0,
+            cols: Vec::new(),
             classes: vec![ALL_CLASSES],
             seen: vec![0.0],
             count: vec![0],
-            moments: vec![[0.0; 2]; d],
+            moments: Vec::new(),
             cells: Vec::new(),
-            range: vec![[0.0; 2]; d],
+            range: Vec::new(),
             zeros: false,
             missing: Vec::new(),
         }
+    }
+
+    /// Keeps cells only for the columns with a non-zero or missing value (those with
+    /// only zeros have cells of zeros), or for every column when they are at least
+    /// `1 / IDENTITY_SHARE` of them: what the learning of the same examples gives.
+    fn compact(&mut self) {
+        debug_assert_eq!(self.width, self.d);
+        let d = self.d;
+        let keep: Vec<u32> = if self.count[0] == 0 {
+            Vec::new()
+        } else if !self.zeros {
+            return; // Every column had a non-zero value in every example.
+        } else {
+            (0..d)
+                .filter(|&j| self.cells[j].touched > 0)
+                .map(|j| j as u32)
+                .collect()
+        };
+        if IDENTITY_SHARE * keep.len() >= d {
+            return;
+        }
+        // Gather: local column `l` takes column `keep[l]`.
+        let slots = self.slots();
+        let w = keep.len();
+        fn gather<T: Copy>(v: &mut Vec<T>, slots: usize, d: usize, keep: &[u32]) {
+            if v.is_empty() {
+                return;
+            }
+            let mut out = Vec::with_capacity(slots * keep.len());
+            for s in 0..slots {
+                out.extend(keep.iter().map(|&j| v[s * d + j as usize]));
+            }
+            *v = out;
+        }
+        gather(&mut self.moments, slots, d, &keep);
+        gather(&mut self.cells, slots, d, &keep);
+        gather(&mut self.range, slots, d, &keep);
+        gather(&mut self.missing, slots, d, &keep);
+        self.width = w;
+        self.cols = keep;
+    }
+
+    /// Moves every per-(slot, local column) array to `new` local columns, local column
+    /// `l` going to `to[l]`.
+    fn relayout(&mut self, new: usize, to: &[usize]) {
+        let (slots, old) = (self.slots(), self.width);
+        if !self.zeros {
+            self.moments = relayout(&self.moments, slots, old, new, to);
+        } else {
+            self.cells = relayout(&self.cells, slots, old, new, to);
+        }
+        self.range = relayout(&self.range, slots, old, new, to);
+        if !self.missing.is_empty() {
+            self.missing = relayout(&self.missing, slots, old, new, to);
+        }
+        self.width = new;
+    }
+
+    /// Gives cells (of zeros: the column had only zeros) to the columns of `entries`
+    /// (ascending) that have none; `true` if some had none.
+    fn add_columns(&mut self, entries: &[(u32, f64)]) -> bool {
+        if self.width == self.d {
+            return false;
+        }
+        let mut at = 0;
+        let mut new = 0;
+        for &(col, _) in entries {
+            match self.cols[at..].binary_search(&col) {
+                Ok(p) => at += p + 1,
+                Err(p) => {
+                    at += p;
+                    new += 1;
+                }
+            }
+        }
+        if new == 0 {
+            return false;
+        }
+        // The merged columns, and where each old local column goes.
+        let width = self.width + new;
+        let identity = IDENTITY_SHARE * width >= self.d;
+        let mut merged = Vec::with_capacity(width);
+        let mut to = Vec::with_capacity(self.width);
+        let mut e = entries.iter().map(|&(c, _)| c).peekable();
+        for &c in &self.cols {
+            while let Some(n) = e.next_if(|&n| n < c) {
+                merged.push(n);
+            }
+            e.next_if(|&n| n == c);
+            to.push(if identity { c as usize } else { merged.len() });
+            merged.push(c);
+        }
+        merged.extend(e);
+        debug_assert_eq!(merged.len(), width);
+        if identity {
+            self.relayout(self.d, &to);
+            self.cols = Vec::new();
+        } else {
+            self.relayout(width, &to);
+            self.cols = merged;
+        }
+        true
     }
 
     /// The bytes of the statistics' vectors, counted by their lengths.
     #[inline]
     pub fn heap_bytes(&self) -> usize {
         use std::mem::size_of_val;
-        size_of_val(self.classes.as_slice())
+        size_of_val(self.cols.as_slice())
+            + size_of_val(self.classes.as_slice())
             + size_of_val(self.seen.as_slice())
             + size_of_val(self.count.as_slice())
             + size_of_val(self.moments.as_slice())
@@ -292,23 +474,52 @@ impl NumericStats {
         self.d
     }
 
+    /// The number of local columns (those with cells).
+    #[inline]
+    pub fn width(&self) -> usize {
+        self.width
+    }
+
+    /// Whether every column has cells (local column = column).
+    #[inline]
+    pub fn identity(&self) -> bool {
+        self.width == self.d
+    }
+
+    /// The local column of column `j`, `None` when it has no cells (only zeros so far).
+    #[inline(always)]
+    pub fn local(&self, j: usize) -> Option<usize> {
+        if self.width == self.d {
+            Some(j)
+        } else {
+            self.cols.binary_search(&(j as u32)).ok()
+        }
+    }
+
+    /// The column of local column `l`.
+    #[inline(always)]
+    pub fn column(&self, l: usize) -> usize {
+        if self.width == self.d {
+            l
+        } else {
+            self.cols[l] as usize
+        }
+    }
+
     /// The number of slots (the classes learned, plus slot 0).
     #[inline]
     pub fn slots(&self) -> usize {
         self.classes.len()
     }
 
-    /// The index of (slot `s`, column `j`) in the per-cell arrays (slot by slot, so that
-    /// the split of a slot's sums reads its cells in order).
-    #[cfg(test)]
-    fn at(&self, s: usize, j: usize) -> usize {
-        s * self.d + j
-    }
-
-    /// The summary of slot `s` at column `j` (from either layout).
+    /// The summary of slot `s` at column `j` (from either layout; zeros for a column
+    /// without cells).
     #[cfg(test)]
     fn cell(&self, s: usize, j: usize) -> Summary {
-        let i = self.at(s, j);
+        let Some(l) = self.local(j) else {
+            return Summary::default();
+        };
+        let i = s * self.width + l;
         if self.zeros {
             self.cells[i]
         } else {
@@ -322,11 +533,25 @@ impl NumericStats {
         }
     }
 
+    /// The range of slot `s` at column `j` (`[0, 0]` for a column without cells).
+    #[cfg(test)]
+    fn range_of(&self, s: usize, j: usize) -> [f64; 2] {
+        self.local(j)
+            .map_or([0.0; 2], |l| self.range[s * self.width + l])
+    }
+
+    /// The missing weight of slot `s` at column `j` (0 for a column without cells).
+    #[cfg(test)]
+    fn missing_of(&self, s: usize, j: usize) -> f64 {
+        self.local(j)
+            .map_or(0.0, |l| self.missing[s * self.width + l])
+    }
+
     /// Switches to [`Summary`] cells (the first zero or missing value): every example so
     /// far had a non-zero finite value everywhere, so each non-zero weight and count is
     /// the slot's.
     fn switch_to_cells(&mut self) {
-        let d = self.d;
+        let w = self.width;
         self.cells = self
             .moments
             .iter()
@@ -334,8 +559,8 @@ impl NumericStats {
             .map(|(i, &[mean, m2])| Summary {
                 mean,
                 m2,
-                weight: self.seen[i / d],
-                touched: self.count[i / d],
+                weight: self.seen[i / w],
+                touched: self.count[i / w],
             })
             .collect();
         self.moments = Vec::new();
@@ -360,7 +585,7 @@ impl NumericStats {
             Ok(p) => p + 1,
             Err(p) => {
                 let s = p + 1;
-                let d = self.d;
+                let d = self.width;
                 // Exact reservations: a leaf's memory is what `heap_bytes` counts, with no
                 // spare capacity from doubling.
                 self.classes.reserve_exact(1);
@@ -398,14 +623,37 @@ impl NumericStats {
     /// Adds an example of class `c` with weight `w` (finite, positive): `entries` are its
     /// non-zero or missing numeric values as `(column, value)`, ascending by column;
     /// `sparse` says whether some column is zero or missing (then it is not in `entries`
-    /// or has a non-finite value there). Returns the class's slot.
-    pub fn update(&mut self, entries: &[(u32, f64)], sparse: bool, c: usize, w: f64) -> usize {
+    /// or has a non-finite value there). Writes the local column of each entry into
+    /// `locals`. Returns the class's slot, and whether columns got cells (the local
+    /// columns moved).
+    pub fn update(
+        &mut self,
+        entries: &[(u32, f64)],
+        sparse: bool,
+        c: usize,
+        w: f64,
+        locals: &mut Vec<u32>,
+    ) -> (usize, bool) {
         debug_assert!(w > 0.0 && w.is_finite());
-        let s = self.slot_or_insert(c);
         if sparse && !self.zeros {
             self.switch_to_cells();
         }
-        let d = self.d;
+        let grew = self.add_columns(entries);
+        let s = self.slot_or_insert(c);
+        locals.clear();
+        if self.width == self.d {
+            locals.extend(entries.iter().map(|&(col, _)| col));
+        } else {
+            let mut at = 0;
+            for &(col, _) in entries {
+                // (Every column of `entries` has cells now.)
+                let p = self.cols[at..].binary_search(&col).unwrap_or_else(|p| p);
+                at += p;
+                locals.push(at as u32);
+                at += 1;
+            }
+        }
+        let d = self.width;
         let NumericStats {
             seen,
             moments,
@@ -417,17 +665,17 @@ impl NumericStats {
         } = self;
         if !*zeros {
             // Dense: every value is non-zero and finite; the non-zero weight is the slot's.
-            for &(col, v) in entries {
+            for (&(_, v), &l) in entries.iter().zip(locals.iter()) {
                 for slot in [0, s] {
-                    let i = slot * d + col as usize;
+                    let i = slot * d + l as usize;
                     let [mean, m2] = &mut moments[i];
                     welford(seen[slot], v, w, mean, m2, &mut range[i]);
                 }
             }
         } else {
-            for &(col, v) in entries {
+            for (&(_, v), &l) in entries.iter().zip(locals.iter()) {
                 for slot in [0, s] {
-                    let i = slot * d + col as usize;
+                    let i = slot * d + l as usize;
                     let cell = &mut cells[i];
                     cell.touched += 1;
                     if !v.is_finite() {
@@ -448,13 +696,13 @@ impl NumericStats {
             seen[slot] += w;
             count[slot] += 1;
         }
-        s
+        (s, grew)
     }
 
-    /// The folded summary of slot `s` at column `j` (see [`Folded`]).
+    /// The folded summary of slot `s` at local column `l` (see [`Folded`]).
     #[inline(always)]
-    pub fn folded(&self, s: usize, j: usize) -> Folded {
-        let i = s * self.d + j;
+    pub fn folded(&self, s: usize, l: usize) -> Folded {
+        let i = s * self.width + l;
         let seen = self.seen[s];
         if !self.zeros {
             let [m, m2] = self.moments[i];
@@ -466,63 +714,75 @@ impl NumericStats {
                 zeros: false,
             };
         }
-        let Summary {
-            mean: m,
-            m2,
-            weight: a,
-            touched,
-        } = self.cells[i];
-        if self.count[s] > touched {
-            // There were zeros: the known weight less the non-zero weight.
-            let n = if self.missing.is_empty() {
-                seen
-            } else {
-                seen - self.missing[i]
-            };
-            let z = (n - a).max(0.0);
-            if a <= 0.0 {
-                return Folded {
-                    n: z,
-                    r: 1.0 / z,
-                    mean: 0.0,
-                    m2: 0.0,
-                    zeros: true,
-                };
-            }
-            let r = 1.0 / n;
-            let mean = m * (a * r);
-            Folded {
-                n,
-                r,
-                mean,
-                m2: m2 + m * mean * z,
-                zeros: true,
-            }
+        let missing = if self.missing.is_empty() {
+            None
         } else {
-            Folded {
-                n: a,
-                r: 1.0 / a,
-                mean: m,
-                m2,
-                zeros: false,
-            }
-        }
+            Some(self.missing[i])
+        };
+        fold(&self.cells[i], missing, self.count[s], seen)
     }
 
-    /// The Gaussian summary of slot `s` at column `j`, zeros included (its weight is the
-    /// weight of the known values; an empty estimator when there was none).
+    /// The Gaussian summary of slot `s` at local column `l`, zeros included (its weight
+    /// is the weight of the known values; an empty estimator when there was none).
     #[inline]
-    pub fn estimator(&self, s: usize, j: usize) -> GaussianEstimator {
-        let f = self.folded(s, j);
+    pub fn estimator(&self, s: usize, l: usize) -> GaussianEstimator {
+        let f = self.folded(s, l);
         if f.n.is_nan() || f.n <= 0.0 {
             return GaussianEstimator::new();
         }
-        let [mut min, mut max] = self.range[s * self.d + j];
+        let [mut min, mut max] = self.range[s * self.width + l];
         if f.zeros {
             // (Without a non-zero value, min and max are still 0.)
             (min, max) = (min.min(0.0), max.max(0.0));
         }
         GaussianEstimator::from_parts(f.n, f.mean, f.m2, min, max)
+    }
+}
+
+/// The folded summary of a cell of a leaf that has seen zeros: `missing`, its missing
+/// weight (`None` while the leaf has seen no missing value); `count` and `seen`, its
+/// slot's.
+#[inline(always)]
+fn fold(cell: &Summary, missing: Option<f64>, count: u64, seen: f64) -> Folded {
+    let &Summary {
+        mean: m,
+        m2,
+        weight: a,
+        touched,
+    } = cell;
+    if count > touched {
+        // There were zeros: the known weight less the non-zero weight.
+        let n = match missing {
+            None => seen,
+            Some(missing) => seen - missing,
+        };
+        let z = (n - a).max(0.0);
+        if a <= 0.0 {
+            return Folded {
+                n: z,
+                r: 1.0 / z,
+                mean: 0.0,
+                m2: 0.0,
+                zeros: true,
+            };
+        }
+        let r = 1.0 / n;
+        let mean = m * (a * r);
+        Folded {
+            n,
+            r,
+            mean,
+            m2: m2 + m * mean * z,
+            zeros: true,
+        }
+    } else {
+        Folded {
+            n: a,
+            r: 1.0 / a,
+            mean: m,
+            m2,
+            zeros: false,
+        }
     }
 }
 
@@ -602,7 +862,7 @@ mod tests {
                 .map(|(j, &v)| (j as u32, v))
                 .collect();
             let sparse = entries.len() < d || entries.iter().any(|(_, v)| !v.is_finite());
-            stats.update(&entries, sparse, *c, *w);
+            stats.update(&entries, sparse, *c, *w, &mut Vec::new());
         }
         stats
     }
@@ -624,7 +884,11 @@ mod tests {
                             g.update(x[j], *w);
                         }
                     }
-                    let e = stats.estimator(s, j);
+                    let Some(l) = stats.local(j) else {
+                        assert_eq!(g.max(), 0.0, "slot {s} column {j} without cells");
+                        continue;
+                    };
+                    let e = stats.estimator(s, l);
                     let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * (1.0 + b.abs());
                     assert!(close(e.weight(), g.weight()), "slot {s} column {j}");
                     assert!(close(e.mean(), g.mean()), "slot {s} column {j}");
@@ -673,13 +937,13 @@ mod tests {
                 for j in 0..d {
                     let c = stats.cell(s, j);
                     moments.push([c.mean, c.m2]);
-                    range.push(stats.range[stats.at(s, j)]);
+                    range.push(stats.range_of(s, j));
                     nonzero.push(NonZero {
                         weight: c.weight,
                         touched: c.touched,
                     });
                     if missing {
-                        miss.push(stats.missing[stats.at(s, j)]);
+                        miss.push(stats.missing_of(s, j));
                     }
                 }
             }
