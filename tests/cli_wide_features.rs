@@ -100,3 +100,107 @@ fn a_leaf_s_memory_follows_the_features_it_has_seen_not_the_dimension() {
     }
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// Runs flowboost with `args`; it must succeed. Returns its standard output.
+fn stdout_of(args: &[&str]) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_flowboost"))
+        .args(args)
+        .output()
+        .expect("the flowboost binary runs");
+    assert!(
+        out.status.success(),
+        "flowboost {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// A model of the wide stream is written at the size its leaves have in memory (model
+/// format 4's compact leaves; before, every leaf was written at full width: about 100 MB
+/// per leaf for this file; what is left is each tree's list of the attributes it looks
+/// at), and a run resumed from a model saved mid-stream predicts what
+/// the uninterrupted run predicts, bit for bit.
+#[test]
+fn a_wide_stream_s_model_file_follows_the_features_too_and_resumes_exactly() {
+    let dir = temp_dir("wide-model");
+    let data = dir.join("wide.libsvm");
+    write_wide(&data);
+    let data = data.to_str().unwrap();
+    let model = dir.join("model.fbm");
+    let model = model.to_str().unwrap();
+    let full = dir.join("full.pred");
+    let rest = dir.join("rest.pred");
+    let algo = [
+        "--algo",
+        "oza",
+        "--weak",
+        "vfdt",
+        "--tree-params",
+        "default",
+    ];
+    // The whole stream, its predictions, the model saved at the end.
+    let mut args = vec![
+        "eval",
+        "--data",
+        data,
+        "--predictions",
+        full.to_str().unwrap(),
+        "--save-model",
+        model,
+    ];
+    args.extend_from_slice(&algo);
+    stdout_of(&args);
+    // Its first 150 events (feature 1,000,000 among them), the model saved.
+    let first = dir.join("first.fbm");
+    let head = dir.join("head.libsvm");
+    let text = std::fs::read_to_string(data).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    std::fs::write(&head, lines[..150].join("\n") + "\n").unwrap();
+    let mut args = vec![
+        "eval",
+        "--data",
+        head.to_str().unwrap(),
+        "--save-model",
+        first.to_str().unwrap(),
+    ];
+    args.extend_from_slice(&algo);
+    stdout_of(&args);
+    // Each of the 10 trees writes the attributes it looks at (its layout: about 16 bytes
+    // per attribute, a million here); its leaves must add little to that. At full width,
+    // each leaf alone would take about 100 MB.
+    let bytes = std::fs::metadata(model).unwrap().len();
+    let layouts = 10 * 24 * 1_000_000;
+    assert!(
+        bytes < layouts + (16 << 20),
+        "the wide stream's model file takes {bytes} bytes"
+    );
+    let inspect = stdout_of(&["inspect", model]);
+    assert!(inspect.contains("leaves"), "{inspect}");
+    // Resumed from the model after 150 events: the last 150 predictions are the
+    // uninterrupted run's.
+    stdout_of(&[
+        "eval",
+        "--data",
+        data,
+        "--load-model",
+        first.to_str().unwrap(),
+        "--resume",
+        "--predictions",
+        rest.to_str().unwrap(),
+    ]);
+    let full = std::fs::read_to_string(&full).unwrap();
+    let rest = std::fs::read_to_string(&rest).unwrap();
+    let full: Vec<&str> = full.lines().collect();
+    let rest: Vec<&str> = rest.lines().collect();
+    assert_eq!(
+        rest.len(),
+        150,
+        "the resumed run predicts the last 150 events"
+    );
+    assert_eq!(
+        rest[..],
+        full[full.len() - 150..],
+        "the resumed run predicts otherwise"
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}

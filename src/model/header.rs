@@ -9,8 +9,10 @@ pub const MAGIC: &[u8; 16] = b"FLOWBOOST MODEL\n";
 /// The format version this build writes (and the newest it reads). Version 2: the
 /// Hoeffding trees keep sparse-aware, class-sparse leaf statistics. Version 3: a tree may
 /// hold leaves deactivated by its memory budget (`--max-model-bytes`), a node variant
-/// version 2 readers do not know; version 2 files load unchanged.
-pub const FORMAT_VERSION: u32 = 3;
+/// version 2 readers do not know; version 2 files load unchanged. Version 4: a tree leaf
+/// that keeps statistics for some of its columns only (a wide sparse stream) is written at
+/// that size, another node variant; version 2 and 3 files load unchanged.
+pub const FORMAT_VERSION: u32 = 4;
 
 /// The oldest format version this build reads (version 1's trees are not readable).
 pub const OLDEST_FORMAT_VERSION: u32 = 2;

@@ -258,8 +258,20 @@ fn node_variants_keep_their_serialized_indices() {
         dist: vec![1.0; 3],
         used: Vec::new(),
     });
-    for (node, variant) in [(leaf, 0u8), (split, 1), (inactive, 2)] {
-        assert_eq!(postcard::to_stdvec(&node).unwrap()[0], variant);
+    // A leaf with cells for every column (it has learned dense examples) is written as
+    // before; a fresh leaf, with cells for no column, in the compact form (format 4).
+    let mut tree = HoeffdingTree::new(&schema(), config(), 11);
+    learn_checked(&mut tree, &stream(5, 50));
+    let full = tree
+        .nodes
+        .iter()
+        .find(|n| matches!(n, Node::Leaf(l) if !l.numeric.is_compact()))
+        .expect("a leaf with every column")
+        .clone();
+    for (node, variant) in [(full, 0u8), (split, 1), (inactive, 2), (leaf, 3)] {
+        let bytes = postcard::to_stdvec(&node).unwrap();
+        assert_eq!(bytes[0], variant);
+        assert_eq!(postcard::from_bytes::<Node>(&bytes).unwrap(), node);
     }
 }
 

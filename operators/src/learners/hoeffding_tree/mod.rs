@@ -209,6 +209,10 @@ impl TreeState {
                     leaf.numeric
                         .check(d, k)
                         .map_err(|e| format!("tree leaf {n}: {e}"))?;
+                    // Every example a leaf learns goes into its numeric statistics.
+                    if d > 0 && leaf.seen > 0.0 && leaf.numeric.count[0] == 0 {
+                        return Err(format!("tree leaf {n} learned without statistics"));
+                    }
                 }
                 Node::Inactive(leaf) => {
                     leaves += 1;

@@ -4,7 +4,7 @@
 
 use super::naive_bayes::LeafCache;
 use super::nominal;
-use super::stats::NumericStats;
+use super::stats::{CompactStats, CompactStatsRef, NumericStats};
 use crate::data::{AttributeKind, Features, Schema};
 use serde::{Deserialize, Serialize};
 
@@ -348,8 +348,12 @@ impl InactiveLeaf {
 /// A node of the tree.
 ///
 /// Serialized as an enum whose variants keep their order (`Leaf` 0, `Split` 1,
-/// `Inactive` 2): model files written before `Inactive` existed still load.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// `Inactive` 2, `CompactLeaf` 3): model files written before `Inactive` existed still
+/// load. A leaf whose statistics keep cells for some columns only is written as
+/// `CompactLeaf` (model format 4), at its size in memory; a leaf with cells for every
+/// column as `Leaf`, as before. Both read back into [`Node::Leaf`].
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(from = "NodeRepr")]
 pub(super) enum Node {
     /// A leaf (boxed: it is much larger than a split node).
     Leaf(Box<LeafNode>),
@@ -357,6 +361,107 @@ pub(super) enum Node {
     Split(SplitNode),
     /// A leaf deactivated by the memory budget.
     Inactive(InactiveLeaf),
+}
+
+/// How a [`Node`] is written (a temporary, one at a time).
+#[allow(clippy::large_enum_variant)]
+#[derive(Serialize)]
+#[serde(rename = "Node")]
+enum NodeRef<'a> {
+    Leaf(&'a LeafNode),
+    Split(&'a SplitNode),
+    Inactive(&'a InactiveLeaf),
+    CompactLeaf(CompactLeafRef<'a>),
+}
+
+/// A leaf in the compact form: [`LeafNode`]'s state with its statistics in
+/// [`CompactStatsRef`] form.
+#[derive(Serialize)]
+#[serde(rename = "CompactLeaf")]
+struct CompactLeafRef<'a> {
+    depth: usize,
+    dist: &'a [f64],
+    seen: f64,
+    seen_at_last_attempt: f64,
+    mc_correct: f64,
+    nb_correct: f64,
+    numeric: CompactStatsRef<'a>,
+    counts: &'a [f64],
+    used: &'a [usize],
+}
+
+/// How a [`Node`] is read.
+#[derive(Deserialize)]
+#[serde(rename = "Node")]
+enum NodeRepr {
+    Leaf(Box<LeafNode>),
+    Split(SplitNode),
+    Inactive(InactiveLeaf),
+    CompactLeaf(Box<CompactLeaf>),
+}
+
+/// What [`CompactLeafRef`] writes, read back.
+#[derive(Deserialize)]
+#[serde(rename = "CompactLeaf")]
+struct CompactLeaf {
+    depth: usize,
+    dist: Vec<f64>,
+    seen: f64,
+    seen_at_last_attempt: f64,
+    mc_correct: f64,
+    nb_correct: f64,
+    numeric: CompactStats,
+    counts: Vec<f64>,
+    used: Vec<usize>,
+}
+
+impl Serialize for Node {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Node::Leaf(leaf) if leaf.numeric.is_compact() => NodeRef::CompactLeaf(CompactLeafRef {
+                depth: leaf.depth,
+                dist: &leaf.dist,
+                seen: leaf.seen,
+                seen_at_last_attempt: leaf.seen_at_last_attempt,
+                mc_correct: leaf.mc_correct,
+                nb_correct: leaf.nb_correct,
+                numeric: leaf.numeric.compact_form(),
+                counts: &leaf.counts,
+                used: &leaf.used,
+            }),
+            Node::Leaf(leaf) => NodeRef::Leaf(leaf),
+            Node::Split(split) => NodeRef::Split(split),
+            Node::Inactive(leaf) => NodeRef::Inactive(leaf),
+        }
+        .serialize(serializer)
+    }
+}
+
+impl From<NodeRepr> for Node {
+    fn from(repr: NodeRepr) -> Self {
+        match repr {
+            NodeRepr::Leaf(leaf) => Node::Leaf(leaf),
+            NodeRepr::Split(split) => Node::Split(split),
+            NodeRepr::Inactive(leaf) => Node::Inactive(leaf),
+            NodeRepr::CompactLeaf(c) => {
+                let c = *c;
+                // The cache is rebuilt with the tree (`TryFrom<TreeState>`), after the
+                // statistics are checked.
+                Node::Leaf(Box::new(LeafNode {
+                    depth: c.depth,
+                    dist: c.dist,
+                    seen: c.seen,
+                    seen_at_last_attempt: c.seen_at_last_attempt,
+                    mc_correct: c.mc_correct,
+                    nb_correct: c.nb_correct,
+                    numeric: c.numeric.into(),
+                    counts: c.counts,
+                    used: c.used,
+                    cache: LeafCache::default(),
+                }))
+            }
+        }
+    }
 }
 
 impl Node {

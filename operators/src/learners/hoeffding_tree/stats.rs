@@ -51,7 +51,7 @@ struct Extra {
 /// 32 bytes (one cache line holds two): the mean and M2 (weighted sum of squared
 /// deviations) of the non-zero finite values, their weight, and the number of examples
 /// with a non-zero or missing value.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[repr(C)]
 pub(super) struct Summary {
     /// The mean of the non-zero finite values.
@@ -146,7 +146,8 @@ impl TryFrom<StatsRepr> for NumericStats {
     fn try_from(r: StatsRepr) -> Result<Self, String> {
         let cells = r.moments.len();
         let slots = r.seen.len();
-        if r.count.len() != slots
+        if slots == 0
+            || r.count.len() != slots
             || slots.checked_mul(r.d) != Some(cells)
             || r.range.len() != cells
             || r.extra.as_ref().is_some_and(|e| {
@@ -290,6 +291,62 @@ impl Serialize for NumericStats {
     }
 }
 
+/// The compact serialized form of [`NumericStats`] (model format 4): the columns with
+/// cells and the arrays per (slot, local column) as they are in memory, so a leaf that has
+/// seen a few of many columns is written (and read) at the size it has. Written for the
+/// leaves whose columns are not the identity (see [`NumericStats::is_compact`]); checked
+/// with the tree, like the full form ([`NumericStats::check`]).
+#[derive(Serialize)]
+#[serde(rename = "CompactStats")]
+pub(super) struct CompactStatsRef<'a> {
+    d: usize,
+    width: usize,
+    cols: &'a [u32],
+    classes: &'a [u32],
+    seen: &'a [f64],
+    count: &'a [u64],
+    zeros: bool,
+    moments: &'a [[f64; 2]],
+    cells: &'a [Summary],
+    range: &'a [[f64; 2]],
+    missing: &'a [f64],
+}
+
+/// What [`CompactStatsRef`] writes, read back.
+#[derive(Deserialize)]
+#[serde(rename = "CompactStats")]
+pub(super) struct CompactStats {
+    d: usize,
+    width: usize,
+    cols: Vec<u32>,
+    classes: Vec<u32>,
+    seen: Vec<f64>,
+    count: Vec<u64>,
+    zeros: bool,
+    moments: Vec<[f64; 2]>,
+    cells: Vec<Summary>,
+    range: Vec<[f64; 2]>,
+    missing: Vec<f64>,
+}
+
+impl From<CompactStats> for NumericStats {
+    fn from(c: CompactStats) -> Self {
+        NumericStats {
+            d: c.d,
+            width: c.width,
+            cols: c.cols,
+            classes: c.classes,
+            seen: c.seen,
+            count: c.count,
+            moments: c.moments,
+            cells: c.cells,
+            range: c.range,
+            zeros: c.zeros,
+            missing: c.missing,
+        }
+    }
+}
+
 /// The class of slot 0.
 const ALL_CLASSES: u32 = u32::MAX;
 
@@ -321,10 +378,41 @@ impl NumericStats {
         {
             return Err("numeric statistics of unknown or unordered classes".into());
         }
+        // A leaf that has learned only non-zero values has cells for every column.
+        // (Without a column, it has learned nothing: one slot, empty.)
+        if !self.zeros
+            && self.width != d
+            && (slots != 1 || self.count[0] != 0 || self.seen[0] != 0.0)
+        {
+            return Err("numeric statistics without zeros but without every column".into());
+        }
         if !(self.missing.is_empty() || self.zeros && self.missing.len() == cells) {
             return Err("numeric statistics of inconsistent sizes (zeros, missing)".into());
         }
         Ok(())
+    }
+
+    /// Whether some columns have no cells (a local column table, or none at all while
+    /// the leaf has learned nothing): the leaf is then written in the compact form.
+    pub fn is_compact(&self) -> bool {
+        self.width < self.d
+    }
+
+    /// The compact serialized form (see [`CompactStatsRef`]).
+    pub fn compact_form(&self) -> CompactStatsRef<'_> {
+        CompactStatsRef {
+            d: self.d,
+            width: self.width,
+            cols: &self.cols,
+            classes: &self.classes,
+            seen: &self.seen,
+            count: &self.count,
+            zeros: self.zeros,
+            moments: &self.moments,
+            cells: &self.cells,
+            range: &self.range,
+            missing: &self.missing,
+        }
     }
 
     /// Empty statistics for `d` numeric attributes (no column has cells yet).
