@@ -254,7 +254,7 @@ pub fn pair_updates(pair: &Pairing, t: u64, config: &JoinConfig) -> Vec<FactUpda
 /// With the click window ([`JoinConfig::window`]) an event does not pair with its first
 /// feedback record: the event waits and its records are held until the `Gone` marker of
 /// its own position arrives (the window's close, `ttl` epochs after the event's); then it
-/// pairs with its records merged into one ([`merge_clicks`]), or, with none, with a "no
+/// pairs with its records merged into one (`window_feedback`), or, with none, with a "no
 /// click" made at the close ([`Pairing::no_click`]). Records with a `Gone` marker and no
 /// event are late; more events with the id are duplicates.
 pub fn classify(facts: &[&JoinFact], config: &JoinConfig, out: &mut Vec<Outcome>) {
