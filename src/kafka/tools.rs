@@ -294,10 +294,22 @@ fn produce(a: ProduceArgs) -> Result<(), String> {
     crate::cli::output::print_json(&summary)
 }
 
+/// The simulated clock of `kafka produce --generator clicks`: impression `i` has the
+/// record timestamp `CLICK_BASE_MS + i` (one impression per millisecond), fixed rather than
+/// the wall clock so that a replay of the same log is the same data.
+pub const CLICK_BASE_MS: i64 = 1_600_000_000_000;
+
+/// The record timestamp of impression `i`, and of the clicks produced right after it.
+pub fn click_timestamp(i: u64) -> i64 {
+    CLICK_BASE_MS.saturating_add(i64::try_from(i).unwrap_or(i64::MAX))
+}
+
 /// `kafka produce --generator clicks`: the click simulator's impressions as unlabeled
 /// events on the topic, their clicks as logged-click records on the feedback topic, each
 /// produced after impression `i + d` (`d` its delay); clicks still due at the end follow
-/// the last impression.
+/// the last impression. Every record has the simulated time of the impression it follows
+/// as its timestamp ([`click_timestamp`]): impression `i` and a click due after it get
+/// `CLICK_BASE_MS + i` ms, whatever `--rate`.
 fn produce_clicks(a: ProduceArgs) -> Result<(), String> {
     use crate::eval::ClickEncoder;
     use flowboost_connectors::generators::clicks::{ClickSimConfig, ClickSimulator, LoggingPolicy};
@@ -333,11 +345,13 @@ fn produce_clicks(a: ProduceArgs) -> Result<(), String> {
                 if entry.key().0 > now {
                     break;
                 }
+                let at = entry.key().0;
                 let r = entry.remove();
                 clicks_sink
-                    .send(
+                    .send_at(
                         Some(r.id.to_string().as_bytes()),
                         r.json().to_string().as_bytes(),
+                        click_timestamp(at),
                     )
                     .map_err(|e| e.to_string())?;
                 *records += 1;
@@ -354,8 +368,12 @@ fn produce_clicks(a: ProduceArgs) -> Result<(), String> {
             }
         }
         let (event, due_clicks) = encoder.encode(i, &imp);
-        sink.send(Some(i.to_string().as_bytes()), event.to_string().as_bytes())
-            .map_err(|e| e.to_string())?;
+        sink.send_at(
+            Some(i.to_string().as_bytes()),
+            event.to_string().as_bytes(),
+            click_timestamp(i),
+        )
+        .map_err(|e| e.to_string())?;
         events += 1;
         clicked += u64::from(!due_clicks.is_empty());
         for (n, (d, r)) in due_clicks.into_iter().enumerate() {
