@@ -152,6 +152,11 @@ pub fn seconds(s: &str) -> Result<f64, String> {
 }
 
 /// A duration in milliseconds: an integer from 0 to [`MAX_SECONDS`] * 1000.
+/// `kafka produce --timestamp-base`: 0 or more (milliseconds since the epoch).
+pub fn non_negative_i64(s: &str) -> Result<i64, String> {
+    integer(s, 0, i64::MAX as u64).map(|n| n as i64)
+}
+
 /// `--merge-block-ms`: 1 ms to [`MAX_SECONDS`] (a block of record timestamps; kept as the
 /// job's `i64`).
 pub fn merge_block_ms(s: &str) -> Result<i64, String> {

@@ -80,6 +80,13 @@ pub struct ProduceArgs {
     /// a click of impression i with delay d is produced after impression i + d.
     #[arg(long, default_value_t = 0.0, value_name = "D")]
     pub click_delay: f64,
+    /// --generator clicks: the simulated clock's start, in milliseconds since the epoch:
+    /// impression i (and a click produced right after it) has the record timestamp
+    /// MS + i. Default: the wall clock rounded down to the hour (records older than a
+    /// topic's retention would be deleted), so two logs of the same seed differ by a whole
+    /// number of hours: the same order under any --merge-block-ms that divides an hour.
+    #[arg(long, value_name = "MS", value_parser = crate::cli::limits::non_negative_i64)]
+    pub timestamp_base: Option<i64>,
     /// Every K-th event is sent without its label (0: none)...
     #[arg(long, default_value_t = 0, value_name = "K")]
     pub unlabeled_every: u64,
@@ -294,14 +301,23 @@ fn produce(a: ProduceArgs) -> Result<(), String> {
     crate::cli::output::print_json(&summary)
 }
 
-/// The simulated clock of `kafka produce --generator clicks`: impression `i` has the
-/// record timestamp `CLICK_BASE_MS + i` (one impression per millisecond), fixed rather than
-/// the wall clock so that a replay of the same log is the same data.
-pub const CLICK_BASE_MS: i64 = 1_600_000_000_000;
+/// The simulated clock of `kafka produce --generator clicks` advances one millisecond per
+/// impression; by default it starts at the wall clock rounded down to a multiple of this
+/// (an hour), so that logs of the same seed differ by whole hours (`--timestamp-base`
+/// fixes it).
+pub const CLICK_BASE_ROUNDING_MS: i64 = 3_600_000;
+
+/// The default start of the simulated clock: now, rounded down to the hour.
+fn click_base_now() -> i64 {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+    now - now.rem_euclid(CLICK_BASE_ROUNDING_MS)
+}
 
 /// The record timestamp of impression `i`, and of the clicks produced right after it.
-pub fn click_timestamp(i: u64) -> i64 {
-    CLICK_BASE_MS.saturating_add(i64::try_from(i).unwrap_or(i64::MAX))
+pub fn click_timestamp(base: i64, i: u64) -> i64 {
+    base.saturating_add(i64::try_from(i).unwrap_or(i64::MAX))
 }
 
 /// `kafka produce --generator clicks`: the click simulator's impressions as unlabeled
@@ -309,7 +325,8 @@ pub fn click_timestamp(i: u64) -> i64 {
 /// produced after impression `i + d` (`d` its delay); clicks still due at the end follow
 /// the last impression. Every record has the simulated time of the impression it follows
 /// as its timestamp ([`click_timestamp`]): impression `i` and a click due after it get
-/// `CLICK_BASE_MS + i` ms, whatever `--rate`.
+/// `base + i` ms (`--timestamp-base`, by default the hour it starts in), whatever
+/// `--rate`.
 fn produce_clicks(a: ProduceArgs) -> Result<(), String> {
     use crate::eval::ClickEncoder;
     use flowboost_connectors::generators::clicks::{ClickSimConfig, ClickSimulator, LoggingPolicy};
@@ -324,6 +341,7 @@ fn produce_clicks(a: ProduceArgs) -> Result<(), String> {
     sim_config.logging = LoggingPolicy::parse(&a.logging_policy)?;
     sim_config.click_delay = a.click_delay;
     sim_config.validate()?;
+    let base = a.timestamp_base.unwrap_or_else(click_base_now);
     let mut encoder = ClickEncoder::new(&sim_config)?;
     let sim = ClickSimulator::new(sim_config)?;
     let config = KafkaConfig::new(a.brokers.clone());
@@ -351,7 +369,7 @@ fn produce_clicks(a: ProduceArgs) -> Result<(), String> {
                     .send_at(
                         Some(r.id.to_string().as_bytes()),
                         r.json().to_string().as_bytes(),
-                        click_timestamp(at),
+                        click_timestamp(base, at),
                     )
                     .map_err(|e| e.to_string())?;
                 *records += 1;
@@ -371,7 +389,7 @@ fn produce_clicks(a: ProduceArgs) -> Result<(), String> {
         sink.send_at(
             Some(i.to_string().as_bytes()),
             event.to_string().as_bytes(),
-            click_timestamp(i),
+            click_timestamp(base, i),
         )
         .map_err(|e| e.to_string())?;
         events += 1;
@@ -394,6 +412,7 @@ fn produce_clicks(a: ProduceArgs) -> Result<(), String> {
         "clicks": clicks,
         "feedback": records,
         "seconds": start.elapsed().as_secs_f64(),
+        "timestamp_base_ms": base,
     });
     crate::cli::output::print_json(&summary)
 }
