@@ -817,6 +817,68 @@ mod tests {
                 want.sort_by_key(|&(s, p, k, o)| (k.div_euclid(block), s, p, k, o));
                 prop_assert_eq!(got, want);
             }
+
+            /// A restart at any cut of the sequence (a checkpoint: every record before it
+            /// stamped, each partition resuming at its first record not stamped) goes on
+            /// exactly as the uninterrupted merge: with the clamp restored (the key of each
+            /// partition's last record stamped, as a checkpoint names it), keys and order
+            /// alike; without it, the order still (only the partition of the last record
+            /// stamped can have keys below its clamp, and those records come next anyway).
+            #[test]
+            fn a_restart_at_any_cut_continues_the_timed_order(
+                (parts, order, releases, block) in timed_replay(),
+                cut in 0.0f64..1.0,
+            ) {
+                let whole = merge_timed(&parts, &order, &releases, block);
+                let k = (cut * whole.len() as f64) as usize;
+                let ids: Vec<(StreamId, i32)> = (0..parts.len())
+                    .map(|i| ((i % 2) as StreamId, (i / 2) as i32))
+                    .collect();
+                for restore in [true, false] {
+                    let mut m: Merger<()> =
+                        Merger::with_order(ids.iter().copied(), block, MergeOrder::Timestamps);
+                    for (i, &(s, p)) in ids.iter().enumerate() {
+                        let stamped: Vec<&(u8, i32, i64, i64)> = whole[..k]
+                            .iter()
+                            .filter(|r| r.0 == s && r.1 == p)
+                            .collect();
+                        let next = stamped.len();
+                        if restore && let Some(last) = stamped.last() {
+                            m.restore_key(s, p, last.2);
+                        }
+                        m.push(Raw::Progress {
+                            stream: s,
+                            partition: p,
+                            position: next as i64,
+                            caught_up: false,
+                            backlog_end: parts[i].len() as i64,
+                        });
+                        for (o, &t) in parts[i].iter().enumerate().skip(next) {
+                            m.push(super::stamped(s, p, o as i64, t));
+                        }
+                        m.push(Raw::Progress {
+                            stream: s,
+                            partition: p,
+                            position: parts[i].len() as i64,
+                            caught_up: true,
+                            backlog_end: parts[i].len() as i64,
+                        });
+                    }
+                    let rest: Vec<(u8, i32, i64, i64)> = m
+                        .release()
+                        .into_iter()
+                        .map(|r| (r.stream, r.partition, r.key, r.offset))
+                        .collect();
+                    if restore {
+                        prop_assert_eq!(&rest[..], &whole[k..]);
+                    } else {
+                        let without_keys = |v: &[(u8, i32, i64, i64)]| {
+                            v.iter().map(|r| (r.0, r.1, r.3)).collect::<Vec<_>>()
+                        };
+                        prop_assert_eq!(without_keys(&rest), without_keys(&whole[k..]));
+                    }
+                }
+            }
         }
     }
 }
