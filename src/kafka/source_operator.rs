@@ -397,3 +397,36 @@ pub fn kafka_source<'scope>(
     });
     stream
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use flowboost_connectors::kafka::SourceRecord;
+
+    fn record(timestamp_ms: Option<i64>) -> SourceRecord {
+        SourceRecord {
+            partition: 0,
+            offset: 7,
+            key: Some(b"k".to_vec()),
+            payload: b"{}".to_vec(),
+            timestamp_ms,
+        }
+    }
+
+    #[test]
+    fn a_record_without_a_timestamp_is_a_dead_letter_only_when_ordered_by_time() {
+        assert_eq!(missing_timestamp(MergeOrder::Offsets, &record(None)), None);
+        assert_eq!(
+            missing_timestamp(MergeOrder::Timestamps, &record(Some(5))),
+            None
+        );
+        match missing_timestamp(MergeOrder::Timestamps, &record(None)) {
+            Some(RecordBody::Dead(d)) => {
+                assert_eq!(d.kind, NO_TIMESTAMP);
+                assert_eq!(d.key.as_deref(), Some(&b"k"[..]));
+                assert_eq!(d.payload, b"{}");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+}
