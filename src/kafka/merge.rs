@@ -230,12 +230,15 @@ impl<B> Merger<B> {
         key.div_euclid(self.block).saturating_mul(self.block)
     }
 
-    /// The partitions that hold the release back now (timestamps: not caught up, and
-    /// their last key is in the lowest block held back): the merge lets them read past
-    /// their read limit, since no record is released until they leave that block.
+    /// With [`MergeOrder::Timestamps`], the partitions that hold the release back now
+    /// (not caught up, and their last key is in the lowest block held back), with their
+    /// next offset: the merge lets them read past their read limit, since a block of
+    /// milliseconds may hold more records than the read-ahead and nothing is released
+    /// until they leave it. None with offsets (a block of offsets is at most half the
+    /// read-ahead).
     pub fn holding_back(&self) -> Vec<(StreamId, i32, i64)> {
         let bound = self.bound(false);
-        if bound == i64::MIN || bound == i64::MAX {
+        if self.order == MergeOrder::Offsets || bound == i64::MIN || bound == i64::MAX {
             return Vec::new();
         }
         self.parts
