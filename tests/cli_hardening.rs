@@ -117,6 +117,10 @@ fn nonsense_values_are_errors_naming_the_option() {
     for (option, value) in [
         ("--merge-block", "0"),
         ("--merge-block", "-5"),
+        ("--merge-block-ms", "0"),
+        ("--merge-block-ms", "-5"),
+        ("--merge-block-ms", "1000000000001"),
+        ("--merge-order", "arrival"),
         ("--pending-ttl", "0"),
         ("--feedback-lag", "0"),
         ("--max-epochs-in-flight", "0"),
@@ -360,6 +364,8 @@ fn a_libsvm_file_with_a_bad_line_is_not_read_as_csv() {
 fn kafka_only_options_on_a_generator_are_an_error() {
     for (option, value) in [
         ("--merge-block", "5"),
+        ("--merge-order", "timestamps"),
+        ("--merge-block-ms", "10"),
         ("--max-read-ahead", "500"),
         ("--idle-pause-ms", "5"),
         ("--exit-when-idle", "1"),

@@ -5,7 +5,10 @@
 //! log implies (computed here from the generator itself): every clicked impression joined,
 //! every other one learned as "no click", click records beyond an impression's first
 //! merged into it (counted as repeated), nothing late with a window that covers the
-//! backlog.
+//! backlog. With `--merge-order timestamps` (the records' timestamps are the simulated
+//! clock) a short window suffices: the clicks come where they happened, and the join's
+//! counts, late clicks included, are those the simulator's log implies with the window
+//! measured on that clock; the offsets order, on the same log and window, loses most.
 
 mod common;
 
@@ -13,7 +16,7 @@ use common::kafka::{brokers, create};
 use common::{flowboost, last_json, temp_dir};
 use flowboost::connectors::generators::clicks::{ClickSimConfig, ClickSimulator};
 use flowboost::connectors::kafka::testing::unique_name;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 const N: u64 = 1500;
 const DELAY: f64 = 5.0;
@@ -165,4 +168,183 @@ fn a_simulated_click_log_is_learned_alike_on_1_and_2_workers_with_the_no_click_r
     // The model learned: the last predictions' model version counts the learning passes.
     let last: serde_json::Value = serde_json::from_str(runs[0].0.last().unwrap()).unwrap();
     assert!(last["model_version"].as_u64().unwrap() > 0, "{last}");
+}
+
+const TIMED_N: u64 = 3000;
+const TIMED_DELAY: f64 = 20.0;
+const TIMED_SEED: u64 = 11;
+const TIMED_BATCH: u64 = 32;
+/// A window of a few hundred events: 4 epochs of 32 inputs (events and clicks).
+const TIMED_TTL: u64 = 100;
+
+/// The join's counts the simulator's log implies when the merge follows its clock (one
+/// impression per millisecond, `--merge-block-ms 1`, one clicks partition): the sequence
+/// is impression `i`, then the click records due after it (in impression order), in
+/// epochs of `TIMED_BATCH` inputs; a record is late when its epoch is more than the
+/// window (`ceil(ttl / batch)` epochs) after its impression's. Returns (clicked
+/// impressions, click records, joined, repeated, late).
+fn timed_expectation() -> (u64, u64, u64, u64, u64) {
+    let mut config = ClickSimConfig::new(TIMED_N, TIMED_SEED);
+    config.click_delay = TIMED_DELAY;
+    // (due after impression, 1 = a click record, impression, its record index) for the
+    // records; (i, 0, i, 0) for impression i.
+    let mut seq: Vec<(u64, u8, u64, usize)> = Vec::new();
+    let mut clicked = 0;
+    for (i, imp) in ClickSimulator::new(config).unwrap().enumerate() {
+        let i = i as u64;
+        seq.push((i, 0, i, 0));
+        let delays: BTreeSet<u64> = imp
+            .impression
+            .slots
+            .iter()
+            .filter(|s| s.click)
+            .map(|s| s.delay.unwrap())
+            .collect();
+        clicked += u64::from(!delays.is_empty());
+        for (n, d) in delays.into_iter().enumerate() {
+            seq.push((i + d, 1, i, n));
+        }
+    }
+    seq.sort_unstable();
+    let window = TIMED_TTL.div_ceil(TIMED_BATCH);
+    let mut impression_epoch = BTreeMap::new();
+    let mut on_time: BTreeMap<u64, u64> = BTreeMap::new();
+    let (mut records, mut late) = (0, 0);
+    for (pos, &(_, kind, i, _)) in seq.iter().enumerate() {
+        let epoch = pos as u64 / TIMED_BATCH;
+        if kind == 0 {
+            impression_epoch.insert(i, epoch);
+            continue;
+        }
+        records += 1;
+        if epoch > impression_epoch[&i] + window {
+            late += 1;
+        } else {
+            *on_time.entry(i).or_default() += 1;
+        }
+    }
+    let joined = on_time.len() as u64;
+    let repeated = on_time.values().sum::<u64>() - joined;
+    (clicked, records, joined, repeated, late)
+}
+
+/// The job on the timed click log with a short window, in the given merge order.
+fn timed_run(
+    b: &str,
+    events: &str,
+    clicks: &str,
+    order: &str,
+    workers: usize,
+) -> (Vec<String>, serde_json::Value) {
+    let sink = create(b, "fb-timed-pred", 1);
+    let summary = last_json(&flowboost(&[
+        "run",
+        "--brokers",
+        b,
+        "--source",
+        &format!("kafka:{events}"),
+        "--feedback",
+        &format!("kafka:{clicks}"),
+        "--sink",
+        &format!("kafka:{sink}"),
+        "--group",
+        &unique_name("g"),
+        "--start",
+        "earliest",
+        "--exit-when-idle",
+        "2",
+        "--report-interval",
+        "0",
+        "--generator",
+        "clicks",
+        "--algo",
+        "topk-bbm",
+        "--weak",
+        "linear",
+        "--learners",
+        "3",
+        "--k",
+        "3",
+        "--batch",
+        &TIMED_BATCH.to_string(),
+        "--click-window",
+        "--pending-ttl",
+        &TIMED_TTL.to_string(),
+        "--merge-order",
+        order,
+        "--merge-block-ms",
+        "1",
+        "--workers",
+        &workers.to_string(),
+        "--kafka-set",
+        "queued.min.messages=1",
+    ]));
+    (read_lines(b, &sink, TIMED_N), summary)
+}
+
+#[test]
+fn with_the_timestamp_order_a_short_click_window_joins_what_the_simulated_clock_allows() {
+    let b = brokers();
+    let events = create(&b, "fb-timed-imp", 2);
+    let clicks_topic = create(&b, "fb-timed-clk", 1);
+    let produced = last_json(&flowboost(&[
+        "kafka",
+        "produce",
+        "--brokers",
+        &b,
+        "--topic",
+        &events,
+        "--feedback-topic",
+        &clicks_topic,
+        "--generator",
+        "clicks",
+        "--impressions",
+        &TIMED_N.to_string(),
+        "--click-delay",
+        &TIMED_DELAY.to_string(),
+        "--seed",
+        &TIMED_SEED.to_string(),
+    ]));
+    let (clicked, records, joined, repeated, late) = timed_expectation();
+    assert_eq!(produced["clicked_impressions"], clicked);
+    assert_eq!(produced["feedback"], records);
+    // The window is short: some clicks come after it, most do not.
+    assert!(
+        late > 0 && joined > clicked * 9 / 10,
+        "{joined} of {clicked}, {late} late"
+    );
+
+    let mut runs = Vec::new();
+    for workers in [1, 2] {
+        let (lines, summary) = timed_run(&b, &events, &clicks_topic, "timestamps", workers);
+        assert_eq!(summary["events_in"], TIMED_N, "{summary}");
+        assert_eq!(summary["feedback_in"], records, "{summary}");
+        assert_eq!(summary["learned"], TIMED_N, "{summary}");
+        assert_eq!(summary["dead_letters"], 0, "{summary}");
+        let join = &summary["join"];
+        assert_eq!(join["joined"], joined, "{summary}");
+        assert_eq!(join["repeated"], repeated, "{summary}");
+        assert_eq!(join["late"], late, "{summary}");
+        assert_eq!(join["held"], 0, "{summary}");
+        assert_eq!(join["waiting"], 0, "{summary}");
+        assert_eq!(summary["no_click"], TIMED_N - joined, "{summary}");
+        // Every record beyond an impression's first is counted as unmatched too.
+        assert_eq!(summary["feedback_unmatched"], repeated + late, "{summary}");
+        runs.push((lines, summary));
+    }
+    assert_eq!(runs[0].0.len() as u64, TIMED_N);
+    if let Some(i) = (0..runs[0].0.len()).find(|&i| runs[0].0[i] != runs[1].0[i]) {
+        panic!(
+            "2 workers differ from 1 at prediction {i}:\n{}\n{}",
+            runs[1].0[i], runs[0].0[i]
+        );
+    }
+    // The offsets order, on the same log with the same window: the sparse click topic is
+    // merged far ahead of its impressions, and most clicks find no impression in time.
+    let (_, offsets) = timed_run(&b, &events, &clicks_topic, "offsets", 1);
+    let joined_by_offsets = offsets["join"]["joined"].as_u64().unwrap();
+    assert!(
+        joined_by_offsets < joined / 2,
+        "offsets: {joined_by_offsets} joined, timestamps: {joined}\n{offsets}"
+    );
 }

@@ -175,6 +175,7 @@ fn sequential_reference(b: &str, events: &str, feedback: &str) -> Vec<String> {
                 stream,
                 partition: r.partition,
                 offset: r.offset,
+                key: r.timestamp_ms.unwrap_or(i64::MIN),
                 body: input,
             }));
         }

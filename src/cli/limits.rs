@@ -152,6 +152,21 @@ pub fn seconds(s: &str) -> Result<f64, String> {
 }
 
 /// A duration in milliseconds: an integer from 0 to [`MAX_SECONDS`] * 1000.
+/// `kafka produce --timestamp-base`: 0 or more (milliseconds since the epoch).
+pub fn non_negative_i64(s: &str) -> Result<i64, String> {
+    integer(s, 0, i64::MAX as u64).map(|n| n as i64)
+}
+
+/// `--merge-block-ms`: 1 ms to [`MAX_SECONDS`] (a block of record timestamps; kept as the
+/// job's `i64`).
+pub fn merge_block_ms(s: &str) -> Result<i64, String> {
+    let max = (MAX_SECONDS * 1000.0) as u64;
+    integer(s, 1, max)
+        .map(|n| n as i64)
+        .map_err(|_| format!("must be a whole number of milliseconds from 1 to {max}"))
+}
+
+/// A duration in whole milliseconds, 0 to [`MAX_SECONDS`].
 pub fn millis(s: &str) -> Result<u64, String> {
     let max = (MAX_SECONDS * 1000.0) as u64;
     integer(s, 0, max)

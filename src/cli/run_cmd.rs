@@ -132,6 +132,18 @@ pub struct KafkaArgs {
     /// offset); at least 1.
     #[arg(requires = "kafka_job", long, default_value_t = 64, value_name = "B", value_parser = super::limits::positive_i64, allow_negative_numbers = true)]
     pub merge_block: i64,
+    /// What the merge orders the partitions' records by: offsets (blocks of --merge-block
+    /// offsets per partition), or timestamps (each record's Kafka timestamp, clamped to be
+    /// non-decreasing in its partition, in blocks of --merge-block-ms: for impressions and
+    /// their clicks on separate topics). A record without a timestamp is then a dead
+    /// letter (no_timestamp).
+    #[arg(requires = "kafka_job", long, default_value = "offsets", value_name = "ORDER", value_parser = ["offsets", "timestamps"])]
+    pub merge_order: String,
+    /// With --merge-order timestamps: the merge order's block in milliseconds of record
+    /// timestamps: records are ordered by (timestamp / MS, topic, partition, timestamp,
+    /// offset); 1 ms to 1e12 ms.
+    #[arg(requires = "kafka_job", long, default_value_t = crate::kafka::job::DEFAULT_MERGE_BLOCK_MS, value_name = "MS", value_parser = super::limits::merge_block_ms, allow_negative_numbers = true)]
+    pub merge_block_ms: i64,
     /// Backpressure between partitions: each partition is read at most this many records
     /// past the first of its records the merge has not taken yet (at least twice
     /// --merge-block), so a lagging partition holds the others in the Kafka client, not in
@@ -380,6 +392,9 @@ fn run_kafka(args: RunArgs) -> Result<(), String> {
     options.report_interval =
         (k.report_interval > 0.0).then(|| Duration::from_secs_f64(k.report_interval));
     options.merge_block = k.merge_block;
+    options.merge_order = crate::kafka::merge::MergeOrder::parse(&k.merge_order)
+        .map_err(|e| format!("--merge-order {e}"))?;
+    options.merge_block_ms = k.merge_block_ms;
     if k.max_read_ahead < 2 * options.merge_block {
         return Err(format!(
             "--max-read-ahead {}: must be at least twice --merge-block ({})",

@@ -11,7 +11,7 @@ use super::checkpoint::{Checkpoints, offset_map};
 use super::cluster::Cluster;
 use super::control::control;
 use super::lag::LagWatcher;
-use super::merge::{EVENTS, FEEDBACK, StreamId};
+use super::merge::{EVENTS, FEEDBACK, MergeOrder, StreamId};
 use super::merge_operator::{MergeOptions, merge};
 use super::metrics::{self, JobMetrics, MetricsSnapshot};
 use super::sink_operator::{SinkClients, SinkEnd, SinkModel, kafka_sink};
@@ -88,6 +88,10 @@ pub struct JobOptions {
     pub cluster: Cluster,
     /// The merge block, in offsets per partition (see [`Merger`](super::merge::Merger)).
     pub merge_block: i64,
+    /// What the merge orders records by (`--merge-order`).
+    pub merge_order: MergeOrder,
+    /// The merge block in milliseconds, with [`MergeOrder::Timestamps`].
+    pub merge_block_ms: i64,
     /// A worker whose partitions are all read to their end and quiet this long pauses
     /// fetching and asks the broker for news every
     /// [`IDLE_PROBE`](super::source_operator::IDLE_PROBE) instead (`None`: never pause).
@@ -145,6 +149,8 @@ impl JobOptions {
             max_epochs_in_flight: 8,
             cluster: Cluster::default(),
             merge_block: 64,
+            merge_order: MergeOrder::Offsets,
+            merge_block_ms: DEFAULT_MERGE_BLOCK_MS,
             max_read_ahead: 4096,
             idle_pause: Some(Duration::from_millis(1000)),
             settings: Vec::new(),
@@ -193,6 +199,46 @@ pub struct JobSummary {
     pub worker_cpu_seconds: Vec<f64>,
 }
 
+/// The default `--merge-block-ms`: records are ordered by their timestamp in blocks of
+/// 100 ms (a block's records are released together, once every partition is read past
+/// it; within a block, each topic's and partition's records come together).
+pub const DEFAULT_MERGE_BLOCK_MS: i64 = 100;
+
+/// A checkpoint's clamp keys (see [`MergeOrder::Timestamps`]) per `(topic, partition)`,
+/// checked against the job's order: a checkpoint written under one order cannot continue
+/// under the other (the sequence would not be the one the checkpoint cut).
+fn restored_keys(
+    options: &JobOptions,
+    saved: &SavedModel,
+) -> Result<Vec<(StreamId, i32, i64)>, String> {
+    let mut keys = Vec::new();
+    for o in &saved.header.offsets {
+        let stream = if o.topic == options.source {
+            EVENTS
+        } else if options.feedback.as_ref() == Some(&o.topic) {
+            FEEDBACK
+        } else {
+            continue;
+        };
+        match (options.merge_order, o.order_key) {
+            (MergeOrder::Timestamps, Some(k)) => keys.push((stream, o.partition, k)),
+            (MergeOrder::Offsets, None) => {}
+            (order, _) => {
+                let written = if o.order_key.is_some() {
+                    "timestamps"
+                } else {
+                    "offsets"
+                };
+                return Err(format!(
+                    "the checkpoint was written with --merge-order {written}: it continues only with that order, not --merge-order {}",
+                    order.name()
+                ));
+            }
+        }
+    }
+    Ok(keys)
+}
+
 /// Runs the job until it is stopped (idle for `exit_when_idle`, a signal, an error
 /// anywhere in the cluster), on this process's `options.workers` threads (and the other
 /// processes' with a cluster). Returns the summary (complete on process 0), or the first
@@ -221,6 +267,9 @@ pub fn run_job(
         && options.feedback.is_none()
     {
         return Err("the checkpoint holds events waiting for their feedback: give the job its --feedback topic".into());
+    }
+    if let Some(saved) = &restore {
+        restored_keys(&options, saved)?;
     }
     build(&schema, &config)?;
     let kafka = options.kafka();
@@ -370,7 +419,15 @@ pub fn run_job(
         });
         let merge_options = MergeOptions {
             partitions: partitions.clone(),
-            block: options.merge_block,
+            block: match options.merge_order {
+                MergeOrder::Offsets => options.merge_block,
+                MergeOrder::Timestamps => options.merge_block_ms,
+            },
+            order: options.merge_order,
+            restored_keys: restore
+                .as_ref()
+                .map(|saved| restored_keys(&options, saved).unwrap_or_default())
+                .unwrap_or_default(),
             epoch: epoch_rule(options.batch, false),
             max_wait: options.max_merge_wait,
             exit_when_idle: options.exit_when_idle,

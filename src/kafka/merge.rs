@@ -20,8 +20,43 @@ pub struct RawRecord<B> {
     pub partition: i32,
     /// Its offset there.
     pub offset: i64,
+    /// Its order key (see [`MergeOrder`]): the source sets the record's Kafka timestamp
+    /// (milliseconds; `i64::MIN` when it has none); the merge replaces it with the key it
+    /// orders by (the offset, or the timestamp clamped to its partition's previous key).
+    pub key: i64,
     /// What it holds.
     pub body: B,
+}
+
+/// What the merge orders records by.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum MergeOrder {
+    /// By offset: blocks of offsets per partition (`--merge-order offsets`).
+    #[default]
+    Offsets,
+    /// By Kafka record timestamp (milliseconds), clamped to be non-decreasing within each
+    /// partition (a record older than its partition's previous one takes that one's key),
+    /// in blocks of milliseconds (`--merge-order timestamps`).
+    Timestamps,
+}
+
+impl MergeOrder {
+    /// The option's value.
+    pub fn name(self) -> &'static str {
+        match self {
+            MergeOrder::Offsets => "offsets",
+            MergeOrder::Timestamps => "timestamps",
+        }
+    }
+
+    /// Parses `offsets` or `timestamps`.
+    pub fn parse(s: &str) -> Result<Self, String> {
+        match s {
+            "offsets" => Ok(MergeOrder::Offsets),
+            "timestamps" => Ok(MergeOrder::Timestamps),
+            _ => Err(format!("{s}: expected offsets or timestamps")),
+        }
+    }
 }
 
 /// What a worker's sources send to the merge (worker 0), in order per worker.
@@ -53,6 +88,9 @@ struct PartitionState<B> {
     known: Option<i64>,
     caught_up: bool,
     backlog_end: i64,
+    /// The key of the last record received (timestamps: every later record's key is at
+    /// least this; `i64::MIN`: none yet).
+    last_key: i64,
 }
 
 impl<B> Default for PartitionState<B> {
@@ -62,6 +100,7 @@ impl<B> Default for PartitionState<B> {
             known: None,
             caught_up: false,
             backlog_end: 0,
+            last_key: i64::MIN,
         }
     }
 }
@@ -78,26 +117,43 @@ pub enum Release {
 }
 
 /// Merges the records of every partition of the input topics into one sequence that
-/// depends only on their `(partition, offset)`, not on arrival timing, when no partition
+/// depends only on the data (their `(partition, offset)`, and with
+/// [`MergeOrder::Timestamps`] their timestamps), not on arrival timing, when no partition
 /// is caught up before its end (a replay of a topic written before the job reads it).
 ///
-/// The offsets are cut into blocks of `block` offsets. A record is released once every
-/// partition that is not caught up has been read past the end of the record's block; the
-/// released records are sorted by `(block, topic, partition, offset)`. A partition that
+/// Each record has an order key: its offset ([`MergeOrder::Offsets`]), or its timestamp
+/// clamped to be non-decreasing within its partition ([`MergeOrder::Timestamps`]). The
+/// keys are cut into blocks of `block`. A record is released once every partition that
+/// is not caught up has been read past the end of the record's block (offsets: its next
+/// offset is past it; timestamps: its last record's key is, since every later record's
+/// key is at least that); the released records are sorted by `(block, topic, partition,
+/// key, offset)`. A partition that
 /// is caught up (read to its end) does not hold the others back, so on a live stream a
 /// quiet partition does not stall the job (the order then depends on arrival times).
 /// A partition whose owner has not reported its start holds everything back.
 #[derive(Debug)]
 pub struct Merger<B> {
     block: i64,
+    order: MergeOrder,
     parts: BTreeMap<(StreamId, i32), PartitionState<B>>,
 }
 
 impl<B> Merger<B> {
     /// A merger over the given `(topic, partition)`s, in blocks of `block` offsets.
     pub fn new(partitions: impl IntoIterator<Item = (StreamId, i32)>, block: i64) -> Self {
+        Self::with_order(partitions, block, MergeOrder::Offsets)
+    }
+
+    /// A merger over the given `(topic, partition)`s in `order`, in blocks of `block`
+    /// keys (offsets or milliseconds).
+    pub fn with_order(
+        partitions: impl IntoIterator<Item = (StreamId, i32)>,
+        block: i64,
+        order: MergeOrder,
+    ) -> Self {
         Merger {
             block: block.max(1),
+            order,
             parts: partitions
                 .into_iter()
                 .map(|k| (k, PartitionState::default()))
@@ -105,11 +161,28 @@ impl<B> Merger<B> {
         }
     }
 
+    /// The order.
+    pub fn order(&self) -> MergeOrder {
+        self.order
+    }
+
+    /// Restores a partition's clamp (timestamps): the key of the last record before the
+    /// position it resumes from, so that the keys after a restart are those of a run
+    /// without one. Call before pushing the partition's records.
+    pub fn restore_key(&mut self, stream: StreamId, partition: i32, key: i64) {
+        self.parts.entry((stream, partition)).or_default().last_key = key;
+    }
+
     /// Takes one message of a source (in the order its worker sent them).
     pub fn push(&mut self, raw: Raw<B>) {
         match raw {
-            Raw::Record(r) => {
+            Raw::Record(mut r) => {
                 let state = self.parts.entry((r.stream, r.partition)).or_default();
+                r.key = match self.order {
+                    MergeOrder::Offsets => r.offset,
+                    MergeOrder::Timestamps => r.key.max(state.last_key),
+                };
+                state.last_key = r.key;
                 state.known = Some(state.known.map_or(r.offset + 1, |k| k.max(r.offset + 1)));
                 state.caught_up = false;
                 state.queue.push_back(r);
@@ -129,7 +202,7 @@ impl<B> Merger<B> {
         }
     }
 
-    /// The offset bound below which records can be released now; with `waited`, the
+    /// The key bound below which records can be released now; with `waited`, the
     /// partitions past their backlog (records produced while the job runs) that are not
     /// caught up do not hold the others back either.
     fn bound(&self, waited: bool) -> i64 {
@@ -139,10 +212,43 @@ impl<B> Merger<B> {
                 None => return i64::MIN,
                 Some(_) if state.caught_up => {}
                 Some(known) if waited && known >= state.backlog_end => {}
-                Some(known) => bound = bound.min(known.div_euclid(self.block) * self.block),
+                Some(known) => bound = bound.min(self.block_start(self.lowest_next(known, state))),
             }
         }
         bound
+    }
+
+    /// The least key a partition's next record can have.
+    fn lowest_next(&self, known: i64, state: &PartitionState<B>) -> i64 {
+        match self.order {
+            MergeOrder::Offsets => known,
+            MergeOrder::Timestamps => state.last_key,
+        }
+    }
+
+    fn block_start(&self, key: i64) -> i64 {
+        key.div_euclid(self.block).saturating_mul(self.block)
+    }
+
+    /// With [`MergeOrder::Timestamps`], the partitions that hold the release back now
+    /// (not caught up, and their last key is in the lowest block held back), with their
+    /// next offset: the merge lets them read past their read limit, since a block of
+    /// milliseconds may hold more records than the read-ahead and nothing is released
+    /// until they leave it. None with offsets (a block of offsets is at most half the
+    /// read-ahead).
+    pub fn holding_back(&self) -> Vec<(StreamId, i32, i64)> {
+        let bound = self.bound(false);
+        if self.order == MergeOrder::Offsets || bound == i64::MIN || bound == i64::MAX {
+            return Vec::new();
+        }
+        self.parts
+            .iter()
+            .filter_map(|(&(s, p), state)| {
+                let known = state.known?;
+                (!state.caught_up && self.block_start(self.lowest_next(known, state)) == bound)
+                    .then_some((s, p, known))
+            })
+            .collect()
     }
 
     /// The records that can be released now, in merge order.
@@ -176,7 +282,7 @@ impl<B> Merger<B> {
             .parts
             .values()
             .filter_map(|s| s.queue.front())
-            .map(|r| r.offset.div_euclid(self.block))
+            .map(|r| r.key.div_euclid(self.block))
             .min();
         if let Some(b) = lowest {
             let end = b.saturating_add(blocks).saturating_mul(self.block);
@@ -188,12 +294,20 @@ impl<B> Merger<B> {
     fn take_below(&mut self, bound: i64) -> Vec<RawRecord<B>> {
         let mut out = Vec::new();
         for state in self.parts.values_mut() {
-            while state.queue.front().is_some_and(|r| r.offset < bound) {
+            while state.queue.front().is_some_and(|r| r.key < bound) {
                 out.extend(state.queue.pop_front());
             }
         }
         let block = self.block;
-        out.sort_unstable_by_key(|r| (r.offset.div_euclid(block), r.stream, r.partition, r.offset));
+        out.sort_unstable_by_key(|r| {
+            (
+                r.key.div_euclid(block),
+                r.stream,
+                r.partition,
+                r.key,
+                r.offset,
+            )
+        });
         out
     }
 
@@ -233,6 +347,7 @@ mod tests {
             stream,
             partition,
             offset,
+            key: 0,
             body: (),
         })
     }
@@ -357,6 +472,151 @@ mod tests {
         assert_eq!(keys(&m.release_waited()), vec![(0, 5), (0, 6)]);
     }
 
+    fn stamped(stream: StreamId, partition: i32, offset: i64, ts: i64) -> Raw<()> {
+        Raw::Record(RawRecord {
+            stream,
+            partition,
+            offset,
+            key: ts,
+            body: (),
+        })
+    }
+
+    fn order(v: &[RawRecord<()>]) -> Vec<(StreamId, i64, i64)> {
+        v.iter().map(|r| (r.stream, r.offset, r.key)).collect()
+    }
+
+    #[test]
+    fn timestamps_are_clamped_to_be_non_decreasing_in_a_partition() {
+        let mut m = Merger::with_order([(EVENTS, 0)], 10, MergeOrder::Timestamps);
+        m.push(start(EVENTS, 0, 0));
+        // An older record takes its predecessor's key; a record without a timestamp
+        // (`i64::MIN`, a dead letter) too.
+        for (o, ts) in [(0, 15), (1, 12), (2, 30), (3, i64::MIN), (4, 31)] {
+            m.push(stamped(EVENTS, 0, o, ts));
+        }
+        assert_eq!(
+            order(&m.release_all()),
+            vec![
+                (EVENTS, 0, 15),
+                (EVENTS, 1, 15),
+                (EVENTS, 2, 30),
+                (EVENTS, 3, 30),
+                (EVENTS, 4, 31)
+            ]
+        );
+        // A restored clamp (a checkpoint's key) goes on where it was.
+        let mut r = Merger::with_order([(EVENTS, 0)], 10, MergeOrder::Timestamps);
+        r.restore_key(EVENTS, 0, 50);
+        r.push(start(EVENTS, 0, 5));
+        r.push(stamped(EVENTS, 0, 5, 40));
+        r.push(stamped(EVENTS, 0, 6, 60));
+        assert_eq!(
+            order(&r.release_all()),
+            vec![(EVENTS, 5, 50), (EVENTS, 6, 60)]
+        );
+    }
+
+    #[test]
+    fn a_sparse_feedback_topic_is_merged_at_its_time_not_its_offsets() {
+        // Events at 0..30 ms on offsets 0..30; clicks at 3, 12 and 25 ms on offsets 0..3.
+        let feed = |m: &mut Merger<()>| {
+            m.push(start(EVENTS, 0, 0));
+            m.push(start(FEEDBACK, 0, 0));
+            for o in 0..30 {
+                m.push(stamped(EVENTS, 0, o, o));
+            }
+            for (o, ts) in [(0, 3), (1, 12), (2, 25)] {
+                m.push(stamped(FEEDBACK, 0, o, ts));
+            }
+        };
+        let mut t = Merger::with_order([(EVENTS, 0), (FEEDBACK, 0)], 10, MergeOrder::Timestamps);
+        feed(&mut t);
+        let got: Vec<(StreamId, i64)> = t
+            .release_all()
+            .iter()
+            .map(|r| (r.stream, r.offset))
+            .collect();
+        let mut want: Vec<(StreamId, i64)> = (0..10).map(|o| (EVENTS, o)).collect();
+        want.push((FEEDBACK, 0));
+        want.extend((10..20).map(|o| (EVENTS, o)));
+        want.push((FEEDBACK, 1));
+        want.extend((20..30).map(|o| (EVENTS, o)));
+        want.push((FEEDBACK, 2));
+        assert_eq!(got, want);
+        // By offsets (blocks of 10), the three clicks come after the first ten events.
+        let mut o = Merger::new([(EVENTS, 0), (FEEDBACK, 0)], 10);
+        feed(&mut o);
+        let got: Vec<(StreamId, i64)> = o
+            .release_all()
+            .iter()
+            .map(|r| (r.stream, r.offset))
+            .collect();
+        assert_eq!(&got[10..13], &[(FEEDBACK, 0), (FEEDBACK, 1), (FEEDBACK, 2)]);
+    }
+
+    #[test]
+    fn a_timestamp_block_is_released_once_every_partition_is_read_past_it() {
+        let mut m = Merger::with_order([(EVENTS, 0), (FEEDBACK, 0)], 10, MergeOrder::Timestamps);
+        m.push(start(EVENTS, 0, 0));
+        m.push(start(FEEDBACK, 0, 0));
+        for o in 0..25 {
+            m.push(stamped(EVENTS, 0, o, o));
+        }
+        // The feedback partition has read nothing: its first record may have any time,
+        // so nothing is released (it is not held at a read limit either).
+        assert!(m.release().is_empty());
+        assert!(m.holding_back().is_empty());
+        m.push(stamped(FEEDBACK, 0, 0, 3));
+        m.push(stamped(FEEDBACK, 0, 1, 12));
+        // Its last key is 12: the block [0, 10) is complete, [10, 20) is not.
+        let got = order(&m.release());
+        assert_eq!(got.len(), 11);
+        assert_eq!(got[10], (FEEDBACK, 0, 3));
+        assert_eq!(m.holding_back(), vec![(FEEDBACK, 0, 2)]);
+        assert_eq!(m.committable(), vec![(EVENTS, 0, 10), (FEEDBACK, 0, 1)]);
+        // Caught up, it holds nothing back; the events partition (at 24 ms) holds back
+        // its own block [20, 30).
+        m.push(Raw::Progress {
+            stream: FEEDBACK,
+            partition: 0,
+            position: 2,
+            caught_up: true,
+            backlog_end: 2,
+        });
+        let got = order(&m.release());
+        assert_eq!(got.len(), 11);
+        assert_eq!(got[10], (FEEDBACK, 1, 12));
+        assert_eq!(m.holding_back(), vec![(EVENTS, 0, 25)]);
+        assert_eq!(m.held(), 5);
+    }
+
+    #[test]
+    fn a_wait_never_skips_a_timestamp_partition_inside_its_backlog() {
+        let mut m = Merger::with_order([(EVENTS, 0), (EVENTS, 1)], 10, MergeOrder::Timestamps);
+        let progress = |partition, position, backlog_end| Raw::Progress {
+            stream: EVENTS,
+            partition,
+            position,
+            caught_up: false,
+            backlog_end,
+        };
+        m.push(progress(0, 0, 0));
+        m.push(progress(1, 0, 1));
+        m.push(stamped(EVENTS, 0, 0, 100));
+        m.push(stamped(EVENTS, 0, 1, 200));
+        assert!(m.release().is_empty());
+        assert!(m.release_waited().is_empty());
+        // Read past its backlog (its one record, far earlier), partition 1 is live and
+        // quiet: its next record could still come at 5 ms, so the data's rule holds
+        // everything back; after a wait it no longer holds the others back (nor does
+        // partition 0, live from its start).
+        m.push(stamped(EVENTS, 1, 0, 5));
+        m.push(progress(1, 1, 1));
+        assert!(m.release().is_empty());
+        assert_eq!(keys(&m.release_waited()), vec![(1, 0), (0, 0), (0, 1)]);
+    }
+
     mod properties {
         use super::*;
         use proptest::prelude::*;
@@ -428,6 +688,7 @@ mod tests {
                     stream: s,
                     partition: p,
                     offset,
+                    key: 0,
                     body: (),
                 }));
                 if next[i] == parts[i].len() {
@@ -455,6 +716,72 @@ mod tests {
             out
         }
 
+        /// Timestamps per (topic, partition) (any order), an arrival order, release
+        /// points and a block in milliseconds.
+        type TimedReplay = (Vec<Vec<i64>>, Vec<usize>, Vec<bool>, i64);
+
+        fn timed_replay() -> impl Strategy<Value = TimedReplay> {
+            let partition = prop::collection::vec(0i64..60, 0..30);
+            (prop::collection::vec(partition, 1..5), 1i64..20).prop_flat_map(|(parts, block)| {
+                let n: usize = parts.iter().map(Vec::len).sum();
+                let order = prop::collection::vec(0..parts.len(), n..=n);
+                let releases = prop::collection::vec(any::<bool>(), n..=n);
+                (Just(parts), order, releases, Just(block))
+            })
+        }
+
+        /// Feeds a timed replay (offsets 0.. per partition) in the given arrival order,
+        /// releasing by the data's rule where `releases` says, and everything at the end.
+        fn merge_timed(
+            parts: &[Vec<i64>],
+            order: &[usize],
+            releases: &[bool],
+            block: i64,
+        ) -> Vec<(u8, i32, i64, i64)> {
+            let ids: Vec<(StreamId, i32)> = (0..parts.len())
+                .map(|i| ((i % 2) as StreamId, (i / 2) as i32))
+                .collect();
+            let mut m: Merger<()> =
+                Merger::with_order(ids.iter().copied(), block, MergeOrder::Timestamps);
+            for (i, &(s, p)) in ids.iter().enumerate() {
+                m.push(Raw::Progress {
+                    stream: s,
+                    partition: p,
+                    position: 0,
+                    caught_up: parts[i].is_empty(),
+                    backlog_end: parts[i].len() as i64,
+                });
+            }
+            let mut next = vec![0usize; parts.len()];
+            let mut out = Vec::new();
+            let key = |r: RawRecord<()>| (r.stream, r.partition, r.key, r.offset);
+            for (k, &i) in order.iter().enumerate() {
+                let Some(i) = (0..parts.len())
+                    .map(|d| (i + d) % parts.len())
+                    .find(|&j| next[j] < parts[j].len())
+                else {
+                    break;
+                };
+                let (s, p) = ids[i];
+                m.push(stamped(s, p, next[i] as i64, parts[i][next[i]]));
+                next[i] += 1;
+                if next[i] == parts[i].len() {
+                    m.push(Raw::Progress {
+                        stream: s,
+                        partition: p,
+                        position: next[i] as i64,
+                        caught_up: true,
+                        backlog_end: next[i] as i64,
+                    });
+                }
+                if releases[k] {
+                    out.extend(m.release().into_iter().map(key));
+                }
+            }
+            out.extend(m.release_all().into_iter().map(key));
+            out
+        }
+
         proptest! {
             /// Every record comes out once, in the order of (block, topic, partition,
             /// offset), whatever the arrival order and wherever the releases fall.
@@ -472,6 +799,88 @@ mod tests {
                     .collect();
                 want.sort_by_key(|&(s, p, o)| (o.div_euclid(block), s, p, o));
                 prop_assert_eq!(got, want);
+            }
+
+            /// By timestamps: every record comes out once, with its timestamp clamped to
+            /// its partition's running maximum, in the order of (block, topic, partition,
+            /// key, offset), whatever the arrival order and wherever the releases fall.
+            #[test]
+            fn a_timed_replay_merges_in_the_data_order_for_any_arrival(
+                (parts, order, releases, block) in timed_replay()
+            ) {
+                let got = merge_timed(&parts, &order, &releases, block);
+                let mut want: Vec<(u8, i32, i64, i64)> = Vec::new();
+                for (i, ts) in parts.iter().enumerate() {
+                    let mut last = i64::MIN;
+                    for (o, &t) in ts.iter().enumerate() {
+                        last = last.max(t);
+                        want.push(((i % 2) as StreamId, (i / 2) as i32, last, o as i64));
+                    }
+                }
+                want.sort_by_key(|&(s, p, k, o)| (k.div_euclid(block), s, p, k, o));
+                prop_assert_eq!(got, want);
+            }
+
+            /// A restart at any cut of the sequence (a checkpoint: every record before it
+            /// stamped, each partition resuming at its first record not stamped) goes on
+            /// exactly as the uninterrupted merge: with the clamp restored (the key of each
+            /// partition's last record stamped, as a checkpoint names it), keys and order
+            /// alike; without it, the order still (only the partition of the last record
+            /// stamped can have keys below its clamp, and those records come next anyway).
+            #[test]
+            fn a_restart_at_any_cut_continues_the_timed_order(
+                (parts, order, releases, block) in timed_replay(),
+                cut in 0.0f64..1.0,
+            ) {
+                let whole = merge_timed(&parts, &order, &releases, block);
+                let k = (cut * whole.len() as f64) as usize;
+                let ids: Vec<(StreamId, i32)> = (0..parts.len())
+                    .map(|i| ((i % 2) as StreamId, (i / 2) as i32))
+                    .collect();
+                for restore in [true, false] {
+                    let mut m: Merger<()> =
+                        Merger::with_order(ids.iter().copied(), block, MergeOrder::Timestamps);
+                    for (i, &(s, p)) in ids.iter().enumerate() {
+                        let stamped: Vec<&(u8, i32, i64, i64)> = whole[..k]
+                            .iter()
+                            .filter(|r| r.0 == s && r.1 == p)
+                            .collect();
+                        let next = stamped.len();
+                        if restore && let Some(last) = stamped.last() {
+                            m.restore_key(s, p, last.2);
+                        }
+                        m.push(Raw::Progress {
+                            stream: s,
+                            partition: p,
+                            position: next as i64,
+                            caught_up: false,
+                            backlog_end: parts[i].len() as i64,
+                        });
+                        for (o, &t) in parts[i].iter().enumerate().skip(next) {
+                            m.push(super::stamped(s, p, o as i64, t));
+                        }
+                        m.push(Raw::Progress {
+                            stream: s,
+                            partition: p,
+                            position: parts[i].len() as i64,
+                            caught_up: true,
+                            backlog_end: parts[i].len() as i64,
+                        });
+                    }
+                    let rest: Vec<(u8, i32, i64, i64)> = m
+                        .release()
+                        .into_iter()
+                        .map(|r| (r.stream, r.partition, r.key, r.offset))
+                        .collect();
+                    if restore {
+                        prop_assert_eq!(&rest[..], &whole[k..]);
+                    } else {
+                        let without_keys = |v: &[(u8, i32, i64, i64)]| {
+                            v.iter().map(|r| (r.0, r.1, r.3)).collect::<Vec<_>>()
+                        };
+                        prop_assert_eq!(without_keys(&rest), without_keys(&whole[k..]));
+                    }
+                }
             }
         }
     }

@@ -2,7 +2,7 @@
 //! one order that depends only on the data, stamped by the sequencer into epochs: the one
 //! place that assigns positions.
 
-use super::merge::{EVENTS, Merger, RawRecord, Release, StreamId};
+use super::merge::{EVENTS, MergeOrder, Merger, RawRecord, Release, StreamId};
 use super::metrics::JobMetrics;
 use super::record::{Control, RecordBody, SideRecord, SourceMessage};
 use super::worker_state::WorkerState;
@@ -23,8 +23,13 @@ use timely::dataflow::{ProbeHandle, Stream};
 pub struct MergeOptions {
     /// The partitions (of both topics) the merge waits for.
     pub partitions: Vec<(StreamId, i32)>,
-    /// Offsets per merge block.
+    /// Keys per merge block (offsets, or milliseconds with [`MergeOrder::Timestamps`]).
     pub block: i64,
+    /// What records are ordered by.
+    pub order: MergeOrder,
+    /// A checkpoint's clamp keys (timestamps): per partition, the key of the last record
+    /// before where it resumes.
+    pub restored_keys: Vec<(StreamId, i32, i64)>,
     /// Inputs per epoch.
     pub epoch: EpochRule,
     /// A record held this long for other partitions is released anyway (live streams).
@@ -93,7 +98,23 @@ pub fn merge<'scope>(
             side_cap = None;
             items_cap = None;
         }
-        let mut merger: Merger<RecordBody> = Merger::new(options.partitions.clone(), options.block);
+        let mut merger: Merger<RecordBody> =
+            Merger::with_order(options.partitions.clone(), options.block, options.order);
+        // Per partition, the key of the last record stamped (timestamps): with the commit
+        // marks, where a checkpoint's clamp goes on.
+        let mut stamped_keys: BTreeMap<(StreamId, i32), i64> = BTreeMap::new();
+        if options.order == MergeOrder::Timestamps {
+            for &key in &options.partitions {
+                stamped_keys.insert(key, i64::MIN);
+            }
+            for &(s, p, k) in &options.restored_keys {
+                merger.restore_key(s, p, k);
+                stamped_keys.insert((s, p), k);
+            }
+        }
+        let order_keys = |keys: &BTreeMap<(StreamId, i32), i64>| {
+            SideRecord::OrderKeys(keys.iter().map(|(&(s, p), &k)| (s, p, k)).collect())
+        };
         let mut sequencer = Sequencer::new(options.epoch, options.start.clone());
         let mut ready: VecDeque<RawRecord<RecordBody>> = VecDeque::new();
         let mut last_record = Instant::now();
@@ -162,6 +183,9 @@ pub fn merge<'scope>(
                     break;
                 }
                 let r = ready.pop_front().expect("not empty");
+                if let Some(k) = stamped_keys.get_mut(&(r.stream, r.partition)) {
+                    *k = r.key;
+                }
                 let before = sequencer.epoch();
                 held = None;
                 match r.body {
@@ -194,6 +218,9 @@ pub fn merge<'scope>(
                 }
                 if sequencer.epoch() != before {
                     side_buf.push((before, SideRecord::Commit(commit_marks(&merger, &ready))));
+                    if !stamped_keys.is_empty() {
+                        side_buf.push((before, order_keys(&stamped_keys)));
+                    }
                     if checkpoint_due(last_checkpoint)
                         && let Some(marker) = sequencer.checkpoint(before)
                     {
@@ -219,6 +246,9 @@ pub fn merge<'scope>(
                 let before = sequencer.epoch();
                 sequencer.close();
                 side_buf.push((before, SideRecord::Commit(commit_marks(&merger, &ready))));
+                if !stamped_keys.is_empty() {
+                    side_buf.push((before, order_keys(&stamped_keys)));
+                }
                 if checkpoint_due(last_checkpoint)
                     && let Some(marker) = sequencer.checkpoint(before)
                 {
@@ -260,9 +290,18 @@ pub fn merge<'scope>(
                 side_out.activate().session(&*scap).give(record);
             }
             // The sources may read each partition up to `read_ahead` past what is stamped.
+            // With timestamps, a block may hold more than the read-ahead of one partition:
+            // a partition that holds the release back reads on until it leaves the block.
+            let holding = merger.holding_back();
             let limits: Vec<(StreamId, i32, i64)> = commit_marks(&merger, &ready)
                 .into_iter()
-                .map(|(s, p, o)| (s, p, o.saturating_add(options.read_ahead)))
+                .map(|(s, p, o)| {
+                    let mut limit = o.saturating_add(options.read_ahead);
+                    if let Some(&(_, _, known)) = holding.iter().find(|h| h.0 == s && h.1 == p) {
+                        limit = limit.max(known.saturating_add(options.read_ahead / 2));
+                    }
+                    (s, p, limit)
+                })
                 .collect();
             {
                 let mut w = worker.borrow_mut();

@@ -54,6 +54,10 @@ pub enum SideRecord {
     /// Everything before these offsets was released by the end of this epoch: they can be
     /// committed once the epoch's outputs are delivered.
     Commit(Vec<(StreamId, i32, i64)>),
+    /// With `--merge-order timestamps`, right after each [`SideRecord::Commit`]: per
+    /// partition, the order key of the last record before its commit mark (where the
+    /// merge's clamp goes on after a restore from that cut).
+    OrderKeys(Vec<(StreamId, i32, i64)>),
 }
 
 /// A message of the job's control stream (broadcast to every worker).

@@ -123,6 +123,8 @@ pub fn kafka_sink<'scope>(
         let mut marks: Option<PendingCommit> = None;
         // The marks of the latest epoch done: where a checkpoint taken now stands.
         let mut latest: Vec<(StreamId, i32, i64)> = Vec::new();
+        // With --merge-order timestamps, the order keys at those marks.
+        let mut latest_keys: std::collections::BTreeMap<(StreamId, i32), i64> = Default::default();
         // The model to save at the end (the last snapshot's).
         let mut last_model: Option<SavedModel> = None;
         let mut checkpoints_written = 0u64;
@@ -239,6 +241,9 @@ pub fn kafka_sink<'scope>(
                                 c.topics[stream as usize], body.reason
                             ),
                         },
+                        SideRecord::OrderKeys(keys) => {
+                            latest_keys = keys.into_iter().map(|(s, p, k)| ((s, p), k)).collect();
+                        }
                         SideRecord::Commit(offsets) => {
                             latest.clone_from(&offsets);
                             marks = Some(PendingCommit {
@@ -267,6 +272,7 @@ pub fn kafka_sink<'scope>(
                                 topic: c.topics[s as usize].clone(),
                                 partition: p,
                                 offset: o,
+                                order_key: latest_keys.get(&(s, p)).copied(),
                             })
                             .collect();
                         if let Some(dir) = &model.checkpoints {

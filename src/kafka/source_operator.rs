@@ -3,7 +3,7 @@
 //! there, and never blocking: it polls without waiting and parks between polls.
 
 use super::JobOptions;
-use super::merge::{EVENTS, FEEDBACK, Raw, RawRecord, StreamId};
+use super::merge::{EVENTS, FEEDBACK, MergeOrder, Raw, RawRecord, StreamId};
 use super::metrics::JobMetrics;
 use super::record::{Control, DeadBody, RecordBody, SourceMessage};
 use super::worker_state::WorkerState;
@@ -24,6 +24,7 @@ use timely::dataflow::{ProbeHandle, Stream};
 pub struct KafkaReader {
     sources: Vec<(StreamId, PartitionedSource)>,
     decoder: RecordDecoder,
+    order: MergeOrder,
     /// The last progress sent per (topic, partition): position, at its end.
     sent: BTreeMap<(StreamId, i32), (i64, bool)>,
 }
@@ -51,6 +52,7 @@ impl KafkaReader {
         Ok(KafkaReader {
             sources,
             decoder: RecordDecoder::new(schema, options.format),
+            order: options.merge_order,
             sent: BTreeMap::new(),
         })
     }
@@ -83,7 +85,9 @@ impl KafkaReader {
                 .poll_batch(per, Duration::ZERO)
                 .map_err(|e| format!("reading `{}`: {e}", source.topic()))?;
             for r in batch {
-                let body = if *stream == EVENTS {
+                let body = if let Some(dead) = missing_timestamp(self.order, &r) {
+                    dead
+                } else if *stream == EVENTS {
                     match self.decoder.decode(r.key.as_deref(), &r.payload) {
                         Ok(ex) => RecordBody::Event(ex),
                         Err(e) => RecordBody::Dead(DeadBody {
@@ -124,6 +128,7 @@ impl KafkaReader {
                     stream: *stream,
                     partition: r.partition,
                     offset: r.offset,
+                    key: r.timestamp_ms.unwrap_or(i64::MIN),
                     body,
                 }));
                 n += 1;
@@ -210,6 +215,29 @@ impl KafkaReader {
         }
         (n, last)
     }
+}
+
+/// The kind of dead letter of a record without a timestamp under `--merge-order
+/// timestamps`.
+pub const NO_TIMESTAMP: &str = "no_timestamp";
+
+/// Under [`MergeOrder::Timestamps`], a record without a timestamp (a pre-0.10 message
+/// format) cannot be placed in time: it becomes a dead letter (kind [`NO_TIMESTAMP`]),
+/// placed at its partition's previous key (the merge clamps its key `i64::MIN` up to it),
+/// so that the order stays a function of the data and nothing else is lost.
+fn missing_timestamp(
+    order: MergeOrder,
+    r: &flowboost_connectors::kafka::SourceRecord,
+) -> Option<RecordBody> {
+    (order == MergeOrder::Timestamps && r.timestamp_ms.is_none()).then(|| {
+        RecordBody::Dead(DeadBody {
+            kind: NO_TIMESTAMP.to_string(),
+            reason: "the record has no timestamp (--merge-order timestamps orders by it)"
+                .to_string(),
+            key: r.key.clone(),
+            payload: r.payload.clone(),
+        })
+    })
 }
 
 /// How far the model may fall behind the merge before the sources stop reading.
@@ -368,4 +396,37 @@ pub fn kafka_source<'scope>(
         }
     });
     stream
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use flowboost_connectors::kafka::SourceRecord;
+
+    fn record(timestamp_ms: Option<i64>) -> SourceRecord {
+        SourceRecord {
+            partition: 0,
+            offset: 7,
+            key: Some(b"k".to_vec()),
+            payload: b"{}".to_vec(),
+            timestamp_ms,
+        }
+    }
+
+    #[test]
+    fn a_record_without_a_timestamp_is_a_dead_letter_only_when_ordered_by_time() {
+        assert_eq!(missing_timestamp(MergeOrder::Offsets, &record(None)), None);
+        assert_eq!(
+            missing_timestamp(MergeOrder::Timestamps, &record(Some(5))),
+            None
+        );
+        match missing_timestamp(MergeOrder::Timestamps, &record(None)) {
+            Some(RecordBody::Dead(d)) => {
+                assert_eq!(d.kind, NO_TIMESTAMP);
+                assert_eq!(d.key.as_deref(), Some(&b"k"[..]));
+                assert_eq!(d.payload, b"{}");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
 }

@@ -80,6 +80,20 @@ pub struct ProduceArgs {
     /// a click of impression i with delay d is produced after impression i + d.
     #[arg(long, default_value_t = 0.0, value_name = "D")]
     pub click_delay: f64,
+    /// The simulated clock's start, in milliseconds since the epoch: event (impression)
+    /// i, and a feedback (click) record produced right after it, get the record timestamp
+    /// MS + i. --generator clicks: default the wall clock rounded down to the hour
+    /// (records older than a topic's retention would be deleted), so two logs of the same
+    /// seed differ by a whole number of hours: the same order under any --merge-block-ms
+    /// that divides an hour. Other generators: without it, the producer's clock.
+    #[arg(long, value_name = "MS", value_parser = crate::cli::limits::non_negative_i64)]
+    pub timestamp_base: Option<i64>,
+    /// With --timestamp-base (not --generator clicks): each record's timestamp is moved
+    /// back by a pseudo-random 0..=J ms (a function of the seed and the record), so that
+    /// timestamps go backwards within partitions, as with several producers (a test of
+    /// the merge's clamp).
+    #[arg(long, default_value_t = 0, value_name = "J", value_parser = crate::cli::limits::non_negative_i64, requires = "timestamp_base")]
+    pub timestamp_jitter: i64,
     /// Every K-th event is sent without its label (0: none)...
     #[arg(long, default_value_t = 0, value_name = "K")]
     pub unlabeled_every: u64,
@@ -218,6 +232,16 @@ fn produce(a: ProduceArgs) -> Result<(), String> {
     }
     let data = Dataset::generator(&a.generator, a.seed, Some(a.examples))?;
     let schema = data.schema().clone();
+    // The record timestamp of what is sent after event `at` (record `salt` of it), with
+    // --timestamp-base; else the producer's.
+    let (base, jitter, seed) = (a.timestamp_base, a.timestamp_jitter, a.seed);
+    let stamp = move |at: u64, salt: u64| {
+        base.map(|b| {
+            let h = splitmix64(seed ^ at.wrapping_mul(4).wrapping_add(salt));
+            let back = i64::try_from(h % (jitter as u64 + 1)).unwrap_or(0);
+            click_timestamp(b, at).saturating_sub(back).max(0)
+        })
+    };
     let mut sink = KafkaSink::new(&config, &a.topic).map_err(|e| e.to_string())?;
     let mut feedback_sink = match &a.feedback_topic {
         Some(f) => Some(KafkaSink::new(&config, f).map_err(|e| e.to_string())?),
@@ -235,12 +259,16 @@ fn produce(a: ProduceArgs) -> Result<(), String> {
             if !all && *at > now {
                 break;
             }
-            let (_, id, label) = due.pop_front().expect("front exists");
+            let (at, id, label) = due.pop_front().expect("front exists");
             if let Some(fs) = feedback_sink.as_mut() {
                 let (k, v) = label_json(&schema, &label);
                 let body = json!({"id": id, k: v}).to_string();
-                fs.send(Some(id.to_string().as_bytes()), body.as_bytes())
-                    .map_err(|e| e.to_string())?;
+                let key = id.to_string();
+                match stamp(at, 1) {
+                    Some(ts) => fs.send_at(Some(key.as_bytes()), body.as_bytes(), ts),
+                    None => fs.send(Some(key.as_bytes()), body.as_bytes()),
+                }
+                .map_err(|e| e.to_string())?;
                 *feedback += 1;
             }
         }
@@ -260,8 +288,12 @@ fn produce(a: ProduceArgs) -> Result<(), String> {
         }
         let hide = a.unlabeled_every > 0 && (i + 1).is_multiple_of(a.unlabeled_every);
         let body = event_json(&schema, &ex, !hide).to_string();
-        sink.send(Some(ex.id.to_string().as_bytes()), body.as_bytes())
-            .map_err(|e| e.to_string())?;
+        let key = ex.id.to_string();
+        match stamp(i, 0) {
+            Some(ts) => sink.send_at(Some(key.as_bytes()), body.as_bytes(), ts),
+            None => sink.send(Some(key.as_bytes()), body.as_bytes()),
+        }
+        .map_err(|e| e.to_string())?;
         events += 1;
         if hide {
             unlabeled += 1;
@@ -272,8 +304,12 @@ fn produce(a: ProduceArgs) -> Result<(), String> {
         send_feedback(&mut due, i, false, &mut feedback)?;
         if a.malformed_every > 0 && (i + 1).is_multiple_of(a.malformed_every) {
             let body = malformed(bad, 1_000_000_000 + bad, schema.dim());
-            sink.send(Some(format!("bad-{bad}").as_bytes()), &body)
-                .map_err(|e| e.to_string())?;
+            let key = format!("bad-{bad}");
+            match stamp(i, 2) {
+                Some(ts) => sink.send_at(Some(key.as_bytes()), &body, ts),
+                None => sink.send(Some(key.as_bytes()), &body),
+            }
+            .map_err(|e| e.to_string())?;
             bad += 1;
         }
     }
@@ -294,10 +330,39 @@ fn produce(a: ProduceArgs) -> Result<(), String> {
     crate::cli::output::print_json(&summary)
 }
 
+/// The simulated clock of `kafka produce --generator clicks` advances one millisecond per
+/// impression; by default it starts at the wall clock rounded down to a multiple of this
+/// (an hour), so that logs of the same seed differ by whole hours (`--timestamp-base`
+/// fixes it).
+pub const CLICK_BASE_ROUNDING_MS: i64 = 3_600_000;
+
+fn splitmix64(x: u64) -> u64 {
+    let mut z = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// The default start of the simulated clock: now, rounded down to the hour.
+fn click_base_now() -> i64 {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+    now - now.rem_euclid(CLICK_BASE_ROUNDING_MS)
+}
+
+/// The record timestamp of impression `i`, and of the clicks produced right after it.
+pub fn click_timestamp(base: i64, i: u64) -> i64 {
+    base.saturating_add(i64::try_from(i).unwrap_or(i64::MAX))
+}
+
 /// `kafka produce --generator clicks`: the click simulator's impressions as unlabeled
 /// events on the topic, their clicks as logged-click records on the feedback topic, each
 /// produced after impression `i + d` (`d` its delay); clicks still due at the end follow
-/// the last impression.
+/// the last impression. Every record has the simulated time of the impression it follows
+/// as its timestamp ([`click_timestamp`]): impression `i` and a click due after it get
+/// `base + i` ms (`--timestamp-base`, by default the hour it starts in), whatever
+/// `--rate`.
 fn produce_clicks(a: ProduceArgs) -> Result<(), String> {
     use crate::eval::ClickEncoder;
     use flowboost_connectors::generators::clicks::{ClickSimConfig, ClickSimulator, LoggingPolicy};
@@ -312,6 +377,13 @@ fn produce_clicks(a: ProduceArgs) -> Result<(), String> {
     sim_config.logging = LoggingPolicy::parse(&a.logging_policy)?;
     sim_config.click_delay = a.click_delay;
     sim_config.validate()?;
+    if a.timestamp_jitter > 0 {
+        return Err(
+            "--timestamp-jitter is not for --generator clicks (its clock is the simulator's)"
+                .into(),
+        );
+    }
+    let base = a.timestamp_base.unwrap_or_else(click_base_now);
     let mut encoder = ClickEncoder::new(&sim_config)?;
     let sim = ClickSimulator::new(sim_config)?;
     let config = KafkaConfig::new(a.brokers.clone());
@@ -333,11 +405,13 @@ fn produce_clicks(a: ProduceArgs) -> Result<(), String> {
                 if entry.key().0 > now {
                     break;
                 }
+                let at = entry.key().0;
                 let r = entry.remove();
                 clicks_sink
-                    .send(
+                    .send_at(
                         Some(r.id.to_string().as_bytes()),
                         r.json().to_string().as_bytes(),
+                        click_timestamp(base, at),
                     )
                     .map_err(|e| e.to_string())?;
                 *records += 1;
@@ -354,8 +428,12 @@ fn produce_clicks(a: ProduceArgs) -> Result<(), String> {
             }
         }
         let (event, due_clicks) = encoder.encode(i, &imp);
-        sink.send(Some(i.to_string().as_bytes()), event.to_string().as_bytes())
-            .map_err(|e| e.to_string())?;
+        sink.send_at(
+            Some(i.to_string().as_bytes()),
+            event.to_string().as_bytes(),
+            click_timestamp(base, i),
+        )
+        .map_err(|e| e.to_string())?;
         events += 1;
         clicked += u64::from(!due_clicks.is_empty());
         for (n, (d, r)) in due_clicks.into_iter().enumerate() {
@@ -376,6 +454,7 @@ fn produce_clicks(a: ProduceArgs) -> Result<(), String> {
         "clicks": clicks,
         "feedback": records,
         "seconds": start.elapsed().as_secs_f64(),
+        "timestamp_base_ms": base,
     });
     crate::cli::output::print_json(&summary)
 }

@@ -65,4 +65,10 @@ pub struct SourceOffset {
     pub partition: i32,
     /// The next offset to read: every record before it is in the checkpoint's state.
     pub offset: i64,
+    /// With `--merge-order timestamps`: the merge's order key of the record before
+    /// `offset` (its timestamp, clamped to be non-decreasing in the partition;
+    /// `i64::MIN` when none was read), where the clamp goes on after a restore. Absent
+    /// with `--merge-order offsets` (files of earlier versions have none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub order_key: Option<i64>,
 }

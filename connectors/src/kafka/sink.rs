@@ -271,7 +271,22 @@ impl KafkaSink {
         payload: &[u8],
     ) -> Result<(), KafkaError> {
         let topic = std::mem::take(&mut self.topic);
-        let result = self.send_record(&topic, partition, key, payload);
+        let result = self.send_record(&topic, partition, key, payload, None);
+        self.topic = topic;
+        result
+    }
+
+    /// Enqueues one record with the given timestamp (milliseconds since the epoch, its
+    /// CreateTime; [`KafkaSink::send`] leaves it to the producer: the time of sending), to
+    /// the partition the key hashes to.
+    pub fn send_at(
+        &mut self,
+        key: Option<&[u8]>,
+        payload: &[u8],
+        timestamp_ms: i64,
+    ) -> Result<(), KafkaError> {
+        let topic = std::mem::take(&mut self.topic);
+        let result = self.send_record(&topic, None, key, payload, Some(timestamp_ms));
         self.topic = topic;
         result
     }
@@ -284,7 +299,7 @@ impl KafkaSink {
         key: Option<&[u8]>,
         payload: &[u8],
     ) -> Result<(), KafkaError> {
-        self.send_record(topic, None, key, payload)
+        self.send_record(topic, None, key, payload, None)
     }
 
     fn send_record(
@@ -293,10 +308,14 @@ impl KafkaSink {
         partition: Option<i32>,
         key: Option<&[u8]>,
         payload: &[u8],
+        timestamp_ms: Option<i64>,
     ) -> Result<(), KafkaError> {
         let mut record: BaseRecord<'_, [u8], [u8]> = BaseRecord::to(topic).payload(payload);
         if let Some(key) = key {
             record = record.key(key);
+        }
+        if let Some(ts) = timestamp_ms {
+            record = record.timestamp(ts);
         }
         if let Some(p) = partition {
             record = record.partition(p);
