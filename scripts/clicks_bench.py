@@ -21,7 +21,15 @@ maximum resident set size) and pinned with `taskset` (1 worker: core 1; 2 worker
    longer is not learned; with the simulator's mean delay of 50 none is). Linear weak
    learners: their memory is constant, while the Hoeffding trees' grows with the stream
    (docs/topk.md);
-3. Vowpal Wabbit (`pip install vowpalwabbit` into .venv-vw): on the first
+3. through Kafka (the emulator of scripts/kafka.sh, started afresh for each run), on the
+   first `--kafka-impressions` impressions of the same simulator: `flowboost kafka produce
+   --generator clicks --impressions N --click-delay 50 --partitions 2` (impressions and
+   clicks on topics of their own, stamped with the simulated clock), then `flowboost run
+   --source kafka:impressions --feedback kafka:clicks --generator clicks --algo topk-bbm
+   --weak linear --learners 5 --k 3 --click-window --merge-order timestamps --pending-ttl
+   WINDOW --workers W --exit-when-idle 3 --kafka-set queued.min.messages=1` for W = 1, 2
+   (impressions per second over the job's wall time less its idle wait);
+4. Vowpal Wabbit (`pip install vowpalwabbit` into .venv-vw): on the first
    `--vw-impressions` impressions of the same log (the simulator streams, so they are
    the log of that length), `--ccb_explore_adf -q UA --epsilon 0`: for each impression a
    greedy prediction of the 3 slots first (its ranking, scored with the simulator's truth
@@ -95,6 +103,37 @@ def replay(exe: str, log: Path, workers: int) -> tuple[dict, dict]:
            "--workers", str(workers), "--json"]
     stdout, t = timed(cmd, "1" if workers == 1 else "0,1")
     return json.loads(stdout.strip().splitlines()[-1]), t
+
+
+def broker() -> str:
+    """A fresh broker (the emulator): stopped and started again, so no run inherits
+    another's topics or state."""
+    script = REPO / "scripts" / "kafka.sh"
+    subprocess.run([str(script), "stop"], capture_output=True)
+    out = subprocess.run([str(script), "start"], capture_output=True, text=True, check=True)
+    return out.stdout.strip().splitlines()[-1]
+
+
+def kafka(exe: str, n: int, workers: int, window: int) -> tuple[dict, dict, dict]:
+    """The same simulator through Kafka: `kafka produce --generator clicks` writes the
+    impressions and their clicks (stamped with the simulated clock) to two topics of 2
+    partitions, then the job learns them with the click window, merged by timestamps,
+    until idle. Returns the job's summary, its times, and the producer's times."""
+    b = broker()
+    _, pt = timed([exe, "kafka", "produce", "--brokers", b, "--topic", "impressions",
+                   "--feedback-topic", "clicks", "--partitions", "2", "--generator", "clicks",
+                   "--impressions", str(n), "--click-delay", "50"], "1")
+    idle = 3
+    cmd = [exe, "run", "--brokers", b, "--source", "kafka:impressions", "--feedback",
+           "kafka:clicks", "--sink", "kafka:rankings", "--group", f"bench{workers}",
+           "--generator", "clicks", "--algo", "topk-bbm", "--weak", "linear", "--learners", "5",
+           "--k", "3", "--click-window", "--merge-order", "timestamps", "--pending-ttl",
+           str(window), "--workers", str(workers), "--exit-when-idle", str(idle),
+           "--kafka-set", "queued.min.messages=1"]
+    stdout, t = timed(cmd, "1" if workers == 1 else "0,1")
+    t["idle_s"] = idle
+    subprocess.run([str(REPO / "scripts" / "kafka.sh"), "stop"], capture_output=True)
+    return json.loads(stdout.strip().splitlines()[-1]), t, pt
 
 
 def vw_python() -> Path:
@@ -196,6 +235,11 @@ def main() -> int:
     ap.add_argument("--vw-impressions", type=int, default=1_000_000)
     ap.add_argument("--binary", help="the flowboost binary (default: build target/release)")
     ap.add_argument("--skip-vw", action="store_true")
+    ap.add_argument("--kafka-impressions", type=int, default=1_000_000,
+                    help="impressions through Kafka (at most --impressions; default 1,000,000)")
+    ap.add_argument("--window", type=int, default=1000,
+                    help="the Kafka job's click window, --pending-ttl (default 1000)")
+    ap.add_argument("--skip-kafka", action="store_true")
     ap.add_argument("--out", default=str(REPO / "bench-out" / "clicks_bench.json"))
     args = ap.parse_args()
     exe = binary(args)
@@ -218,6 +262,21 @@ def main() -> int:
               f"{t['max_rss_mb']:.0f} MB", flush=True)
     results["replay"] = runs
 
+    kafka_runs = []
+    if not args.skip_kafka:
+        n = min(args.kafka_impressions, args.impressions)
+        for workers in [1, 2]:
+            report, t, pt = kafka(exe, n, workers, args.window)
+            kafka_runs.append({"workers": workers, "impressions": n, "report": report,
+                               "time": t, "produce_time": pt})
+            busy = max(t["wall_s"] - t["idle_s"], 1e-9)
+            print(f"Kafka, {workers} worker(s): {n} impressions produced in {pt['wall_s']:.1f} s; "
+                  f"job {t['wall_s']:.1f} s wall ({busy:.1f} s less the idle wait), "
+                  f"{t['cpu_s']:.1f} s CPU, {t['max_rss_mb']:.0f} MB, joined "
+                  f"{report.get('feedback_joined')}, no click {report.get('no_click')}",
+                  flush=True)
+    results["kafka"] = kafka_runs
+
     if not args.skip_vw:
         n = min(args.vw_impressions, args.impressions)
         small = out_dir / f"clicks-{n}"
@@ -239,6 +298,13 @@ def main() -> int:
         print(f"| flowboost replay-clicks (file) | {r['workers']} | {t['wall_s']:.1f} | "
               f"{t['cpu_s']:.1f} | {r['report']['impressions'] / t['wall_s']:.0f} | "
               f"{r['report']['impressions'] / t['cpu_s']:.0f} | {t['max_rss_mb']:.0f} |")
+    for r in kafka_runs:
+        t = r["time"]
+        busy = max(t["wall_s"] - t["idle_s"], 1e-9)
+        print(f"| flowboost run, Kafka ({r['impressions']:,} impressions, click window "
+              f"{args.window}, by timestamps; wall less the {t['idle_s']} s idle wait) | "
+              f"{r['workers']} | {busy:.1f} | {t['cpu_s']:.1f} | {r['impressions'] / busy:.0f} | "
+              f"{r['impressions'] / t['cpu_s']:.0f} | {t['max_rss_mb']:.0f} |")
     rep = runs[0]["report"]
     tc = rep["true_ctr"]
     print()
