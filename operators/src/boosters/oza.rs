@@ -69,9 +69,16 @@ impl Stage for OzaStage {
                 Ok(p) => p.sample(&mut self.rng),
                 Err(_) => 0.0,
             };
-            self.weak.learn(&ex.features, y, k);
+            // A weight of 0 changes nothing (`WeakLearner::learn`), and prediction is a
+            // function of the state: the class predicted above is the one after learning.
+            let after = if k > 0.0 {
+                self.weak.learn(&ex.features, y, k);
+                self.weak.predict_class(&ex.features)
+            } else {
+                c
+            };
             let t = self.t as f64;
-            if self.weak.predict_class(&ex.features) == y {
+            if after == y {
                 self.lambda_sc += lambda;
                 rec.carry = lambda * t / (2.0 * self.lambda_sc);
             } else {

@@ -7,7 +7,7 @@
 //! keyed by the example's bits, and every `learn` either brings it up to date or
 //! forgets it.
 
-use super::node::{Layout, View};
+use super::node::{AttrSlot, Layout, View};
 use crate::data::Features;
 
 /// The bits of an example, kept to recognize it again (allocations reused).
@@ -90,13 +90,6 @@ pub(super) struct Memo {
     pub lik: Vec<f64>,
     /// The classes the leaf learned (from this example) since `lik` was computed.
     pub pending: Vec<u32>,
-    /// The example's value of each attribute the tree looks at (by local index).
-    pub values: Vec<f64>,
-    /// Whether `values` holds a sparse example: then only the entries at `written` are
-    /// not zero.
-    values_sparse: bool,
-    /// The entries of `values` a sparse example wrote.
-    written: Vec<u32>,
     /// Working space for log scores.
     pub scores: Vec<f64>,
     /// Working space for the nominal terms of naive Bayes.
@@ -116,46 +109,31 @@ impl Memo {
     pub fn set(&mut self, layout: &Layout, x: &Features) {
         self.key.set(x);
         self.view.set(layout, x);
-        match x {
-            Features::Dense(v) => {
-                self.values.clear();
-                self.values_sparse = false;
-                self.values.extend(
-                    layout
-                        .features
-                        .iter()
-                        .map(|&j| v.get(j).copied().unwrap_or(0.0)),
-                )
-            }
-            Features::Sparse { .. } => {
-                // Only what the last sparse example wrote is reset: an example costs work
-                // for its non-zero values, not for the dimension.
-                if self.values_sparse && self.values.len() == layout.features.len() {
-                    for &i in &self.written {
-                        self.values[i as usize] = 0.0;
-                    }
-                } else {
-                    self.values.clear();
-                    self.values.resize(layout.features.len(), 0.0);
-                }
-                self.values_sparse = true;
-                self.written.clear();
-                for &(col, v) in &self.view.entries {
-                    let i = layout.numeric_local[col as usize];
-                    self.values[i] = v;
-                    self.written.push(i as u32);
-                }
-                for (n, &i) in layout.nominal.iter().enumerate() {
-                    self.values[i] = self.view.nominal_values[n];
-                    self.written.push(i as u32);
-                }
-            }
-        }
         self.path.clear();
         self.leaf = usize::MAX;
         self.path_ok = true;
         self.lik_valid = false;
         self.pending.clear();
         self.valid = true;
+    }
+
+    /// The example's value of the attribute the tree looks at with local index `i` (as
+    /// `x` gives it, a zero for a column the view has no entry of): read from the view,
+    /// so that describing an example writes nothing of the dimension's size.
+    #[inline]
+    pub fn value(&self, layout: &Layout, i: usize) -> f64 {
+        match layout.slots[i] {
+            AttrSlot::Numeric { column } => {
+                let entries = &self.view.entries;
+                match entries.binary_search_by_key(&(column as u32), |&(col, _)| col) {
+                    Ok(p) => entries[p].1,
+                    Err(_) => 0.0,
+                }
+            }
+            AttrSlot::Nominal { .. } => layout
+                .nominal
+                .binary_search(&i)
+                .map_or(0.0, |n| self.view.nominal_values[n]),
+        }
     }
 }

@@ -486,7 +486,7 @@ impl HoeffdingTree {
         };
         while let Some(attr) = self.routes[i].attr() {
             let route = self.routes[i];
-            let b = match route.branch(memo.values[attr]) {
+            let b = match route.branch(memo.value(&self.layout, attr)) {
                 Some(b) => b,
                 None => {
                     // Decided by the branch weights, which learning changes.
