@@ -12,39 +12,14 @@
 
 mod common;
 
-use common::kafka::{brokers, create};
-use common::{flowboost, last_json, temp_dir};
+use common::kafka::{brokers, create, read_lines};
+use common::{flowboost, last_json};
 use flowboost::connectors::generators::clicks::{ClickSimConfig, ClickSimulator};
 use flowboost::connectors::kafka::testing::unique_name;
 use std::collections::{BTreeMap, BTreeSet};
 
 const N: u64 = 1500;
 const DELAY: f64 = 5.0;
-
-/// Every value of a topic, in its order (one partition).
-fn read_lines(brokers: &str, topic: &str, expect: u64) -> Vec<String> {
-    let dir = temp_dir(&unique_name("read"));
-    let file = dir.join("values.jsonl");
-    last_json(&flowboost(&[
-        "kafka",
-        "read",
-        "--brokers",
-        brokers,
-        "--topic",
-        topic,
-        "--expect",
-        &expect.to_string(),
-        "--timeout",
-        "60",
-        "--output",
-        file.to_str().unwrap(),
-    ]));
-    std::fs::read_to_string(&file)
-        .unwrap()
-        .lines()
-        .map(str::to_string)
-        .collect()
-}
 
 /// What the simulator's log implies: (clicked impressions, clicks, click records), a
 /// record being the clicks of one impression that share a delay.
@@ -100,48 +75,16 @@ fn a_simulated_click_log_is_learned_alike_on_1_and_2_workers_with_the_no_click_r
 
     let mut runs = Vec::new();
     for workers in [1, 2] {
-        let sink = create(&b, "fb-clicks-pred", 1);
-        let out = flowboost(&[
-            "run",
-            "--brokers",
+        // The window covers the backlog: on a backlog, the offset-block merge puts the
+        // sparse click topic ahead of its impressions (docs/kafka.md).
+        let (predictions, summary) = click_job(
             &b,
-            "--source",
-            &format!("kafka:{events}"),
-            "--feedback",
-            &format!("kafka:{clicks_topic}"),
-            "--sink",
-            &format!("kafka:{sink}"),
-            "--group",
-            &unique_name("g"),
-            "--start",
-            "earliest",
-            "--exit-when-idle",
-            "2",
-            "--report-interval",
-            "0",
-            "--generator",
-            "clicks",
-            "--algo",
-            "topk-bbm",
-            "--weak",
-            "linear",
-            "--learners",
-            "3",
-            "--k",
-            "3",
-            "--batch",
-            "32",
-            "--click-window",
-            // The window covers the backlog: on a backlog, the offset-block merge puts
-            // the sparse click topic ahead of its impressions (docs/kafka.md).
-            "--pending-ttl",
-            &N.to_string(),
-            "--workers",
-            &workers.to_string(),
-            "--kafka-set",
-            "queued.min.messages=1",
-        ]);
-        let summary = last_json(&out);
+            &events,
+            &clicks_topic,
+            N,
+            workers,
+            &["--batch", "32", "--pending-ttl", &N.to_string()],
+        );
         assert_eq!(summary["events_in"], N, "{summary}");
         assert_eq!(summary["feedback_in"], records, "{summary}");
         // Every impression is learned: from its clicks, or as no click.
@@ -155,7 +98,7 @@ fn a_simulated_click_log_is_learned_alike_on_1_and_2_workers_with_the_no_click_r
         assert_eq!(join["late"], 0, "{summary}");
         assert_eq!(join["waiting"], 0, "{summary}");
         assert_eq!(join["held"], 0, "{summary}");
-        runs.push((read_lines(&b, &sink, N), summary));
+        runs.push((predictions, summary));
     }
     assert_eq!(runs[0].0.len() as u64, N);
     if let Some(i) = (0..runs[0].0.len()).find(|&i| runs[0].0[i] != runs[1].0[i]) {
@@ -228,27 +171,36 @@ fn timed_expectation() -> (u64, u64, u64, u64, u64) {
     (clicked, records, joined, repeated, late)
 }
 
-/// The job on the timed click log with a short window, in the given merge order.
-fn timed_run(
+/// The job on a click log (`n` impressions on `events`, their clicks on `clicks`): Top-k
+/// BBM over 3 linear learners with the click window, `workers` workers, until idle, with
+/// `extra` options; its `n` predictions and its summary.
+fn click_job(
     b: &str,
     events: &str,
     clicks: &str,
-    order: &str,
+    n: u64,
     workers: usize,
+    extra: &[&str],
 ) -> (Vec<String>, serde_json::Value) {
-    let sink = create(b, "fb-timed-pred", 1);
-    let summary = last_json(&flowboost(&[
+    let sink = create(b, "fb-clicks-pred", 1);
+    let (source, feedback, sink_arg) = (
+        format!("kafka:{events}"),
+        format!("kafka:{clicks}"),
+        format!("kafka:{sink}"),
+    );
+    let (group, workers) = (unique_name("g"), workers.to_string());
+    let mut args = vec![
         "run",
         "--brokers",
         b,
         "--source",
-        &format!("kafka:{events}"),
+        &source,
         "--feedback",
-        &format!("kafka:{clicks}"),
+        &feedback,
         "--sink",
-        &format!("kafka:{sink}"),
+        &sink_arg,
         "--group",
-        &unique_name("g"),
+        &group,
         "--start",
         "earliest",
         "--exit-when-idle",
@@ -265,21 +217,42 @@ fn timed_run(
         "3",
         "--k",
         "3",
-        "--batch",
-        &TIMED_BATCH.to_string(),
         "--click-window",
-        "--pending-ttl",
-        &TIMED_TTL.to_string(),
-        "--merge-order",
-        order,
-        "--merge-block-ms",
-        "1",
         "--workers",
-        &workers.to_string(),
+        &workers,
         "--kafka-set",
         "queued.min.messages=1",
-    ]));
-    (read_lines(b, &sink, TIMED_N), summary)
+    ];
+    args.extend_from_slice(extra);
+    let summary = last_json(&flowboost(&args));
+    (read_lines(b, &sink, n), summary)
+}
+
+/// The job on the timed click log with a short window, in the given merge order.
+fn timed_run(
+    b: &str,
+    events: &str,
+    clicks: &str,
+    order: &str,
+    workers: usize,
+) -> (Vec<String>, serde_json::Value) {
+    click_job(
+        b,
+        events,
+        clicks,
+        TIMED_N,
+        workers,
+        &[
+            "--batch",
+            &TIMED_BATCH.to_string(),
+            "--pending-ttl",
+            &TIMED_TTL.to_string(),
+            "--merge-order",
+            order,
+            "--merge-block-ms",
+            "1",
+        ],
+    )
 }
 
 #[test]

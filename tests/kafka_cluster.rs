@@ -7,13 +7,13 @@
 
 mod common;
 
-use common::kafka::{brokers, create};
+use common::kafka::{brokers, create, read_lines};
 use common::{flowboost, last_json, temp_dir};
 use flowboost::connectors::generators::{Generator, GeneratorConfig};
 use flowboost::connectors::kafka::testing::unique_name;
 use flowboost::connectors::kafka::{
-    FeedbackKind as WireFeedback, KafkaConfig, PartitionedSource, PredictionEncoder,
-    PredictionOutput, RecordDecoder, RecordFormat, StartFrom,
+    KafkaConfig, PartitionedSource, PredictionEncoder, PredictionOutput, RecordDecoder,
+    RecordFormat, StartFrom,
 };
 use flowboost::kafka::merge::{EVENTS, FEEDBACK, Merger, Raw, RawRecord};
 use flowboost::operators::boosters::{Algorithm, BoosterConfig, TreeParams, build};
@@ -21,37 +21,11 @@ use flowboost::operators::data::Example;
 use flowboost::operators::engine::{
     EpochRule, FeedbackSetup, Input, Prediction, PredictionSink, Sequencer, SourceState,
 };
-use flowboost::operators::join::{FeedbackKind, JoinConfig};
+use flowboost::operators::join::JoinConfig;
 use flowboost::operators::learners::WeakKind;
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-
-/// Every value of a topic, in its order (one partition).
-fn read_lines(brokers: &str, topic: &str, expect: u64) -> Vec<String> {
-    let dir = temp_dir(&unique_name("read"));
-    let file = dir.join("values.jsonl");
-    let out = flowboost(&[
-        "kafka",
-        "read",
-        "--brokers",
-        brokers,
-        "--topic",
-        topic,
-        "--expect",
-        &expect.to_string(),
-        "--timeout",
-        "60",
-        "--output",
-        file.to_str().unwrap(),
-    ]);
-    last_json(&out);
-    std::fs::read_to_string(&file)
-        .unwrap()
-        .lines()
-        .map(str::to_string)
-        .collect()
-}
 
 /// The model of the replay test.
 fn model() -> BoosterConfig {
@@ -155,20 +129,7 @@ fn sequential_reference(b: &str, events: &str, feedback: &str) -> Vec<String> {
                     .ok()
                     .map(|fb| Input::Feedback {
                         id: fb.id,
-                        kind: match fb.kind {
-                            WireFeedback::Labels => FeedbackKind::Label(fb.label),
-                            WireFeedback::Clicks => {
-                                FeedbackKind::Clicks(fb.label.relevant().to_vec())
-                            }
-                            WireFeedback::LoggedClicks => FeedbackKind::Logged(
-                                fb.label
-                                    .relevant()
-                                    .iter()
-                                    .copied()
-                                    .zip(fb.propensities.iter().copied())
-                                    .collect(),
-                            ),
-                        },
+                        kind: fb.into_join_kind(),
                     })
             };
             merger.push(Raw::Record(RawRecord {

@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::kafka::{brokers, create};
+use common::kafka::{brokers, create, read_lines};
 use common::{flowboost, last_json, temp_dir};
 use flowboost::connectors::kafka::testing::unique_name;
 use flowboost::connectors::kafka::{DeadLetterRecord, KafkaConfig};
@@ -24,33 +24,12 @@ fn produce(brokers: &str, topic: &str, extra: &[&str]) -> Value {
     last_json(&flowboost(&args))
 }
 
-/// Reads `expect` records of a topic (values, in topic order) with `flowboost kafka read`.
+/// Reads `expect` records of a topic (values, in topic order) as JSON.
 fn read_values(brokers: &str, topic: &str, expect: u64) -> Vec<Value> {
-    let dir = temp_dir(&unique_name("kafka-read"));
-    let file = dir.join("values.jsonl");
-    let expect = expect.to_string();
-    let out = flowboost(&[
-        "kafka",
-        "read",
-        "--brokers",
-        brokers,
-        "--topic",
-        topic,
-        "--expect",
-        &expect,
-        "--timeout",
-        "60",
-        "--output",
-        file.to_str().unwrap(),
-    ]);
-    let summary = last_json(&out);
-    let text = std::fs::read_to_string(&file).unwrap();
-    let values: Vec<Value> = text
-        .lines()
+    read_lines(brokers, topic, expect)
+        .iter()
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
-        .collect();
-    assert_eq!(values.len() as u64, summary["records"].as_u64().unwrap());
-    values
+        .collect()
 }
 
 fn run_job(args: &[&str]) -> Value {

@@ -7,9 +7,8 @@ use super::merge::{EVENTS, FEEDBACK, MergeOrder, Raw, RawRecord, StreamId};
 use super::metrics::JobMetrics;
 use super::record::{Control, DeadBody, RecordBody, SourceMessage};
 use super::worker_state::WorkerState;
-use flowboost_connectors::kafka::{FeedbackKind as WireFeedback, PartitionedSource, RecordDecoder};
+use flowboost_connectors::kafka::{PartitionedSource, RecordDecoder};
 use flowboost_operators::data::Schema;
-use flowboost_operators::join::FeedbackKind;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::rc::Rc;
@@ -101,20 +100,7 @@ impl KafkaReader {
                     match self.decoder.decode_feedback(&r.payload) {
                         Ok(fb) => RecordBody::Feedback {
                             id: fb.id,
-                            kind: match fb.kind {
-                                WireFeedback::Labels => FeedbackKind::Label(fb.label),
-                                WireFeedback::Clicks => {
-                                    FeedbackKind::Clicks(fb.label.relevant().to_vec())
-                                }
-                                WireFeedback::LoggedClicks => FeedbackKind::Logged(
-                                    fb.label
-                                        .relevant()
-                                        .iter()
-                                        .copied()
-                                        .zip(fb.propensities.iter().copied())
-                                        .collect(),
-                                ),
-                            },
+                            kind: fb.into_join_kind(),
                         },
                         Err(e) => RecordBody::Dead(DeadBody {
                             kind: e.kind.name().to_string(),

@@ -277,15 +277,7 @@ fn produce(a: ProduceArgs) -> Result<(), String> {
     for (i, ex) in data.stream(0)?.enumerate() {
         let ex = ex?;
         let i = i as u64;
-        if a.rate > 0.0 {
-            // The rate is at least 1e-9 (its value parser), but i / rate may still pass
-            // what a Duration holds: then the event never comes due.
-            let at = Duration::try_from_secs_f64(i as f64 / a.rate).unwrap_or(Duration::MAX);
-            let now = start.elapsed();
-            if at > now {
-                std::thread::sleep(at - now);
-            }
-        }
+        pace(start, i, a.rate);
         let hide = a.unlabeled_every > 0 && (i + 1).is_multiple_of(a.unlabeled_every);
         let body = event_json(&schema, &ex, !hide).to_string();
         let key = ex.id.to_string();
@@ -335,6 +327,19 @@ fn produce(a: ProduceArgs) -> Result<(), String> {
 /// (an hour), so that logs of the same seed differ by whole hours (`--timestamp-base`
 /// fixes it).
 pub const CLICK_BASE_ROUNDING_MS: i64 = 3_600_000;
+
+/// With a `rate` (events per second; 0: as fast as possible), waits until event `i` is
+/// due, `i / rate` seconds after `start`. The rate is at least 1e-9 (its value parser),
+/// but `i / rate` may still pass what a Duration holds: then the event never comes due.
+fn pace(start: Instant, i: u64, rate: f64) {
+    if rate > 0.0 {
+        let at = Duration::try_from_secs_f64(i as f64 / rate).unwrap_or(Duration::MAX);
+        let now = start.elapsed();
+        if at > now {
+            std::thread::sleep(at - now);
+        }
+    }
+}
 
 fn splitmix64(x: u64) -> u64 {
     let mut z = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
@@ -420,13 +425,7 @@ fn produce_clicks(a: ProduceArgs) -> Result<(), String> {
         };
     for (i, imp) in sim.enumerate() {
         let i = i as u64;
-        if a.rate > 0.0 {
-            let at = Duration::try_from_secs_f64(i as f64 / a.rate).unwrap_or(Duration::MAX);
-            let now = start.elapsed();
-            if at > now {
-                std::thread::sleep(at - now);
-            }
-        }
+        pace(start, i, a.rate);
         let (event, due_clicks) = encoder.encode(i, &imp);
         sink.send_at(
             Some(i.to_string().as_bytes()),

@@ -156,6 +156,26 @@ pub struct FeedbackRecord {
     pub propensities: Vec<f64>,
 }
 
+impl FeedbackRecord {
+    /// What the feedback join takes from this record: the whole label, the clicked
+    /// labels, or the logged clicks with their propensities.
+    pub fn into_join_kind(self) -> flowboost_operators::join::FeedbackKind {
+        use flowboost_operators::join::FeedbackKind as Join;
+        match self.kind {
+            FeedbackKind::Labels => Join::Label(self.label),
+            FeedbackKind::Clicks => Join::Clicks(self.label.relevant().to_vec()),
+            FeedbackKind::LoggedClicks => Join::Logged(
+                self.label
+                    .relevant()
+                    .iter()
+                    .copied()
+                    .zip(self.propensities)
+                    .collect(),
+            ),
+        }
+    }
+}
+
 /// Decodes records against a declared schema. Build one per job (it indexes the feature
 /// and label names) and share it.
 #[derive(Clone, Debug)]
