@@ -62,12 +62,7 @@ fn files(name: &str) -> Files {
 /// uninterrupted run's, byte for byte, and so is the final report.
 fn crash_and_resume(extra: &[&str], resume_engine: &[&str], name: &str) {
     let f = files(name);
-    let full_pred = f.dir.join("full.jsonl");
     let base = ["eval", "--algo", "adaboost-ol", "--learners", "5", "--json"];
-    let mut full_args: Vec<&str> = base.to_vec();
-    full_args.extend(["--data", s(&f.full), "--predictions", s(&full_pred)]);
-    full_args.extend(extra);
-    let full = last_json(&flowboost(&full_args));
     // The same stream with line 2,500 broken: the run stops there with an error, after
     // saving at 1,000 and 2,000 events.
     let text = std::fs::read_to_string(&f.full).unwrap();
@@ -88,14 +83,27 @@ fn crash_and_resume(extra: &[&str], resume_engine: &[&str], name: &str) {
     crash.extend(extra);
     let err = failure(&crash);
     assert!(err.contains("broken.libsvm:2500"), "{err}");
-    let inspect = last_json(&flowboost(&["inspect", s(&model), "--json"]));
+    resumes_as_the_uninterrupted_run(&f, &model, extra, resume_engine);
+}
+
+/// The uninterrupted run of `f`'s stream, and a run resumed on it from `model` (saved
+/// after 2,000 events): the resumed predictions are the uninterrupted run's, byte for
+/// byte, and so is the final report.
+fn resumes_as_the_uninterrupted_run(f: &Files, model: &Path, extra: &[&str], engine: &[&str]) {
+    let full_pred = f.dir.join("full.jsonl");
+    let base = ["eval", "--algo", "adaboost-ol", "--learners", "5", "--json"];
+    let mut full_args: Vec<&str> = base.to_vec();
+    full_args.extend(["--data", s(&f.full), "--predictions", s(&full_pred)]);
+    full_args.extend(extra);
+    let full = last_json(&flowboost(&full_args));
+    let inspect = last_json(&flowboost(&["inspect", s(model), "--json"]));
     assert_eq!(inspect["position"]["events"], 2000, "{inspect}");
     // Resume on the whole stream: the first 2,000 events are skipped.
     let rest_pred = f.dir.join("rest.jsonl");
-    let mut resume: Vec<&str> = vec!["eval", "--json", "--load-model", s(&model), "--resume"];
+    let mut resume: Vec<&str> = vec!["eval", "--json", "--load-model", s(model), "--resume"];
     resume.extend(["--data", s(&f.full), "--predictions", s(&rest_pred)]);
     resume.extend(extra);
-    resume.extend(resume_engine);
+    resume.extend(engine);
     let resumed = last_json(&flowboost(&resume));
     let full_text = std::fs::read_to_string(&full_pred).unwrap();
     let tail: Vec<&str> = full_text.lines().skip(2000).collect();
@@ -123,6 +131,24 @@ fn a_resumed_eval_is_exact_on_the_dataflow_engine_with_feedback_pending() {
         &["--engine", "dataflow", "--workers", "2", "--batch", "16"],
         "model-resume-feedback",
     );
+}
+
+/// A model file of format version 3 (written by flowboost at commit 3cc8610, before the
+/// events waiting in the feedback join named their model: `tests/data/`), saved by the
+/// crash run of the test above after 2,000 events with 58 events waiting for their
+/// feedback, resumes exactly as the uninterrupted run goes on, on both engines.
+#[test]
+fn an_older_format_with_feedback_pending_resumes_exactly() {
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/v3-feedback-pending.fbm");
+    let inspect = last_json(&flowboost(&["inspect", s(&fixture), "--json"]));
+    assert_eq!(inspect["format"], 3, "{inspect}");
+    assert_eq!(inspect["pending"], 58, "{inspect}");
+    let extra = ["--feedback-delay", "40", "--pending-ttl", "30"];
+    let f = files("model-v3-resume");
+    resumes_as_the_uninterrupted_run(&f, &fixture, &extra, &[]);
+    let f = files("model-v3-resume-dataflow");
+    let engine = ["--engine", "dataflow", "--workers", "2", "--batch", "16"];
+    resumes_as_the_uninterrupted_run(&f, &fixture, &extra, &engine);
 }
 
 #[test]

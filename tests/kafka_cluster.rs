@@ -168,6 +168,7 @@ fn sequential_reference(b: &str, events: &str, feedback: &str) -> Vec<String> {
                     expert: p.expert,
                     model_version: p.version,
                     shown: &p.shown,
+                    key: None,
                 },
                 &mut buf,
             );

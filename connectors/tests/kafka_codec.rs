@@ -440,6 +440,7 @@ fn predictions_to_json() {
         expert: 10,
         model_version: 1234,
         shown: &[],
+        key: None,
     });
     let v: Value = serde_json::from_slice(&out).unwrap();
     assert_eq!(
@@ -456,6 +457,7 @@ fn predictions_to_json() {
         expert: 3,
         model_version: 5,
         shown: &[],
+        key: None,
     });
     let v: Value = serde_json::from_slice(&out).unwrap();
     assert_eq!(v["prediction"], "fish");
@@ -478,6 +480,7 @@ fn predictions_to_json() {
         expert: 4,
         model_version: 6,
         shown: &[],
+        key: None,
     });
     let v: Value = serde_json::from_slice(&out).unwrap();
     assert_eq!(v["prediction"], json!(["b", "d"]));

@@ -5,7 +5,7 @@ use super::prediction_line::PredictionLine;
 use crate::eval::{Engine, Scorer, epoch_rule};
 use crate::kafka::checkpoint::{Checkpoints, committed_offsets};
 use crate::kafka::cluster::Cluster;
-use crate::kafka::{JobOptions, JobSummary, run_job};
+use crate::kafka::{JobOptions, JobSummary, ModelKeys, run_job};
 use crate::model::{ModelWriter, Progress as SavedProgress};
 use clap::Args;
 use flowboost_connectors::generators::clicks::ClickSimConfig;
@@ -197,6 +197,16 @@ pub struct KafkaArgs {
     /// Clicks after the window are late.
     #[arg(requires = "kafka_job", long)]
     pub click_window: bool,
+    /// One model per key: a comma-separated list of keys (campaigns, markets, tenants).
+    /// Each event names its model with `"key": "NAME"`; each key's model learns only its
+    /// events, and predicts exactly as a job serving that key alone would (the same
+    /// records in the same order); the keys' models are spread over the workers of all
+    /// processes by key. An event without a key, or with a key not listed, is a dead
+    /// letter (missing_key, unknown_key). Predictions carry their "key"; the summary and
+    /// the metrics count per key. At most 1,024 keys of at most 256 bytes. Not yet with
+    /// --save-model, --load-model or --checkpoint-dir.
+    #[arg(requires = "kafka_job", long, value_name = "K1,K2,...")]
+    pub keys: Option<String>,
     /// On a live stream, a record waits at most this long in the merge for partitions
     /// that are read past the records they held when the job started and have nothing new
     /// (then the order of live records depends on arrival times). Records written before
@@ -406,6 +416,7 @@ fn run_kafka(args: RunArgs) -> Result<(), String> {
     options.pending_ttl = k.pending_ttl;
     options.feedback_lag = k.feedback_lag;
     options.click_window = k.click_window;
+    options.keys = k.keys.as_deref().map(ModelKeys::parse).transpose()?;
     options.max_merge_wait = Duration::from_millis(k.max_merge_wait_ms);
     options.max_epochs_in_flight = k.max_epochs_in_flight;
     options.cluster = Cluster::new(k.processes, k.process, k.hostfile.as_deref())?;
@@ -438,6 +449,11 @@ fn run_kafka(args: RunArgs) -> Result<(), String> {
         return Err("--no-transactions needs --checkpoint-dir (without checkpoints the job has no transactions)".into());
     }
     options.checkpoint_every = Duration::from_secs_f64(k.checkpoint_every);
+    if options.keys.is_some()
+        && (io.save_model.is_some() || io.load_model.is_some() || k.checkpoint_dir.is_some())
+    {
+        return Err("--keys: a job with one model per key does not save, load or checkpoint its models yet (--save-model, --load-model, --checkpoint-dir); run it without them, or one job per key".into());
+    }
     let mut start = io.load()?;
     if let Some(dir) = &k.checkpoint_dir {
         let checkpoints = Checkpoints::open(dir, k.checkpoints_kept)?;

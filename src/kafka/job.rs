@@ -80,6 +80,8 @@ pub struct JobOptions {
     /// or, without any, as "no shown item clicked" (see
     /// [`JoinConfig::window`](flowboost_operators::join::JoinConfig::window)).
     pub click_window: bool,
+    /// One model per key (`--keys`): the keys; `None`: one model for every event.
+    pub keys: Option<super::ModelKeys>,
     /// A record held this long for other partitions is released anyway (live streams).
     pub max_merge_wait: Duration,
     /// At most this many epochs between the merge and the model's output (backpressure).
@@ -145,6 +147,7 @@ impl JobOptions {
             pending_ttl: 1_000_000,
             feedback_lag: 4,
             click_window: false,
+            keys: None,
             max_merge_wait: Duration::from_millis(100),
             max_epochs_in_flight: 8,
             cluster: Cluster::default(),
@@ -360,6 +363,20 @@ pub fn run_job(
         };
         let stages = chain.stages.len();
         let score_dim = chain.score_dim;
+        // One model per key: every key's model starts as the one model of a job without
+        // keys does (the same build, the same seeds).
+        let mut others = Vec::new();
+        for _ in 1..options.keys.as_ref().map_or(1, |k| k.len()) {
+            match build(&schema, &config) {
+                Ok(c) => others.push(c),
+                Err(e) => {
+                    return WorkerEnd {
+                        error: Some(String::from(e)),
+                        ..WorkerEnd::default()
+                    };
+                }
+            }
+        }
         let start_state = match restore.as_ref().and_then(|s| s.body.source.clone()) {
             Some(source) => source,
             None => SourceState {
@@ -455,6 +472,7 @@ pub fn run_job(
                 .as_ref()
                 .and_then(|s| s.body.join.as_ref())
                 .map_or_else(JoinCounts::default, |j| j.counts),
+            keys: options.keys.clone(),
         };
         let scorer = progress.map_or_else(
             || Scorer::new(schema.task, schema.num_labels()),
@@ -487,7 +505,8 @@ pub fn run_job(
                 state.clone(),
             );
             let items = merged.items.probe_with(&merged_probe);
-            let streams = pipeline(items.clone(), index, peers, chain, feedback);
+            let chains = std::iter::once(chain).chain(others).collect();
+            let streams = pipeline(items.clone(), index, peers, chains, feedback);
             let outputs = streams.outputs.probe_with(&done_probe);
             kafka_sink(
                 outputs,

@@ -189,12 +189,13 @@ pub fn merge<'scope>(
                 let before = sequencer.epoch();
                 held = None;
                 match r.body {
-                    RecordBody::Event(example) => {
+                    RecordBody::Event { example, model } => {
                         events += 1;
                         labeled += u64::from(example.label.is_some());
                         items_buf.push(sequencer.stamp(Input::Event {
                             example: Arc::new(example),
                             wait: false,
+                            model,
                         }));
                     }
                     RecordBody::Feedback { id, kind } => {

@@ -59,6 +59,18 @@ pub struct JobMetrics {
     pub click_window: std::sync::atomic::AtomicBool,
     join: Mutex<JoinCounts>,
     first: Mutex<Option<Instant>>,
+    keys: Mutex<BTreeMap<String, KeyStats>>,
+}
+
+/// The counters of one key's model (with one model per key, `--keys`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct KeyStats {
+    /// Predictions handed to the sink.
+    pub predictions: u64,
+    /// Predictions scored for the progressive loss (those of labeled events).
+    pub scored: u64,
+    /// The progressive loss of the key's model.
+    pub progressive_loss: f64,
 }
 
 /// A snapshot of the counters.
@@ -98,6 +110,9 @@ pub struct MetricsSnapshot {
     pub merge_held_peak: u64,
     /// Checkpoints written (with `--checkpoint-dir`).
     pub checkpoints: CheckpointStats,
+    /// With one model per key (`--keys`): each key's counters (empty otherwise).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub keys: BTreeMap<String, KeyStats>,
 }
 
 /// What the job's checkpoints cost.
@@ -140,6 +155,7 @@ impl JobMetrics {
             lag_total: AtomicI64::new(0),
             join: Mutex::new(JoinCounts::default()),
             first: Mutex::new(None),
+            keys: Mutex::new(BTreeMap::new()),
             loss_name,
         }
     }
@@ -186,6 +202,16 @@ impl JobMetrics {
             .or_default() += 1;
     }
 
+    /// Sets the counters of one key's model.
+    pub fn set_key(&self, key: &str, stats: KeyStats) {
+        match lock(&self.keys).get_mut(key) {
+            Some(s) => *s = stats,
+            None => {
+                lock(&self.keys).insert(key.to_string(), stats);
+            }
+        }
+    }
+
     /// Sets the progressive loss.
     pub fn set_loss(&self, loss: f64) {
         self.progressive_loss
@@ -227,6 +253,7 @@ impl JobMetrics {
             commits: self.commits.load(Ordering::Relaxed),
             merge_held_peak: self.merge_held_peak.load(Ordering::Relaxed),
             checkpoints: *lock(&self.checkpoints),
+            keys: lock(&self.keys).clone(),
         }
     }
 
@@ -433,6 +460,28 @@ impl Collector for Exposition {
         for (reason, n) in &s.dead_letters_by_reason {
             let labels = [("reason", reason.as_str())];
             ConstCounter::new(*n).encode(family.encode_family(&labels)?)?;
+        }
+        // One model per key: each key's predictions and progressive loss.
+        if !s.keys.is_empty() {
+            let name = "flowboost_key_predictions";
+            let help = "Predictions of each key's model (--keys).";
+            let mut family = encoder.encode_descriptor(name, help, None, MetricType::Counter)?;
+            for (key, k) in &s.keys {
+                let labels = [("key", key.as_str())];
+                ConstCounter::new(k.predictions).encode(family.encode_family(&labels)?)?;
+            }
+            let name = "flowboost_key_progressive_loss";
+            let help = format!("Progressive loss of each key's model (--keys): {}.", s.loss);
+            let mut family = encoder.encode_descriptor(name, &help, None, MetricType::Gauge)?;
+            for (key, k) in &s.keys {
+                let labels = [("key", key.as_str())];
+                let v = if k.progressive_loss.is_finite() {
+                    k.progressive_loss
+                } else {
+                    0.0
+                };
+                ConstGauge::new(v).encode(family.encode_family(&labels)?)?;
+            }
         }
         let name = "flowboost_consumer_lag";
         let help = "Records not yet read, per input partition.";

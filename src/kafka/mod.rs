@@ -12,6 +12,7 @@
 //! - [`cluster`]: several processes (`--processes`, `--process`, `--hostfile`).
 //! - [`metrics`]: the counters, printed and served in the Prometheus text format.
 //! - [`job_file`]: `flowboost run --config job.toml`.
+//! - [`keys`]: one model per key (`--keys`), the keys spread over the workers.
 //! - [`tools`]: `flowboost kafka produce|read`, the producer and reader of the demo and
 //!   benchmark scripts.
 
@@ -20,6 +21,7 @@ pub mod cluster;
 pub mod control;
 pub mod job;
 pub mod job_file;
+pub mod keys;
 pub mod lag;
 pub mod merge;
 pub mod merge_operator;
@@ -31,3 +33,4 @@ pub mod tools;
 pub mod worker_state;
 
 pub use job::{JobOptions, JobSummary, run_job};
+pub use keys::ModelKeys;

@@ -9,7 +9,13 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum RecordBody {
     /// An event.
-    Event(Example),
+    Event {
+        /// The event.
+        example: Example,
+        /// Which of the job's models it belongs to (the index of its key with one model
+        /// per key; 0 otherwise).
+        model: u32,
+    },
     /// Feedback for an event.
     Feedback {
         /// The event.

@@ -6,7 +6,7 @@
 
 use super::checkpoint::Checkpoints;
 use super::merge::StreamId;
-use super::metrics::JobMetrics;
+use super::metrics::{JobMetrics, KeyStats};
 use super::record::SideRecord;
 use super::worker_state::WorkerState;
 use crate::eval::Scorer;
@@ -67,6 +67,20 @@ pub struct SinkModel {
     pub score_dim: usize,
     /// A restored run's join counts.
     pub restored: JoinCounts,
+    /// With one model per key: the keys (model `m` is the `m`-th).
+    pub keys: Option<super::ModelKeys>,
+}
+
+/// The progressive loss a scorer's headline value stands for: 1 - accuracy for single-label
+/// tasks, the value itself (rank loss) for multi-label ones; 0 before any score.
+fn progressive_loss(scorer: &Scorer, headline: f64) -> f64 {
+    if scorer.count() == 0 {
+        0.0
+    } else if matches!(scorer, Scorer::Single(_)) {
+        1.0 - headline
+    } else {
+        headline
+    }
 }
 
 /// Offsets that can be committed once the producer has delivered so many records.
@@ -133,6 +147,10 @@ pub fn kafka_sink<'scope>(
         let mut buf = Vec::with_capacity(256);
         let mut key = String::with_capacity(20);
         let mut finished = false;
+        // One model per key: each key's progressive metrics and predictions.
+        let mut key_scorers: Vec<Scorer> =
+            vec![scorer.clone(); model.keys.as_ref().map_or(0, |k| k.len())];
+        let mut key_predictions: Vec<u64> = vec![0; key_scorers.len()];
         move |frontiers| {
             outputs_in.for_each(|time, data: &mut Vec<ChainOutput>| {
                 epochs.insert(*time.time());
@@ -175,7 +193,36 @@ pub fn kafka_sink<'scope>(
                 }
                 epochs.remove(&t);
                 let mut sent = 0u64;
-                for o in predictions.remove(&t).unwrap_or_default() {
+                let mut outputs = predictions.remove(&t).unwrap_or_default();
+                if let Some(keys) = &model.keys {
+                    // The keys' chains run on several workers: their outputs arrive in
+                    // any order; they leave in the merged sequence's.
+                    outputs.sort_by_key(|o| match o {
+                        ChainOutput::Prediction(e) => (false, e.prediction.seq),
+                        ChainOutput::Snapshot(_) => (true, 0),
+                    });
+                    for o in &outputs {
+                        if let ChainOutput::Prediction(e) = o {
+                            let m = e.model as usize;
+                            key_predictions[m] += 1;
+                            if let Some(label) = e.example.label.as_ref() {
+                                key_scorers[m].update(&e.prediction, Some(label));
+                            }
+                        }
+                    }
+                    for (m, s) in key_scorers.iter().enumerate() {
+                        let (_, loss) = s.headline();
+                        metrics.set_key(
+                            keys.name(m as u32),
+                            KeyStats {
+                                predictions: key_predictions[m],
+                                scored: s.count(),
+                                progressive_loss: progressive_loss(s, loss),
+                            },
+                        );
+                    }
+                }
+                for o in outputs {
                     match o {
                         ChainOutput::Prediction(e) => {
                             let p = &e.prediction;
@@ -192,6 +239,7 @@ pub fn kafka_sink<'scope>(
                                     expert: p.expert,
                                     model_version: p.version,
                                     shown: &p.shown,
+                                    key: model.keys.as_ref().map(|k| k.name(e.model)),
                                 },
                                 &mut buf,
                             );
@@ -296,13 +344,7 @@ pub fn kafka_sink<'scope>(
             }
             metrics.scored.store(scorer.count(), Ordering::Relaxed);
             let (_, value) = scorer.headline();
-            metrics.set_loss(if scorer.count() == 0 {
-                0.0
-            } else if matches!(scorer, Scorer::Single(_)) {
-                1.0 - value
-            } else {
-                value
-            });
+            metrics.set_loss(progressive_loss(&scorer, value));
             let done = frontiers.iter().all(|f| f.is_empty());
             // Deliveries: never wait, except once at the very end.
             c.predictions.poll();

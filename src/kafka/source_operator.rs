@@ -23,6 +23,7 @@ use timely::dataflow::{ProbeHandle, Stream};
 pub struct KafkaReader {
     sources: Vec<(StreamId, PartitionedSource)>,
     decoder: RecordDecoder,
+    keys: Option<super::ModelKeys>,
     order: MergeOrder,
     /// The last progress sent per (topic, partition): position, at its end.
     sent: BTreeMap<(StreamId, i32), (i64, bool)>,
@@ -51,6 +52,7 @@ impl KafkaReader {
         Ok(KafkaReader {
             sources,
             decoder: RecordDecoder::new(schema, options.format),
+            keys: options.keys.clone(),
             order: options.merge_order,
             sent: BTreeMap::new(),
         })
@@ -87,11 +89,19 @@ impl KafkaReader {
                 let body = if let Some(dead) = missing_timestamp(self.order, &r) {
                     dead
                 } else if *stream == EVENTS {
-                    match self.decoder.decode(r.key.as_deref(), &r.payload) {
-                        Ok(ex) => RecordBody::Event(ex),
-                        Err(e) => RecordBody::Dead(DeadBody {
-                            kind: e.kind.name().to_string(),
-                            reason: e.to_string(),
+                    let routed = self
+                        .decoder
+                        .decode_event(r.key.as_deref(), &r.payload)
+                        .map_err(|e| (e.kind.name(), e.to_string()))
+                        .and_then(|ev| match &self.keys {
+                            None => Ok((ev.example, 0)),
+                            Some(keys) => keys.route(ev.key.as_deref()).map(|m| (ev.example, m)),
+                        });
+                    match routed {
+                        Ok((example, model)) => RecordBody::Event { example, model },
+                        Err((kind, reason)) => RecordBody::Dead(DeadBody {
+                            kind: kind.to_string(),
+                            reason,
                             key: r.key,
                             payload: r.payload,
                         }),

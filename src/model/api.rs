@@ -143,6 +143,7 @@ impl Model {
         let mut out = Prediction::default();
         self.runner.process_record(rec, &mut out);
         let waiting = WaitingEvent {
+            model: 0,
             seq,
             epoch: self.epoch,
             example,

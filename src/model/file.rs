@@ -197,15 +197,27 @@ pub fn read_bytes(bytes: &[u8], file: &str) -> Result<(ModelHeader, ModelBody), 
         file: file.to_string(),
         detail: format!("the body cannot be read: {e}"),
     };
-    let body: ModelBody = match header.compression {
-        Compression::None => postcard::from_bytes(stored).map_err(|e| corrupt(e.to_string()))?,
+    let plain;
+    let body_bytes = match header.compression {
+        Compression::None => stored,
         Compression::Deflate => {
-            let mut plain = Vec::new();
+            let mut out = Vec::new();
             ZlibDecoder::new(stored)
-                .read_to_end(&mut plain)
+                .read_to_end(&mut out)
                 .map_err(|e| corrupt(e.to_string()))?;
-            postcard::from_bytes(&plain).map_err(|e| corrupt(e.to_string()))?
+            plain = out;
+            &plain[..]
         }
+    };
+    // read_header checked the version that follows the magic bytes.
+    let at = MAGIC.len();
+    let version = u32::from_le_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]]);
+    let body: ModelBody = if version >= 5 {
+        postcard::from_bytes(body_bytes).map_err(|e| corrupt(e.to_string()))?
+    } else {
+        postcard::from_bytes::<super::legacy::ModelBodyV4>(body_bytes)
+            .map_err(|e| corrupt(e.to_string()))?
+            .into()
     };
     Ok((header, body))
 }

@@ -11,8 +11,10 @@ pub const MAGIC: &[u8; 16] = b"FLOWBOOST MODEL\n";
 /// hold leaves deactivated by its memory budget (`--max-model-bytes`), a node variant
 /// version 2 readers do not know; version 2 files load unchanged. Version 4: a tree leaf
 /// that keeps statistics for some of its columns only (a wide sparse stream) is written at
-/// that size, another node variant; version 2 and 3 files load unchanged.
-pub const FORMAT_VERSION: u32 = 4;
+/// that size, another node variant; version 2 and 3 files load unchanged. Version 5: each
+/// event waiting in the feedback join names its model (one model per key); the waiting
+/// events of version 2 to 4 files belong to their one model.
+pub const FORMAT_VERSION: u32 = 5;
 
 /// The oldest format version this build reads (version 1's trees are not readable).
 pub const OLDEST_FORMAT_VERSION: u32 = 2;

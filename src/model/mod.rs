@@ -17,6 +17,7 @@ mod error;
 mod file;
 mod header;
 mod inspect;
+mod legacy;
 mod saved;
 mod writer;
 

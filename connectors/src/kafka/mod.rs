@@ -38,7 +38,7 @@ mod source;
 pub mod testing;
 
 pub use codec::{
-    DecodeError, DecodeErrorKind, FeedbackKind, FeedbackRecord, PredictionEncoder,
+    DecodeError, DecodeErrorKind, DecodedEvent, FeedbackKind, FeedbackRecord, PredictionEncoder,
     PredictionOutput, RecordDecoder, RecordFormat,
 };
 pub use committer::OffsetCommitter;

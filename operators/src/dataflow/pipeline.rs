@@ -6,7 +6,8 @@ use std::ops::Range;
 use timely::dataflow::Stream;
 use timely::dataflow::channels::pact::Pipeline;
 use timely::dataflow::operators::generic::Operator;
-use timely::dataflow::operators::{Concat, ConnectLoop, Feedback};
+use timely::dataflow::operators::vec::Partition;
+use timely::dataflow::operators::{Concat, Concatenate, ConnectLoop, Exchange, Feedback};
 
 /// The stages of block `b` when `n` stages are split into `workers` contiguous blocks of
 /// nearly equal size (the first blocks are the smaller ones when `n` is not a multiple).
@@ -34,8 +35,11 @@ pub struct JoinOutputs<'scope> {
 }
 
 /// Builds the model's dataflow on a stream of stamped items (at their epochs): the events
-/// become records that pass through `stages` in contiguous blocks, block `b` on worker `b`,
-/// then the terminal on worker 0; with `feedback`, the events that wait for their feedback
+/// become records that pass through the stages of `chains[0]` in contiguous blocks, block
+/// `b` on worker `b`, then the terminal on worker 0. With several chains (one model per
+/// key), an event goes to the chain of its model ([`Input::Event`]'s `model`): chain `m`
+/// runs whole (all its stages and its terminal) on worker `m % peers`, and the predictions
+/// of every chain come together on worker 0. With `feedback`, the events that wait for their feedback
 /// and the feedback records meet in the feedback join (on differential-dataflow, sharded by
 /// event id), whose learning passes come back, `lag` epochs later, through a loop into
 /// the first block, first in their epoch. A snapshot marker gathers every block's and the
@@ -48,30 +52,38 @@ pub fn pipeline<'scope, S: Stage + Serialize + 'static>(
     items: Stream<'scope, u64, Vec<Item>>,
     worker: usize,
     peers: usize,
-    chain: Chain<S>,
+    mut chains: Vec<Chain<S>>,
     feedback: Option<FeedbackSetup>,
 ) -> PipelineStreams<'scope> {
     let scope = items.scope();
-    let Chain {
-        stages,
-        terminal,
-        score_dim,
-        position,
-    } = chain;
+    let models = chains.len().max(1) as u32;
+    let score_dim = chains.first().map_or(0, |c| c.score_dim);
     let records = items.clone().unary(Pipeline, "Records", move |_, _| {
         move |input, output| {
             input.for_each(|time, data: &mut Vec<Item>| {
                 let mut session = output.session(&time);
                 for item in data.drain(..) {
                     match item.input {
-                        Input::Event { example, wait } => {
-                            session.give(if wait || example.label.is_none() {
+                        Input::Event {
+                            example,
+                            wait,
+                            model,
+                        } => {
+                            let mut rec = if wait || example.label.is_none() {
                                 InFlight::predict_only(item.seq, example, score_dim)
                             } else {
                                 InFlight::new(item.seq, example, score_dim)
-                            })
+                            };
+                            rec.model = model;
+                            session.give(rec)
                         }
-                        Input::Snapshot(_) => session.give(InFlight::marker(item.seq)),
+                        // Every model's chain adds its state to a marker of its own.
+                        Input::Snapshot(_) => {
+                            session.give_iterator((0..models).map(|m| InFlight {
+                                model: m,
+                                ..InFlight::marker(item.seq)
+                            }))
+                        }
                         Input::Feedback { .. } => {}
                     }
                 }
@@ -85,24 +97,34 @@ pub fn pipeline<'scope, S: Stage + Serialize + 'static>(
         Some((_, learning)) => records.concat(learning.clone()),
         None => records,
     };
-    let n = stages.len();
-    let mut all: Vec<Option<S>> = stages.into_iter().map(Some).collect();
-    for b in 0..peers {
-        let range = block_range(n, peers, b);
-        let first = range.start;
-        let stages: Vec<S> = if b == worker {
-            range.filter_map(|i| all[i].take()).collect()
-        } else {
-            Vec::new()
-        };
-        let block = StageBlock {
-            first,
+    let outputs = if chains.len() > 1 {
+        keyed_chains(stream, worker, peers, chains)
+    } else {
+        let Chain {
             stages,
-            position: (b == 0 && worker == 0).then_some(position),
-        };
-        stream = stream.stage_block(b, block);
-    }
-    let outputs = stream.terminal(0, (worker == 0).then_some(terminal));
+            terminal,
+            position,
+            ..
+        } = chains.pop().expect("a pipeline needs a chain");
+        let n = stages.len();
+        let mut all: Vec<Option<S>> = stages.into_iter().map(Some).collect();
+        for b in 0..peers {
+            let range = block_range(n, peers, b);
+            let first = range.start;
+            let stages: Vec<S> = if b == worker {
+                range.filter_map(|i| all[i].take()).collect()
+            } else {
+                Vec::new()
+            };
+            let block = StageBlock {
+                first,
+                stages,
+                position: (b == 0 && worker == 0).then_some(position),
+            };
+            stream = stream.stage_block(b, block);
+        }
+        stream.terminal(0, (worker == 0).then_some(terminal))
+    };
     let (Some(setup), Some((handle, _))) = (feedback, loop_in) else {
         return PipelineStreams {
             outputs,
@@ -122,6 +144,7 @@ pub fn pipeline<'scope, S: Stage + Serialize + 'static>(
                             epoch: t,
                             example: e.example.clone(),
                             prediction: e.prediction.clone(),
+                            model: e.model,
                         }),
                         _ => None,
                     }));
@@ -190,6 +213,41 @@ pub fn pipeline<'scope, S: Stage + Serialize + 'static>(
             parts: joined.parts,
         }),
     }
+}
+
+/// One model per key: chain `m` whole on worker `m % peers` (one stage block and its
+/// terminal), fed the records of model `m`; every chain's outputs go to worker 0.
+fn keyed_chains<'scope, S: Stage + Serialize + 'static>(
+    records: Stream<'scope, u64, Vec<InFlight>>,
+    worker: usize,
+    peers: usize,
+    chains: Vec<Chain<S>>,
+) -> Stream<'scope, u64, Vec<ChainOutput>> {
+    let scope = records.scope();
+    let parts = records.partition(chains.len() as u64, |r: InFlight| (u64::from(r.model), r));
+    let outputs: Vec<_> = parts
+        .into_iter()
+        .zip(chains)
+        .enumerate()
+        .map(|(m, (part, chain))| {
+            let home = m % peers;
+            let mine = home == worker;
+            let Chain {
+                stages,
+                terminal,
+                position,
+                ..
+            } = chain;
+            let block = StageBlock {
+                first: 0,
+                stages: if mine { stages } else { Vec::new() },
+                position: mine.then_some(position),
+            };
+            part.stage_block(home, block)
+                .terminal(home, mine.then_some(terminal))
+        })
+        .collect();
+    scope.concatenate(outputs).exchange(|_: &ChainOutput| 0u64)
 }
 
 /// The learning passes a restored join still owes, at the epochs their pairs formed

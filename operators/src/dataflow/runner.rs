@@ -239,7 +239,7 @@ fn prediction_sink<'scope, K: PredictionSink + 'static>(
 ///     (0..100u64).map(move |i| {
 ///         let label = Some(Label::Class((i % 2) as u32));
 ///         let example = Arc::new(Example { id: i, features: Features::Dense(vec![(i % 2) as f64]), label });
-///         Ok(sequencer.stamp(Input::Event { example, wait: false }))
+///         Ok(sequencer.stamp(Input::Event { example, wait: false, model: 0 }))
 ///     })
 /// };
 /// let count = run_dataflow(
@@ -304,7 +304,7 @@ where
             .unwrap_or_default();
         worker.dataflow::<u64, _, _>(|scope| {
             let items = item_source(scope, source_items, probe.clone(), &options, shared.clone());
-            let streams = pipeline(items.clone(), index, peers, chain, feedback.clone());
+            let streams = pipeline(items.clone(), index, peers, vec![chain], feedback.clone());
             let outputs = streams.outputs.probe_with(&probe);
             prediction_sink(
                 outputs,

@@ -77,6 +77,7 @@ impl<'scope> TerminalExt<'scope> for Stream<'scope, u64, Vec<InFlight>> {
                             session.give(ChainOutput::Prediction(Emitted {
                                 prediction,
                                 waits: rec.hide_label && rec.pairs.is_none(),
+                                model: rec.model,
                                 example: rec.example,
                             }));
                         }

@@ -16,6 +16,9 @@ pub enum Input {
         example: Arc<Example>,
         /// Whether its label is held back (its feedback comes later).
         wait: bool,
+        /// Which of the job's models it belongs to (the index of its key with one model
+        /// per key; 0 otherwise).
+        model: u32,
     },
     /// Feedback for an event.
     Feedback {
@@ -249,7 +252,11 @@ impl Oracle {
         });
         let wait = feedback.is_some();
         let id = example.id;
-        out.push(Input::Event { example, wait });
+        out.push(Input::Event {
+            example,
+            wait,
+            model: 0,
+        });
         if let Some(kind) = feedback {
             self.state.due.push_back(DueFeedback {
                 after: n + self.delay + 1,
@@ -356,6 +363,7 @@ impl<E: Iterator<Item = Result<Example, String>>> Iterator for ItemStream<E> {
                         None => inputs.push(Input::Event {
                             example,
                             wait: false,
+                            model: 0,
                         }),
                     }
                     for input in inputs {

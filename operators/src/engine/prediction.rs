@@ -34,6 +34,8 @@ pub struct Emitted {
     pub example: std::sync::Arc<crate::data::Example>,
     /// Whether the event waits for its feedback.
     pub waits: bool,
+    /// Which of the job's models predicted (see [`InFlight::model`](super::InFlight)).
+    pub model: u32,
 }
 
 /// What leaves the terminal: a prediction, or a snapshot marker with the chain's state.

@@ -18,6 +18,9 @@ use std::sync::Arc;
 pub struct InFlight {
     /// The global sequence number: records are processed in this order by every stage.
     pub seq: u64,
+    /// Which of the job's models the record belongs to (the index of its key with one
+    /// model per key; 0 otherwise).
+    pub model: u32,
     /// The example (features, id, label if known).
     pub example: Arc<Example>,
     /// The running score vector.
@@ -86,6 +89,7 @@ impl InFlight {
     pub fn new(seq: u64, example: Arc<Example>, score_dim: usize) -> Self {
         InFlight {
             seq,
+            model: 0,
             example,
             scores: vec![0.0; score_dim],
             carry: 1.0,

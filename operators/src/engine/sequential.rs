@@ -268,7 +268,7 @@ impl ItemRun {
     ) -> Result<(), String> {
         let dim = runner.score_dim;
         match item.input {
-            Input::Event { example, wait } => {
+            Input::Event { example, wait, .. } => {
                 let waits = wait || example.label.is_none();
                 let rec = if waits {
                     InFlight::predict_only(item.seq, example.clone(), dim)
@@ -283,6 +283,7 @@ impl ItemRun {
                             epoch: item.epoch,
                             example: example.clone(),
                             prediction: out.clone(),
+                            model: 0,
                         });
                     }
                     sink.accept(out, example)?;

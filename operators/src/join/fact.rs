@@ -36,6 +36,8 @@ pub struct WaitingEvent {
     pub example: Arc<Example>,
     /// Its prediction (top-k feedback needs what was shown).
     pub prediction: Prediction,
+    /// Which of the job's models predicted it (its learning pass goes to that model).
+    pub model: u32,
 }
 
 /// A feedback record, in the merged sequence.

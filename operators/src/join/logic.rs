@@ -521,6 +521,13 @@ pub fn learning_pass(
     labels: usize,
     score_dim: usize,
 ) -> InFlight {
+    let mut pass = pass_of(pair, topk, labels, score_dim);
+    pass.model = pair.event.model;
+    pass
+}
+
+/// The learning pass of `pair`, for the model of its event.
+fn pass_of(pair: &Pairing, topk: &TopKConfig, labels: usize, score_dim: usize) -> InFlight {
     let seq = pair.seq();
     let e = &pair.event;
     match &pair.feedback.kind {

@@ -256,6 +256,7 @@ mod tests {
 
     fn waiting(id: u64, seq: u64, epoch: u64) -> WaitingEvent {
         WaitingEvent {
+            model: 0,
             seq,
             epoch,
             example: Arc::new(Example {

@@ -1,6 +1,6 @@
 //! JSON records: `{"id": ..., "features": {...} or [...], "label": ... or "labels": [...]}`.
 
-use super::{DecodeError, DecodeErrorKind, RecordDecoder, parse_id};
+use super::{DecodeError, DecodeErrorKind, DecodedEvent, RecordDecoder, parse_id};
 use flowboost_operators::data::{Example, Features, Label};
 use serde_json::{Map, Value};
 
@@ -16,17 +16,33 @@ struct DenseEvent {
     label: Option<Value>,
     #[serde(default)]
     labels: Option<Value>,
+    #[serde(default)]
+    key: Option<String>,
 }
 
-/// Decodes one JSON event.
-pub(super) fn decode_example(dec: &RecordDecoder, payload: &[u8]) -> Result<Example, DecodeError> {
-    if let Ok(event) = serde_json::from_slice::<DenseEvent>(payload)
-        && let Some(example) = dense_event(dec, event)
-    {
-        return Ok(example);
+/// Decodes one JSON event, with its model key (`"key"`) if it has one.
+pub(super) fn decode_event(
+    dec: &RecordDecoder,
+    payload: &[u8],
+) -> Result<DecodedEvent, DecodeError> {
+    if let Ok(event) = serde_json::from_slice::<DenseEvent>(payload) {
+        let key = event.key.clone();
+        if let Some(example) = dense_event(dec, event) {
+            return Ok(DecodedEvent { example, key });
+        }
     }
     let object = parse_object(payload)?;
     let id = id(&object)?;
+    let key = match object.get("key") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(k)) => Some(k.clone()),
+        Some(other) => {
+            return Err(DecodeError::new(
+                DecodeErrorKind::Malformed,
+                format!("\"key\" must be a string, got {}", type_name(other)),
+            ));
+        }
+    };
     let features = match object.get("features") {
         None | Some(Value::Null) => {
             return Err(DecodeError::new(
@@ -48,10 +64,13 @@ pub(super) fn decode_example(dec: &RecordDecoder, payload: &[u8]) -> Result<Exam
         }
     };
     let label = label(dec, &object)?;
-    Ok(Example {
-        id,
-        features,
-        label,
+    Ok(DecodedEvent {
+        example: Example {
+            id,
+            features,
+            label,
+        },
+        key,
     })
 }
 

@@ -12,7 +12,9 @@
 //!   without repeats; `[]` is a labeled event with no relevant label); a binary or
 //!   multiclass task takes exactly one label. The id is a non-negative integer (or a
 //!   string of decimal digits). A nominal feature takes its value's index or its value's
-//!   name. Other fields are ignored; a repeated key keeps its last value.
+//!   name. An optional `"key": "name"` (a string) names the model the event belongs to
+//!   when the job keeps one model per key (`flowboost run --keys`). Other fields are
+//!   ignored; a repeated key keeps its last value.
 //! - **LIBSVM**, one line per record: `label idx:val idx:val ... # comment`, 1-based
 //!   indices, strictly ascending, at most the declared dimension (`qid:` is skipped). The
 //!   label field is a label name or a number equal to one (`+1` matches `1`); for a
@@ -35,6 +37,15 @@ pub use prediction::{PredictionEncoder, PredictionOutput};
 use flowboost_operators::data::{AttributeKind, Example, Label, Schema, Task};
 use std::collections::HashMap;
 use std::fmt;
+
+/// An event record, decoded.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DecodedEvent {
+    /// The event.
+    pub example: Example,
+    /// Its model key (`"key"` in JSON), if it has one.
+    pub key: Option<String>,
+}
 
 /// The encoding of the records of an input topic.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -228,9 +239,21 @@ impl RecordDecoder {
     /// Decodes one record. `key` is the record's key (the id of a LIBSVM record; unused
     /// for JSON, whose id is in the payload).
     pub fn decode(&self, key: Option<&[u8]>, payload: &[u8]) -> Result<Example, DecodeError> {
+        self.decode_event(key, payload).map(|e| e.example)
+    }
+
+    /// Decodes one event record with its model key: a JSON event's `"key"` (a string:
+    /// the model it belongs to when the job keeps one model per key); LIBSVM records have
+    /// none.
+    pub fn decode_event(
+        &self,
+        key: Option<&[u8]>,
+        payload: &[u8],
+    ) -> Result<DecodedEvent, DecodeError> {
         match self.format {
-            RecordFormat::Json => json::decode_example(self, payload),
-            RecordFormat::Libsvm => libsvm::decode_example(self, key, payload),
+            RecordFormat::Json => json::decode_event(self, payload),
+            RecordFormat::Libsvm => libsvm::decode_example(self, key, payload)
+                .map(|example| DecodedEvent { example, key: None }),
         }
     }
 

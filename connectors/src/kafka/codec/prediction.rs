@@ -22,6 +22,8 @@ pub struct PredictionOutput<'a> {
     /// Top-k boosters: the labels shown, in display order (their clicks are the
     /// feedback); empty otherwise.
     pub shown: &'a [u32],
+    /// With one model per key: the key of the model that predicted.
+    pub key: Option<&'a str>,
 }
 
 /// Encodes predictions as JSON objects:
@@ -44,6 +46,7 @@ pub struct PredictionOutput<'a> {
 /// - `shown` (top-k boosters only): the names of the labels shown, in display order;
 ///   clicks on them are the feedback.
 /// - `expert`, `model_version` as given.
+/// - `key` (after `id`), with one model per key: the key of the model that predicted.
 #[derive(Clone, Debug)]
 pub struct PredictionEncoder {
     labels: Vec<String>,
@@ -68,6 +71,8 @@ struct Ranked<'a> {
 #[derive(Serialize)]
 struct Out<'a> {
     id: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    key: Option<&'a str>,
     prediction: Predicted<'a>,
     #[serde(skip_serializing_if = "Option::is_none")]
     labels: Option<&'a [u32]>,
@@ -152,6 +157,7 @@ impl PredictionEncoder {
         };
         let record = Out {
             id: p.id,
+            key: p.key,
             prediction,
             labels: (self.task == Task::Multilabel).then_some(p.labels),
             class: p.class,
