@@ -199,11 +199,11 @@ pub struct KafkaArgs {
     pub click_window: bool,
     /// One model per key: a comma-separated list of keys (campaigns, markets, tenants).
     /// Each event names its model with `"key": "NAME"`; each key's model learns only its
-    /// events, and predicts exactly as a job serving that key alone would (the same
-    /// records in the same order); the keys' models are spread over the workers of all
-    /// processes by key. An event without a key, or with a key not listed, is a dead
-    /// letter (missing_key, unknown_key). Predictions carry their "key"; the summary and
-    /// the metrics count per key. At most 1,024 keys of at most 256 bytes. Not yet with
+    /// events, and predicts exactly as a job serving that key alone (`--keys KEY`) on the
+    /// same topics would; the keys' models are spread over the workers of all processes
+    /// by key. An event without a key, or with a key not listed, is a dead letter
+    /// (missing_key, unknown_key) that keeps its place in the merged sequence.
+    /// Predictions carry their "key"; the summary and the metrics count per key. At most 1,024 keys of at most 256 bytes. Not yet with
     /// --save-model, --load-model or --checkpoint-dir.
     #[arg(requires = "kafka_job", long, value_name = "K1,K2,...")]
     pub keys: Option<String>,

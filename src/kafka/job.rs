@@ -304,6 +304,9 @@ pub fn run_job(
     metrics
         .click_window
         .store(options.click_window, Ordering::Relaxed);
+    for key in options.keys.iter().flat_map(|k| k.names()) {
+        metrics.set_key(key, Default::default());
+    }
     if process == 0
         && let Some(addr) = &options.metrics_addr
     {

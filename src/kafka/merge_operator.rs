@@ -188,6 +188,7 @@ pub fn merge<'scope>(
                 }
                 let before = sequencer.epoch();
                 held = None;
+                let unserved = matches!(r.body, RecordBody::Unserved(_));
                 match r.body {
                     RecordBody::Event { example, model } => {
                         events += 1;
@@ -204,7 +205,10 @@ pub fn merge<'scope>(
                             items_buf.push(sequencer.stamp(Input::Feedback { id, kind }));
                         }
                     }
-                    RecordBody::Dead(body) => {
+                    RecordBody::Dead(body) | RecordBody::Unserved(body) => {
+                        if unserved {
+                            items_buf.push(sequencer.stamp(Input::Skipped));
+                        }
                         metrics.dead_letter(&body.kind);
                         side_buf.push((
                             sequencer.epoch(),

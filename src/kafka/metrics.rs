@@ -204,10 +204,11 @@ impl JobMetrics {
 
     /// Sets the counters of one key's model.
     pub fn set_key(&self, key: &str, stats: KeyStats) {
-        match lock(&self.keys).get_mut(key) {
+        let mut keys = lock(&self.keys);
+        match keys.get_mut(key) {
             Some(s) => *s = stats,
             None => {
-                lock(&self.keys).insert(key.to_string(), stats);
+                keys.insert(key.to_string(), stats);
             }
         }
     }

@@ -25,6 +25,10 @@ pub enum RecordBody {
     },
     /// A record that could not be decoded: it goes to the dead-letter topic.
     Dead(DeadBody),
+    /// An event whose key no model of the job serves (`--keys`): it goes to the
+    /// dead-letter topic, and holds its place in the merged sequence, so that each key's
+    /// model sees the same epochs whatever keys the job serves.
+    Unserved(DeadBody),
 }
 
 /// A bad record, as it goes to the dead-letter topic.

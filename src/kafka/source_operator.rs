@@ -89,19 +89,28 @@ impl KafkaReader {
                 let body = if let Some(dead) = missing_timestamp(self.order, &r) {
                     dead
                 } else if *stream == EVENTS {
-                    let routed = self
-                        .decoder
-                        .decode_event(r.key.as_deref(), &r.payload)
-                        .map_err(|e| (e.kind.name(), e.to_string()))
-                        .and_then(|ev| match &self.keys {
-                            None => Ok((ev.example, 0)),
-                            Some(keys) => keys.route(ev.key.as_deref()).map(|m| (ev.example, m)),
-                        });
-                    match routed {
-                        Ok((example, model)) => RecordBody::Event { example, model },
-                        Err((kind, reason)) => RecordBody::Dead(DeadBody {
-                            kind: kind.to_string(),
-                            reason,
+                    match self.decoder.decode_event(r.key.as_deref(), &r.payload) {
+                        Ok(ev) => match &self.keys {
+                            None => RecordBody::Event {
+                                example: ev.example,
+                                model: 0,
+                            },
+                            Some(keys) => match keys.route(ev.key.as_deref()) {
+                                Ok(model) => RecordBody::Event {
+                                    example: ev.example,
+                                    model,
+                                },
+                                Err((kind, reason)) => RecordBody::Unserved(DeadBody {
+                                    kind: kind.to_string(),
+                                    reason,
+                                    key: r.key,
+                                    payload: r.payload,
+                                }),
+                            },
+                        },
+                        Err(e) => RecordBody::Dead(DeadBody {
+                            kind: e.kind.name().to_string(),
+                            reason: e.to_string(),
                             key: r.key,
                             payload: r.payload,
                         }),

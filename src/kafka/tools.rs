@@ -110,6 +110,56 @@ pub struct ProduceArgs {
     /// Events per second (0: as fast as possible; else at least 1e-9).
     #[arg(long, default_value_t = 0.0, value_name = "PER_SECOND", value_parser = crate::cli::limits::rate, allow_negative_numbers = true)]
     pub rate: f64,
+    /// Each event (impression) gets a "key" from this comma-separated list, a
+    /// pseudo-random function of the seed and its position: the models of a job run with
+    /// `run --keys` (campaigns, markets, tenants).
+    #[arg(long, value_name = "K1,K2,...")]
+    pub keys: Option<String>,
+    /// With --keys: only the events of this key (and their feedback) are sent, each with
+    /// the timestamp it has in the whole stream: the stream of that key alone.
+    #[arg(long, value_name = "KEY", requires = "keys")]
+    pub only_key: Option<String>,
+}
+
+/// `kafka produce --keys`: which key each event gets, and which are sent.
+struct EventKeys {
+    keys: super::ModelKeys,
+    only: Option<u32>,
+    seed: u64,
+}
+
+impl EventKeys {
+    fn new(a: &ProduceArgs) -> Result<Option<Self>, String> {
+        let Some(list) = &a.keys else {
+            return Ok(None);
+        };
+        let keys = super::ModelKeys::parse(list)?;
+        let only = match &a.only_key {
+            None => None,
+            Some(k) => Some(
+                keys.model(k)
+                    .ok_or_else(|| format!("--only-key {k}: not one of --keys {list}"))?,
+            ),
+        };
+        Ok(Some(EventKeys {
+            keys,
+            only,
+            seed: a.seed,
+        }))
+    }
+
+    /// The model (key index) of event `i`.
+    fn model(&self, i: u64) -> u32 {
+        (splitmix64(self.seed ^ 0x6b65_7973 ^ i.wrapping_mul(0x9e37_79b9)) % self.keys.len() as u64)
+            as u32
+    }
+
+    /// Adds event `i`'s key to its JSON; whether it is sent.
+    fn mark(&self, i: u64, event: &mut Value) -> bool {
+        let m = self.model(i);
+        event["key"] = json!(self.keys.name(m));
+        self.only.is_none_or(|o| o == m)
+    }
 }
 
 /// Options of `flowboost kafka read`.
@@ -232,6 +282,7 @@ fn produce(a: ProduceArgs) -> Result<(), String> {
     }
     let data = Dataset::generator(&a.generator, a.seed, Some(a.examples))?;
     let schema = data.schema().clone();
+    let keys = EventKeys::new(&a)?;
     // The record timestamp of what is sent after event `at` (record `salt` of it), with
     // --timestamp-base; else the producer's.
     let (base, jitter, seed) = (a.timestamp_base, a.timestamp_jitter, a.seed);
@@ -279,15 +330,19 @@ fn produce(a: ProduceArgs) -> Result<(), String> {
         let i = i as u64;
         pace(start, i, a.rate);
         let hide = a.unlabeled_every > 0 && (i + 1).is_multiple_of(a.unlabeled_every);
-        let body = event_json(&schema, &ex, !hide).to_string();
+        let mut event = event_json(&schema, &ex, !hide);
+        let sent = keys.as_ref().is_none_or(|k| k.mark(i, &mut event));
+        let body = event.to_string();
         let key = ex.id.to_string();
-        match stamp(i, 0) {
-            Some(ts) => sink.send_at(Some(key.as_bytes()), body.as_bytes(), ts),
-            None => sink.send(Some(key.as_bytes()), body.as_bytes()),
+        if sent {
+            match stamp(i, 0) {
+                Some(ts) => sink.send_at(Some(key.as_bytes()), body.as_bytes(), ts),
+                None => sink.send(Some(key.as_bytes()), body.as_bytes()),
+            }
+            .map_err(|e| e.to_string())?;
+            events += 1;
         }
-        .map_err(|e| e.to_string())?;
-        events += 1;
-        if hide {
+        if hide && sent {
             unlabeled += 1;
             if let Some(label) = ex.label.clone() {
                 due.push_back((i + a.feedback_delay, ex.id, label));
@@ -389,6 +444,7 @@ fn produce_clicks(a: ProduceArgs) -> Result<(), String> {
         );
     }
     let base = a.timestamp_base.unwrap_or_else(click_base_now);
+    let keys = EventKeys::new(&a)?;
     let mut encoder = ClickEncoder::new(&sim_config)?;
     let sim = ClickSimulator::new(sim_config)?;
     let config = KafkaConfig::new(a.brokers.clone());
@@ -426,7 +482,12 @@ fn produce_clicks(a: ProduceArgs) -> Result<(), String> {
     for (i, imp) in sim.enumerate() {
         let i = i as u64;
         pace(start, i, a.rate);
-        let (event, due_clicks) = encoder.encode(i, &imp);
+        let (mut event, due_clicks) = encoder.encode(i, &imp);
+        if keys.as_ref().is_some_and(|k| !k.mark(i, &mut event)) {
+            // Another key's impression: neither it nor its clicks are sent.
+            send(&mut due, i, &mut records)?;
+            continue;
+        }
         sink.send_at(
             Some(i.to_string().as_bytes()),
             event.to_string().as_bytes(),

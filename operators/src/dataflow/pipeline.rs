@@ -84,7 +84,7 @@ pub fn pipeline<'scope, S: Stage + Serialize + 'static>(
                                 ..InFlight::marker(item.seq)
                             }))
                         }
-                        Input::Feedback { .. } => {}
+                        Input::Feedback { .. } | Input::Skipped => {}
                     }
                 }
             })

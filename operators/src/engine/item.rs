@@ -27,6 +27,10 @@ pub enum Input {
         /// What it says.
         kind: FeedbackKind,
     },
+    /// A record that holds its place in the sequence and does nothing else: an event of a
+    /// key that no model of the job serves (dead-lettered), so that each key's model sees
+    /// the same positions and epochs whatever keys the job serves.
+    Skipped,
     /// A snapshot of the run is taken after this point (the epoch ends here), with the
     /// source's state at that point.
     Snapshot(Box<SourceState>),
@@ -105,7 +109,7 @@ impl Sequencer {
                 return item;
             }
             Input::Event { .. } => s.events += 1,
-            Input::Feedback { .. } => {}
+            Input::Feedback { .. } | Input::Skipped => {}
         }
         s.seq += 1;
         s.in_epoch += 1;

@@ -300,6 +300,7 @@ impl ItemRun {
                 }
             }
             Input::Snapshot(state) => self.snapshot = Some(*state),
+            Input::Skipped => {}
         }
         Ok(())
     }

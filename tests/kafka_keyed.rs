@@ -1,0 +1,288 @@
+//! One model per key (`run --keys`) against the real broker of `scripts/kafka.sh`: each
+//! key's predictions, byte for byte (less the `"key"` field), and its counters are those
+//! of a job that serves that key alone, on 1 and 2 workers; events of keys the job does
+//! not serve are dead letters.
+
+mod common;
+
+use common::kafka::{brokers, create, read_lines};
+use common::{flowboost, last_json};
+use flowboost::connectors::kafka::testing::unique_name;
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+const KEYS: [&str; 3] = ["all", "men", "women"];
+
+/// The simulated clock's start: the current hour (the broker drops records older than a
+/// topic's retention), so that every producer of a test stamps alike.
+fn timestamp_base() -> String {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64;
+    (now - now % 3_600_000).to_string()
+}
+
+/// `kafka produce` of the multiclass generator with keys (`--only-key`: that key's events
+/// alone, each with its timestamp in the whole stream); returns the number of events.
+fn produce(b: &str, topic: &str, n: u64, only: Option<&str>) -> u64 {
+    let (n, keys, base) = (n.to_string(), KEYS.join(","), timestamp_base());
+    let mut args = vec![
+        "kafka",
+        "produce",
+        "--brokers",
+        b,
+        "--topic",
+        topic,
+        "--partitions",
+        "3",
+        "--generator",
+        "multiclass",
+        "--examples",
+        &n,
+        "--seed",
+        "5",
+        "--keys",
+        &keys,
+        "--timestamp-base",
+        &base,
+    ];
+    if let Some(k) = only {
+        args.extend(["--only-key", k]);
+    }
+    last_json(&flowboost(&args))["events"].as_u64().unwrap()
+}
+
+/// The job on `topic` (merged by the records' timestamps, so that the order of one key's
+/// events does not depend on the others'); returns its predictions and summary.
+fn job(b: &str, topic: &str, expect: u64, workers: usize, extra: &[&str]) -> (Vec<String>, Value) {
+    let sink = create(b, "fb-keyed-pred", 1);
+    let (source, sink_arg) = (format!("kafka:{topic}"), format!("kafka:{sink}"));
+    let (group, workers) = (unique_name("g"), workers.to_string());
+    let mut args = vec![
+        "run",
+        "--brokers",
+        b,
+        "--source",
+        &source,
+        "--sink",
+        &sink_arg,
+        "--group",
+        &group,
+        "--start",
+        "earliest",
+        "--exit-when-idle",
+        "2",
+        "--report-interval",
+        "0",
+        "--generator",
+        "multiclass",
+        "--algo",
+        "adaboost-olm",
+        "--learners",
+        "4",
+        "--merge-order",
+        "timestamps",
+        "--merge-block-ms",
+        "1",
+        "--batch",
+        "16",
+        "--workers",
+        &workers,
+        "--kafka-set",
+        "queued.min.messages=1",
+    ];
+    args.extend_from_slice(extra);
+    let summary = last_json(&flowboost(&args));
+    (read_lines(b, &sink, expect), summary)
+}
+
+/// The predictions of a keyed job, by key, each without its `"key"` field (which must
+/// follow the id).
+fn by_key(lines: &[String]) -> BTreeMap<String, Vec<String>> {
+    let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for line in lines {
+        let v: Value = serde_json::from_str(line).unwrap();
+        let key = v["key"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no key: {line}"));
+        let field = format!(",\"key\":{}", serde_json::to_string(key).unwrap());
+        assert!(line.contains(&field), "{line}");
+        out.entry(key.to_string())
+            .or_default()
+            .push(line.replacen(&field, "", 1));
+    }
+    out
+}
+
+#[test]
+fn each_key_s_model_predicts_as_a_job_on_that_key_s_events_alone() {
+    let b = brokers();
+    let n = 1200;
+    let all = create(&b, "fb-keyed-all", 3);
+    assert_eq!(produce(&b, &all, n, None), n);
+    // Each key alone: its own topic, its events only (same ids, same timestamps).
+    let mut solo = BTreeMap::new();
+    for key in KEYS {
+        let topic = create(&b, "fb-keyed-solo", 3);
+        let count = produce(&b, &topic, n, Some(key));
+        assert!(count > n / 5, "{key}: {count}");
+        let (predictions, summary) = job(&b, &topic, count, 1, &[]);
+        assert_eq!(summary["events_in"], count, "{summary}");
+        assert!(predictions.iter().all(|l| !l.contains("\"key\"")));
+        solo.insert(key.to_string(), (predictions, summary));
+    }
+    let keys = KEYS.join(",");
+    for workers in [1, 2] {
+        let (predictions, summary) = job(&b, &all, n, workers, &["--keys", &keys]);
+        assert_eq!(summary["events_in"], n, "{summary}");
+        assert_eq!(summary["dead_letters"], 0, "{summary}");
+        let got = by_key(&predictions);
+        for (key, (want, alone)) in &solo {
+            let mine = &got[key];
+            assert_eq!(mine.len(), want.len(), "{key} on {workers} workers");
+            if let Some(i) = (0..want.len()).find(|&i| mine[i] != want[i]) {
+                panic!(
+                    "key {key} on {workers} workers differs from its solo run at its prediction {i}:\n{}\n{}",
+                    mine[i], want[i]
+                );
+            }
+            let k = &summary["keys"][key];
+            assert_eq!(k["predictions"], alone["events_in"], "{summary}");
+            assert_eq!(k["scored"], alone["events_in"], "{summary}");
+            assert_eq!(
+                k["progressive_loss"], alone["progressive_loss"],
+                "{key}: {summary}"
+            );
+        }
+    }
+    // A job that serves two of the keys: the third's events are dead letters (and keep
+    // their places); the two keys' predictions do not change, whatever the keys' order.
+    let (predictions, summary) = job(
+        &b,
+        &all,
+        n - solo["all"].0.len() as u64,
+        2,
+        &["--keys", "women,men"],
+    );
+    let dead = solo["all"].0.len() as u64;
+    assert_eq!(
+        summary["dead_letters_by_reason"]["unknown_key"], dead,
+        "{summary}"
+    );
+    assert_eq!(summary["events_in"], n - dead, "{summary}");
+    let got = by_key(&predictions);
+    assert!(!got.contains_key("all"));
+    for key in ["men", "women"] {
+        assert_eq!(got[key], solo[key].0, "{key}");
+    }
+}
+
+/// The click simulator's log with keys, learned with the click window: clicks are not
+/// keyed (their impression is), and a job serving one key on the same two topics is the
+/// reference (each key's model must not see the other keys' events or clicks).
+#[test]
+fn keyed_click_models_learn_as_a_job_serving_one_key_on_the_same_topics() {
+    let b = brokers();
+    let events = create(&b, "fb-keyed-imp", 2);
+    let clicks = create(&b, "fb-keyed-clk", 2);
+    let n = 1500u64;
+    let produced = last_json(&flowboost(&[
+        "kafka",
+        "produce",
+        "--brokers",
+        &b,
+        "--topic",
+        &events,
+        "--feedback-topic",
+        &clicks,
+        "--generator",
+        "clicks",
+        "--impressions",
+        &n.to_string(),
+        "--click-delay",
+        "5",
+        "--seed",
+        "3",
+        "--keys",
+        "men,women",
+        "--timestamp-base",
+        &timestamp_base(),
+    ]));
+    assert_eq!(produced["impressions"], n);
+    let run = |keys: &str, workers: usize, expect: u64| {
+        let sink = create(&b, "fb-keyed-rank", 1);
+        let (source, feedback, sink_arg) = (
+            format!("kafka:{events}"),
+            format!("kafka:{clicks}"),
+            format!("kafka:{sink}"),
+        );
+        let (group, workers) = (unique_name("g"), workers.to_string());
+        let summary = last_json(&flowboost(&[
+            "run",
+            "--brokers",
+            &b,
+            "--source",
+            &source,
+            "--feedback",
+            &feedback,
+            "--sink",
+            &sink_arg,
+            "--group",
+            &group,
+            "--start",
+            "earliest",
+            "--exit-when-idle",
+            "2",
+            "--report-interval",
+            "0",
+            "--generator",
+            "clicks",
+            "--algo",
+            "topk-bbm",
+            "--weak",
+            "linear",
+            "--learners",
+            "3",
+            "--k",
+            "3",
+            "--click-window",
+            "--merge-order",
+            "timestamps",
+            "--merge-block-ms",
+            "1",
+            "--pending-ttl",
+            "100",
+            "--batch",
+            "32",
+            "--keys",
+            keys,
+            "--workers",
+            &workers,
+            "--kafka-set",
+            "queued.min.messages=1",
+        ]));
+        let expect = if expect == 0 {
+            summary["events_in"].as_u64().unwrap()
+        } else {
+            expect
+        };
+        (by_key(&read_lines(&b, &sink, expect)), summary)
+    };
+    let (men, men_summary) = run("men", 1, 0);
+    let (women, _) = run("women", 1, 0);
+    let (m, w) = (men["men"].len() as u64, women["women"].len() as u64);
+    assert_eq!(m + w, n);
+    assert_eq!(men_summary["dead_letters_by_reason"]["unknown_key"], w);
+    for workers in [1, 2] {
+        let (both, summary) = run("men,women", workers, n);
+        assert_eq!(summary["dead_letters"], 0, "{summary}");
+        assert_eq!(summary["learned"], n, "every impression learned: {summary}");
+        assert_eq!(both["men"], men["men"], "men on {workers} workers");
+        assert_eq!(both["women"], women["women"], "women on {workers} workers");
+        assert_eq!(summary["keys"]["men"]["predictions"], m, "{summary}");
+    }
+    // The model learned: the last prediction's model version counts learning passes.
+    let last: Value = serde_json::from_str(men["men"].last().unwrap()).unwrap();
+    assert!(last["model_version"].as_u64().unwrap() > 0, "{last}");
+}
