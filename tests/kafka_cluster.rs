@@ -122,6 +122,7 @@ fn sequential_reference(b: &str, events: &str, feedback: &str) -> Vec<String> {
                     .map(|ex| Input::Event {
                         example: Arc::new(ex),
                         wait: false,
+                        model: 0,
                     })
             } else {
                 decoder
