@@ -1,7 +1,7 @@
 //! One model per key (`run --keys`) against the real broker of `scripts/kafka.sh`: each
 //! key's predictions, byte for byte (less the `"key"` field), and its counters are those
-//! of a job that serves that key alone, on 1 and 2 workers; events of keys the job does
-//! not serve are dead letters.
+//! of a job that serves that key alone, on 1 and 2 workers and on 2 processes x 2 workers;
+//! events of keys the job does not serve are dead letters.
 
 mod common;
 
@@ -133,17 +133,24 @@ fn each_key_s_model_predicts_as_a_job_on_that_key_s_events_alone() {
         solo.insert(key.to_string(), (predictions, summary));
     }
     let keys = KEYS.join(",");
-    for workers in [1, 2] {
-        let (predictions, summary) = job(&b, &all, n, workers, &["--keys", &keys]);
+    let port = (28000 + (std::process::id() % 1000) * 2).to_string();
+    for (workers, processes) in [(1, 1), (2, 1), (2, 2)] {
+        let mut extra = vec!["--keys", keys.as_str()];
+        let p = processes.to_string();
+        if processes > 1 {
+            extra.extend(["--local-cluster", &p, "--local-base-port", &port]);
+        }
+        let (predictions, summary) = job(&b, &all, n, workers, &extra);
+        assert_eq!(summary["processes"], processes, "{summary}");
         assert_eq!(summary["events_in"], n, "{summary}");
         assert_eq!(summary["dead_letters"], 0, "{summary}");
         let got = by_key(&predictions);
         for (key, (want, alone)) in &solo {
             let mine = &got[key];
-            assert_eq!(mine.len(), want.len(), "{key} on {workers} workers");
+            assert_eq!(mine.len(), want.len(), "{key} on {workers}x{processes}");
             if let Some(i) = (0..want.len()).find(|&i| mine[i] != want[i]) {
                 panic!(
-                    "key {key} on {workers} workers differs from its solo run at its prediction {i}:\n{}\n{}",
+                    "key {key} on {workers} workers x {processes} processes differs from its solo run at its prediction {i}:\n{}\n{}",
                     mine[i], want[i]
                 );
             }

@@ -25,7 +25,7 @@ pub enum Tool {
     /// Produces a built-in generator's stream as JSON events (keyed by id), optionally
     /// with malformed records, unlabeled events and their labels on a feedback topic.
     /// Prints a JSON summary.
-    Produce(ProduceArgs),
+    Produce(Box<ProduceArgs>),
     /// Reads a topic from the start until it is idle; prints a JSON summary (records,
     /// keys, and with --latency-from, latency percentiles from the events' timestamps).
     Read(ReadArgs),
@@ -203,7 +203,7 @@ pub struct ReadArgs {
 /// Runs a tool.
 pub fn run(args: KafkaToolArgs) -> Result<(), String> {
     match args.tool {
-        Tool::Produce(a) => produce(a),
+        Tool::Produce(a) => produce(*a),
         Tool::Read(a) => read(a),
         Tool::CreateTopic(a) => {
             let config = KafkaConfig::new(a.brokers);
