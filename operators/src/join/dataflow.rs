@@ -101,7 +101,7 @@ enum FeederOutput {
 #[derive(Clone, Debug)]
 enum KeeperInput {
     /// A change of an id's outcomes.
-    Outcome(u64, Outcome, i64),
+    Outcome(u64, Arc<Outcome>, i64),
     /// An event admitted by this worker's feeder.
     Admitted,
     /// A feedback record received by this worker's feeder.
@@ -226,7 +226,7 @@ impl<'scope> FeedbackJoinExt<'scope> for Stream<'scope, u64, Vec<WaitingEvent>> 
                             .session(&time)
                             .give_iterator(data.drain(..).filter_map(|x| match x {
                                 FeederOutput::Update(u) => {
-                                    Some(((u.id, u.fact), t, u.diff as isize))
+                                    Some(((u.id, Arc::new(u.fact)), t, u.diff as isize))
                                 }
                                 _ => None,
                             }));
@@ -234,20 +234,27 @@ impl<'scope> FeedbackJoinExt<'scope> for Stream<'scope, u64, Vec<WaitingEvent>> 
                 }
             })
             .as_collection();
-        // The join itself: each id's facts, classified.
-        let outcomes = updates.reduce_named("FeedbackJoin", move |_id, input, output| {
-            let present: Vec<&JoinFact> = input
-                .iter()
-                .filter(|(_, r)| *r > 0)
-                .map(|(f, _)| *f)
-                .collect();
-            if present.is_empty() {
-                return;
-            }
-            let mut out = Vec::new();
-            classify(&present, &config, &mut out);
-            output.extend(out.into_iter().map(|o| (o, 1isize)));
-        });
+        // The join itself: each id's facts, classified. Facts and outcomes travel behind
+        // `Arc`s (ordered as what they point to): the arrangements clone and drop them at
+        // every merge of their batches, which would otherwise copy each event's prediction.
+        let outcomes = updates.reduce_named(
+            "FeedbackJoin",
+            move |_id,
+                  input: &[(&Arc<JoinFact>, isize)],
+                  output: &mut Vec<(Arc<Outcome>, isize)>| {
+                let present: Vec<&JoinFact> = input
+                    .iter()
+                    .filter(|(_, r)| *r > 0)
+                    .map(|(f, _)| &***f)
+                    .collect();
+                if present.is_empty() {
+                    return;
+                }
+                let mut out = Vec::new();
+                classify(&present, &config, &mut out);
+                output.extend(out.into_iter().map(|o| (Arc::new(o), 1isize)));
+            },
+        );
         let changes = outcomes.inner;
         // New pairs: their members leave next epoch; their learning passes go to the chain.
         let pairs = changes.clone().unary(Pipeline, "JoinPairs", |_, _| {
@@ -255,8 +262,8 @@ impl<'scope> FeedbackJoinExt<'scope> for Stream<'scope, u64, Vec<WaitingEvent>> 
                 input.for_each(|time, data| {
                     output
                         .session(&time)
-                        .give_iterator(data.drain(..).filter_map(|((_, o), _, diff)| match o {
-                            Outcome::Pair(p) if diff > 0 => Some(*p),
+                        .give_iterator(data.drain(..).filter_map(|((_, o), _, diff)| match &*o {
+                            Outcome::Pair(p) if diff > 0 => Some((**p).clone()),
                             _ => None,
                         }));
                 })
@@ -312,7 +319,7 @@ impl<'scope> FeedbackJoinExt<'scope> for Stream<'scope, u64, Vec<WaitingEvent>> 
         let keeper_inputs = wrap(
             changes,
             "KeeperOutcomes",
-            |((id, o), _, diff): ((u64, Outcome), u64, isize)| {
+            |((id, o), _, diff): ((u64, Arc<Outcome>), u64, isize)| {
                 KeeperInput::Outcome(id, o, diff as i64)
             },
         )
@@ -350,7 +357,7 @@ impl<'scope> FeedbackJoinExt<'scope> for Stream<'scope, u64, Vec<WaitingEvent>> 
         };
         let parts = keeper_inputs.unary_frontier(Pipeline, "JoinKeeper", move |_, _| {
             let mut stash: TimeStash<KeeperInput> = TimeStash::default();
-            let mut outcomes: BTreeMap<u64, BTreeMap<Outcome, i64>> = BTreeMap::new();
+            let mut outcomes: BTreeMap<u64, BTreeMap<Arc<Outcome>, i64>> = BTreeMap::new();
             move |(input, frontier), output| {
                 stash.absorb(input, output.output_index());
                 while let Some((capability, items)) = stash.next_complete(frontier) {
@@ -360,7 +367,7 @@ impl<'scope> FeedbackJoinExt<'scope> for Stream<'scope, u64, Vec<WaitingEvent>> 
                         match x {
                             KeeperInput::Outcome(id, o, diff) => {
                                 counts.count(&o, t, diff);
-                                if let (Outcome::Pair(p), true) = (&o, diff > 0) {
+                                if let (Outcome::Pair(p), true) = (&*o, diff > 0) {
                                     pairs.entry(t).or_default().push((**p).clone());
                                 }
                                 let m = outcomes.entry(id).or_default();
@@ -408,7 +415,7 @@ impl<'scope> FeedbackJoinExt<'scope> for Stream<'scope, u64, Vec<WaitingEvent>> 
 /// A keeper's part of the join's state after epoch `t`.
 fn keeper_state(
     t: u64,
-    outcomes: &BTreeMap<u64, BTreeMap<Outcome, i64>>,
+    outcomes: &BTreeMap<u64, BTreeMap<Arc<Outcome>, i64>>,
     pairs: &BTreeMap<u64, Vec<Pairing>>,
     counts: JoinCounts,
 ) -> JoinState {
@@ -416,7 +423,7 @@ fn keeper_state(
     for (id, os) in outcomes {
         let mut fs: Vec<JoinFact> = Vec::new();
         for o in os.keys() {
-            match o {
+            match &**o {
                 Outcome::Pair(p) => {
                     fs.push(JoinFact::Event(p.event.clone()));
                     match &p.feedback.kind {
