@@ -13,11 +13,13 @@ use differential_dataflow::operators::CountTotal;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use timely::container::CapacityContainerBuilder;
 use timely::dataflow::Stream;
 use timely::dataflow::channels::pact::{Exchange, Pipeline};
-use timely::dataflow::operators::generic::Operator;
+use timely::dataflow::operators::generic::builder_rc::OperatorBuilder;
+use timely::dataflow::operators::generic::{Operator, OutputBuilder};
 use timely::dataflow::operators::vec::Broadcast;
-use timely::dataflow::operators::{Concat, ConnectLoop, Feedback};
+use timely::dataflow::operators::{Concat, Concatenate, ConnectLoop, Feedback, InputCapability};
 
 /// A change of the join's live counts, in differential-dataflow's update form: `((count
 /// field, total), epoch, diff)` (the count field indexes
@@ -71,30 +73,16 @@ pub trait FeedbackJoinExt<'scope> {
     ) -> JoinStreams<'scope>;
 }
 
-/// What feeds the collection: a new fact, or a pair whose members leave.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-enum FeederInput {
-    Event(WaitingEvent),
-    Feedback(FeedbackItem),
-    Paired(Pairing),
-}
+/// A change of the join's input collection: `((id, fact), epoch, diff)`.
+type FactChange = ((u64, Arc<JoinFact>), u64, isize);
 
-impl FeederInput {
-    fn id(&self) -> u64 {
-        match self {
-            FeederInput::Event(e) => e.example.id,
-            FeederInput::Feedback(f) => f.id,
-            FeederInput::Paired(p) => p.event.example.id,
-        }
-    }
-}
+/// A change of the join's outcomes: `((id, outcome), epoch, diff)`.
+type OutcomeChange = ((u64, Arc<Outcome>), u64, isize);
 
-/// What the feeder makes: updates of the collection, and the admissions it counted.
-#[derive(Clone, Debug)]
-enum FeederOutput {
-    Update(FactUpdate),
-    Admitted,
-    Received,
+/// A timed update as a change of the collection, at `at` (its epoch, or later for a
+/// restored one).
+fn change(u: FactUpdate, at: u64) -> FactChange {
+    ((u.id, Arc::new(u.fact)), at, u.diff as isize)
 }
 
 /// What a keeper follows.
@@ -146,94 +134,124 @@ impl<'scope> FeedbackJoinExt<'scope> for Stream<'scope, u64, Vec<WaitingEvent>> 
         let restored_keeper = restored.clone();
         // Pairs come back one epoch later to take their members out.
         let (leave_handle, leaving) = scope.feedback::<Vec<Pairing>>(1);
-        let inputs = wrap(self, "JoinEvents", FeederInput::Event)
-            .concat(wrap(feedback, "JoinFeedback", FeederInput::Feedback))
-            .concat(wrap(leaving, "JoinLeaving", FeederInput::Paired));
 
         // The feeder: every input becomes its timed updates (now and scheduled), sent with
         // capabilities delayed to their epochs; a restored state enters after its epoch
-        // (this worker's share of its ids).
-        let fed = inputs.unary(
-            Exchange::new(|x: &FeederInput| shard(&x.id())),
-            "JoinFeeder",
-            move |capability, _info| {
-                let mut restore = restored.map(|state| (capability, state));
-                move |input, output| {
-                    if let Some((capability, state)) = restore.take() {
-                        let t = state.epoch;
-                        let start = capability.delayed(&(t + 1));
-                        let mine = |id: &u64| shard(id) % peers as u64 == index as u64;
-                        let mut updates = Vec::new();
-                        for (id, facts) in state.facts.iter().filter(|(id, _)| mine(id)) {
-                            for fact in facts {
-                                updates.push(FactUpdate {
-                                    id: *id,
-                                    fact: fact.clone(),
-                                    epoch: t + 1,
-                                    diff: 1,
-                                });
-                                updates.extend(timers(*id, fact, &config, t));
-                            }
-                        }
-                        for fp in &state.pairs {
-                            if fp.formed == t && mine(&fp.pair.event.example.id) {
-                                updates.extend(pair_updates(&fp.pair, t, &config));
-                            }
-                        }
-                        for u in updates {
-                            let cap = start.delayed(&u.epoch.max(t + 1));
-                            output.session(&cap).give(FeederOutput::Update(u));
+        // (this worker's share of its ids). It also sends what it admitted to the counts
+        // and to the keeper. One operator with three inputs and three outputs: with an
+        // epoch per feedback record, every operator costs progress tracking and
+        // scheduling at every epoch.
+        let mut feeder = OperatorBuilder::new("JoinFeeder".to_string(), scope);
+        let mut events_in =
+            feeder.new_input(self, Exchange::new(|e: &WaitingEvent| shard(&e.example.id)));
+        let mut feedback_in =
+            feeder.new_input(feedback, Exchange::new(|f: &FeedbackItem| shard(&f.id)));
+        let mut leaving_in = feeder.new_input(
+            leaving,
+            Exchange::new(|p: &Pairing| shard(&p.event.example.id)),
+        );
+        let (updates_out, updates) = feeder.new_output::<Vec<FactChange>>();
+        let (admitted_out, admitted) = feeder.new_output::<Vec<(u8, u64, isize)>>();
+        let (kept_out, kept) = feeder.new_output::<Vec<KeeperInput>>();
+        let mut updates_out = OutputBuilder::<_, CapacityContainerBuilder<_>>::from(updates_out);
+        let mut admitted_out = OutputBuilder::<_, CapacityContainerBuilder<_>>::from(admitted_out);
+        let mut kept_out = OutputBuilder::<_, CapacityContainerBuilder<_>>::from(kept_out);
+        feeder.build(move |capabilities| {
+            // The updates' capability, kept only to restore (the others are dropped here).
+            let mut restore = match (restored, capabilities.into_iter().next()) {
+                (Some(state), Some(capability)) => Some((capability, state)),
+                _ => None,
+            };
+            move |_frontiers| {
+                let mut updates_out = updates_out.activate();
+                let mut admitted_out = admitted_out.activate();
+                let mut kept_out = kept_out.activate();
+                if let Some((capability, state)) = restore.take() {
+                    let t = state.epoch;
+                    let start = capability.delayed(&(t + 1));
+                    let mine = |id: &u64| shard(id) % peers as u64 == index as u64;
+                    let mut updates = Vec::new();
+                    for (id, facts) in state.facts.iter().filter(|(id, _)| mine(id)) {
+                        for fact in facts {
+                            updates.push(FactUpdate {
+                                id: *id,
+                                fact: fact.clone(),
+                                epoch: t + 1,
+                                diff: 1,
+                            });
+                            updates.extend(timers(*id, fact, &config, t));
                         }
                     }
-                    input.for_each(|time, data| {
-                        let t = *time.time();
-                        let mut by_time: BTreeMap<u64, Vec<FeederOutput>> = BTreeMap::new();
-                        for x in data.drain(..) {
-                            let updates = match x {
-                                FeederInput::Event(e) => {
-                                    by_time.entry(t).or_default().push(FeederOutput::Admitted);
-                                    admit_event(e, &config)
-                                }
-                                FeederInput::Feedback(f) => {
-                                    by_time.entry(t).or_default().push(FeederOutput::Received);
-                                    admit_feedback(f, &config)
-                                }
-                                // Arrives one epoch after the pair formed.
-                                FeederInput::Paired(p) => pair_updates(&p, t - 1, &config),
-                            };
-                            for u in updates {
-                                by_time
-                                    .entry(u.epoch)
-                                    .or_default()
-                                    .push(FeederOutput::Update(u));
-                            }
+                    for fp in &state.pairs {
+                        if fp.formed == t && mine(&fp.pair.event.example.id) {
+                            updates.extend(pair_updates(&fp.pair, t, &config));
                         }
-                        for (at, outs) in by_time {
-                            let cap = time.delayed(&at, output.output_index());
-                            output.session(&cap).give_iterator(outs.into_iter());
-                        }
-                    });
+                    }
+                    for u in updates {
+                        let at = u.epoch.max(t + 1);
+                        let cap = start.delayed(&at);
+                        updates_out.session(&cap).give(change(u, at));
+                    }
                 }
-            },
-        );
-        let updates = fed
-            .clone()
-            .unary(Pipeline, "JoinUpdates", |_, _| {
-                move |input, output| {
-                    input.for_each(|time, data: &mut Vec<FeederOutput>| {
+                // Each input's updates, by the epoch they apply at; what was admitted, at
+                // the input's epoch (0: an event, 1: a feedback record).
+                let mut send = |time: &InputCapability<u64>,
+                                updates: Vec<FactUpdate>,
+                                admitted: Option<(u8, usize)>| {
+                    let mut by_time: BTreeMap<u64, Vec<FactUpdate>> = BTreeMap::new();
+                    for u in updates {
+                        by_time.entry(u.epoch).or_default().push(u);
+                    }
+                    for (at, us) in by_time {
+                        let cap = time.delayed(&at, updates_out.output_index());
+                        updates_out
+                            .session(&cap)
+                            .give_iterator(us.into_iter().map(|u| change(u, at)));
+                    }
+                    if let Some((field, n)) = admitted.filter(|(_, n)| *n > 0) {
                         let t = *time.time();
-                        output
-                            .session(&time)
-                            .give_iterator(data.drain(..).filter_map(|x| match x {
-                                FeederOutput::Update(u) => {
-                                    Some(((u.id, Arc::new(u.fact)), t, u.diff as isize))
-                                }
-                                _ => None,
-                            }));
-                    })
-                }
-            })
-            .as_collection();
+                        admitted_out
+                            .session(time)
+                            .give_iterator((0..n).map(|_| (field, t, 1isize)));
+                        let k = if field == 0 {
+                            KeeperInput::Admitted
+                        } else {
+                            KeeperInput::Received
+                        };
+                        kept_out
+                            .session(time)
+                            .give_iterator((0..n).map(|_| k.clone()));
+                    }
+                };
+                events_in.for_each(|time, data| {
+                    let n = data.len();
+                    let updates = data
+                        .drain(..)
+                        .flat_map(|e| admit_event(e, &config))
+                        .collect();
+                    send(&time, updates, Some((0, n)));
+                });
+                feedback_in.for_each(|time, data| {
+                    let n = data.len();
+                    let updates = data
+                        .drain(..)
+                        .flat_map(|f| admit_feedback(f, &config))
+                        .collect();
+                    send(&time, updates, Some((1, n)));
+                });
+                leaving_in.for_each(|time, data| {
+                    // Arrives one epoch after the pair formed.
+                    let t = *time.time();
+                    let updates = data
+                        .iter()
+                        .flat_map(|p| pair_updates(p, t - 1, &config))
+                        .collect();
+                    data.clear();
+                    send(&time, updates, None);
+                });
+            }
+        });
+        let updates = updates.as_collection();
         // The join itself: each id's facts, classified. Facts and outcomes travel behind
         // `Arc`s (ordered as what they point to): the arrangements clone and drop them at
         // every merge of their batches, which would otherwise copy each event's prediction.
@@ -255,90 +273,57 @@ impl<'scope> FeedbackJoinExt<'scope> for Stream<'scope, u64, Vec<WaitingEvent>> 
                 output.extend(out.into_iter().map(|o| (Arc::new(o), 1isize)));
             },
         );
-        let changes = outcomes.inner;
-        // New pairs: their members leave next epoch; their learning passes go to the chain.
-        let pairs = changes.clone().unary(Pipeline, "JoinPairs", |_, _| {
-            move |input, output| {
-                input.for_each(|time, data| {
-                    output
-                        .session(&time)
-                        .give_iterator(data.drain(..).filter_map(|((_, o), _, diff)| match &*o {
-                            Outcome::Pair(p) if diff > 0 => Some((**p).clone()),
-                            _ => None,
-                        }));
-                })
+        // The outcomes' changes, in one operator: new pairs (their members leave next
+        // epoch; their learning passes go to the chain), the changes of the live counts,
+        // and the keeper's share.
+        let mut split = OperatorBuilder::new("JoinOutcomes".to_string(), scope);
+        let mut changes_in = split.new_input(outcomes.inner, Pipeline);
+        let (pairs_out, pairs) = split.new_output::<Vec<Pairing>>();
+        let (learning_out, learning) = split.new_output::<Vec<InFlight>>();
+        let (counted_out, counted) = split.new_output::<Vec<(u8, u64, isize)>>();
+        let (outcomes_out, outcomes) = split.new_output::<Vec<KeeperInput>>();
+        let mut pairs_out = OutputBuilder::<_, CapacityContainerBuilder<_>>::from(pairs_out);
+        let mut learning_out = OutputBuilder::<_, CapacityContainerBuilder<_>>::from(learning_out);
+        let mut counted_out = OutputBuilder::<_, CapacityContainerBuilder<_>>::from(counted_out);
+        let mut outcomes_out = OutputBuilder::<_, CapacityContainerBuilder<_>>::from(outcomes_out);
+        split.build(move |_capabilities| {
+            move |_frontiers| {
+                let mut pairs_out = pairs_out.activate();
+                let mut learning_out = learning_out.activate();
+                let mut counted_out = counted_out.activate();
+                let mut outcomes_out = outcomes_out.activate();
+                changes_in.for_each(|time, data: &mut Vec<OutcomeChange>| {
+                    let t = *time.time();
+                    let mut pairs = pairs_out.session(&time);
+                    let mut learning = learning_out.session(&time);
+                    let mut counted = counted_out.session(&time);
+                    let mut kept = outcomes_out.session(&time);
+                    for ((id, o), _, diff) in data.drain(..) {
+                        if let (Outcome::Pair(p), true) = (&*o, diff > 0) {
+                            learning.give(learning_pass(p, &topk, labels, score_dim));
+                            pairs.give((**p).clone());
+                        }
+                        for (field, d) in count_changes(&o, t, diff as i64) {
+                            counted.give((field as u8, t, d as isize));
+                        }
+                        kept.give(KeeperInput::Outcome(id, o, diff as i64));
+                    }
+                });
             }
         });
-        pairs.clone().connect_loop(leave_handle);
-        let learning = pairs.unary(Pipeline, "JoinLearning", move |_, _| {
-            move |input, output| {
-                input.for_each(|time, data| {
-                    output.session(&time).give_iterator(
-                        data.drain(..)
-                            .map(|p| learning_pass(&p, &topk, labels, score_dim)),
-                    );
-                })
-            }
-        });
+        pairs.connect_loop(leave_handle);
         // Live counts, a differential aggregate over the outcomes' changes and the
         // admissions.
-        let count_changes = changes
-            .clone()
-            .unary(Pipeline, "JoinCountChanges", |_, _| {
-                move |input, output| {
-                    input.for_each(|time, data| {
-                        let t = *time.time();
-                        let mut session = output.session(&time);
-                        for ((_, o), _, diff) in data.drain(..) {
-                            for (field, d) in count_changes(&o, t, diff as i64) {
-                                session.give((field as u8, t, d as isize));
-                            }
-                        }
-                    })
-                }
-            })
-            .concat(fed.clone().unary(Pipeline, "JoinAdmissions", |_, _| {
-                move |input, output| {
-                    input.for_each(|time, data: &mut Vec<FeederOutput>| {
-                        let t = *time.time();
-                        output
-                            .session(&time)
-                            .give_iterator(data.drain(..).filter_map(move |x| match x {
-                                FeederOutput::Admitted => Some((0u8, t, 1isize)),
-                                FeederOutput::Received => Some((1u8, t, 1isize)),
-                                FeederOutput::Update(_) => None,
-                            }));
-                    })
-                }
-            }))
-            .as_collection()
-            .count_total()
-            .inner;
+        let count_changes = counted.concat(admitted).as_collection().count_total().inner;
 
         // The keeper: this worker's share of the outcomes, and its counts, per epoch.
-        let keeper_inputs = wrap(
-            changes,
-            "KeeperOutcomes",
-            |((id, o), _, diff): ((u64, Arc<Outcome>), u64, isize)| {
-                KeeperInput::Outcome(id, o, diff as i64)
-            },
-        )
-        .concat(fed.unary(Pipeline, "KeeperAdmissions", |_, _| {
-            move |input, output| {
-                input.for_each(|time, data: &mut Vec<FeederOutput>| {
-                    output
-                        .session(&time)
-                        .give_iterator(data.drain(..).filter_map(|x| match x {
-                            FeederOutput::Admitted => Some(KeeperInput::Admitted),
-                            FeederOutput::Received => Some(KeeperInput::Received),
-                            FeederOutput::Update(_) => None,
-                        }));
-                })
-            }
-        }))
-        .concat(wrap(requests.broadcast(), "KeeperRequests", |_: u64| {
-            KeeperInput::Request
-        }));
+        let keeper_inputs = scope.concatenate([
+            outcomes,
+            kept,
+            wrap(requests.broadcast(), "KeeperRequests", |_: u64| {
+                KeeperInput::Request
+            }),
+        ]);
         let lag = config.lag.max(1);
         // Worker 0's keeper carries on the restored counts and pairs.
         let (mut counts, mut pairs) = match (&restored_keeper, index) {
