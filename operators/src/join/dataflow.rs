@@ -19,7 +19,7 @@ use timely::dataflow::channels::pact::{Exchange, Pipeline};
 use timely::dataflow::operators::generic::builder_rc::OperatorBuilder;
 use timely::dataflow::operators::generic::{Operator, OutputBuilder};
 use timely::dataflow::operators::vec::Broadcast;
-use timely::dataflow::operators::{Concat, Concatenate, ConnectLoop, Feedback, InputCapability};
+use timely::dataflow::operators::{ConnectLoop, Feedback, InputCapability};
 
 /// A change of the join's live counts, in differential-dataflow's update form: `((count
 /// field, total), epoch, diff)` (the count field indexes
@@ -101,20 +101,6 @@ enum KeeperInput {
 /// The worker a fact of `id` is fed on.
 fn shard(id: &u64) -> u64 {
     splitmix64(*id)
-}
-
-fn wrap<'scope, D: Clone + 'static, E: Clone + 'static>(
-    stream: Stream<'scope, u64, Vec<D>>,
-    name: &str,
-    f: impl Fn(D) -> E + 'static,
-) -> Stream<'scope, u64, Vec<E>> {
-    stream.unary(Pipeline, name, move |_, _| {
-        move |input, output| {
-            input.for_each(|time, data| {
-                output.session(&time).give_iterator(data.drain(..).map(&f));
-            })
-        }
-    })
 }
 
 impl<'scope> FeedbackJoinExt<'scope> for Stream<'scope, u64, Vec<WaitingEvent>> {
@@ -274,10 +260,14 @@ impl<'scope> FeedbackJoinExt<'scope> for Stream<'scope, u64, Vec<WaitingEvent>> 
             },
         );
         // The outcomes' changes, in one operator: new pairs (their members leave next
-        // epoch; their learning passes go to the chain), the changes of the live counts,
-        // and the keeper's share.
+        // epoch; their learning passes go to the chain), the changes of the live counts
+        // (with the feeder's admissions) and the keeper's inputs (the outcomes, the
+        // feeder's admissions, the snapshot requests).
         let mut split = OperatorBuilder::new("JoinOutcomes".to_string(), scope);
         let mut changes_in = split.new_input(outcomes.inner, Pipeline);
+        let mut admitted_in = split.new_input(admitted, Pipeline);
+        let mut kept_in = split.new_input(kept, Pipeline);
+        let mut requests_in = split.new_input(requests.broadcast(), Pipeline);
         let (pairs_out, pairs) = split.new_output::<Vec<Pairing>>();
         let (learning_out, learning) = split.new_output::<Vec<InFlight>>();
         let (counted_out, counted) = split.new_output::<Vec<(u8, u64, isize)>>();
@@ -309,21 +299,28 @@ impl<'scope> FeedbackJoinExt<'scope> for Stream<'scope, u64, Vec<WaitingEvent>> 
                         kept.give(KeeperInput::Outcome(id, o, diff as i64));
                     }
                 });
+                admitted_in.for_each(|time, data| {
+                    counted_out.session(&time).give_container(data);
+                });
+                kept_in.for_each(|time, data| {
+                    outcomes_out.session(&time).give_container(data);
+                });
+                requests_in.for_each(|time, data: &mut Vec<u64>| {
+                    let n = data.len();
+                    data.clear();
+                    outcomes_out
+                        .session(&time)
+                        .give_iterator((0..n).map(|_| KeeperInput::Request));
+                });
             }
         });
         pairs.connect_loop(leave_handle);
         // Live counts, a differential aggregate over the outcomes' changes and the
         // admissions.
-        let count_changes = counted.concat(admitted).as_collection().count_total().inner;
+        let count_changes = counted.as_collection().count_total().inner;
 
         // The keeper: this worker's share of the outcomes, and its counts, per epoch.
-        let keeper_inputs = scope.concatenate([
-            outcomes,
-            kept,
-            wrap(requests.broadcast(), "KeeperRequests", |_: u64| {
-                KeeperInput::Request
-            }),
-        ]);
+        let keeper_inputs = outcomes;
         let lag = config.lag.max(1);
         // Worker 0's keeper carries on the restored counts and pairs.
         let (mut counts, mut pairs) = match (&restored_keeper, index) {
