@@ -11,6 +11,8 @@ use crate::topk::TopKConfig;
 use differential_dataflow::AsCollection;
 use differential_dataflow::operators::CountTotal;
 use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
+use std::cmp::Ordering;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use timely::container::CapacityContainerBuilder;
@@ -74,22 +76,108 @@ pub trait FeedbackJoinExt<'scope> {
 }
 
 /// A change of the join's input collection: `((id, fact), epoch, diff)`.
-type FactChange = ((u64, Arc<JoinFact>), u64, isize);
+type FactChange = ((u64, Held<JoinFact>), u64, isize);
 
 /// A change of the join's outcomes: `((id, outcome), epoch, diff)`.
-type OutcomeChange = ((u64, Arc<Outcome>), u64, isize);
+type OutcomeChange = ((u64, Held<Outcome>), u64, isize);
 
 /// A timed update as a change of the collection, at `at` (its epoch, or later for a
 /// restored one).
 fn change(u: FactUpdate, at: u64) -> FactChange {
-    ((u.id, Arc::new(u.fact)), at, u.diff as isize)
+    ((u.id, Held::new(u.fact)), at, u.diff as isize)
 }
+
+/// A fact or an outcome as the join's arrangements hold it: a `Joined` or `Gone` marker
+/// inline, anything else (events, feedback records, with their predictions and payloads)
+/// behind an `Arc`. The arrangements clone and drop their values at every merge of their
+/// batches, and the markers are most of them: without a time-to-live every joined id keeps
+/// its `Joined` marker for the rest of the run. Ordered (and equal) as the value it holds.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+enum Held<T> {
+    /// A marker: `Joined` (`joined`) or `Gone`, at `seq`, of `epoch`.
+    Marker { joined: bool, seq: u64, epoch: u64 },
+    /// Any other value.
+    Shared(Arc<T>),
+}
+
+/// The values [`Held`] keeps: those with a marker form.
+trait Markable: Clone {
+    /// The marker, if the value is one: (`Joined`, its position, its epoch).
+    fn marker(&self) -> Option<(bool, u64, u64)>;
+    /// The value of a marker.
+    fn from_marker(joined: bool, seq: u64, epoch: u64) -> Self;
+}
+
+impl Markable for JoinFact {
+    fn marker(&self) -> Option<(bool, u64, u64)> {
+        match self {
+            JoinFact::Joined { seq, epoch } => Some((true, *seq, *epoch)),
+            JoinFact::Gone { seq, epoch } => Some((false, *seq, *epoch)),
+            _ => None,
+        }
+    }
+    fn from_marker(joined: bool, seq: u64, epoch: u64) -> Self {
+        if joined {
+            JoinFact::Joined { seq, epoch }
+        } else {
+            JoinFact::Gone { seq, epoch }
+        }
+    }
+}
+
+impl Markable for Outcome {
+    fn marker(&self) -> Option<(bool, u64, u64)> {
+        match self {
+            Outcome::Marker(m) => m.marker(),
+            _ => None,
+        }
+    }
+    fn from_marker(joined: bool, seq: u64, epoch: u64) -> Self {
+        Outcome::Marker(JoinFact::from_marker(joined, seq, epoch))
+    }
+}
+
+impl<T: Markable> Held<T> {
+    fn new(value: T) -> Self {
+        match value.marker() {
+            Some((joined, seq, epoch)) => Held::Marker { joined, seq, epoch },
+            None => Held::Shared(Arc::new(value)),
+        }
+    }
+
+    /// The value.
+    fn get(&self) -> Cow<'_, T> {
+        match self {
+            Held::Marker { joined, seq, epoch } => {
+                Cow::Owned(T::from_marker(*joined, *seq, *epoch))
+            }
+            Held::Shared(value) => Cow::Borrowed(value),
+        }
+    }
+}
+
+impl<T: Markable + Ord> Ord for Held<T> {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.get().as_ref().cmp(other.get().as_ref())
+    }
+}
+impl<T: Markable + Ord> PartialOrd for Held<T> {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl<T: Markable + Ord> PartialEq for Held<T> {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+impl<T: Markable + Ord> Eq for Held<T> {}
 
 /// What a keeper follows.
 #[derive(Clone, Debug)]
 enum KeeperInput {
     /// A change of an id's outcomes.
-    Outcome(u64, Arc<Outcome>, i64),
+    Outcome(u64, Held<Outcome>, i64),
     /// An event admitted by this worker's feeder.
     Admitted,
     /// A feedback record received by this worker's feeder.
@@ -238,25 +326,26 @@ impl<'scope> FeedbackJoinExt<'scope> for Stream<'scope, u64, Vec<WaitingEvent>> 
             }
         });
         let updates = updates.as_collection();
-        // The join itself: each id's facts, classified. Facts and outcomes travel behind
-        // `Arc`s (ordered as what they point to): the arrangements clone and drop them at
-        // every merge of their batches, which would otherwise copy each event's prediction.
+        // The join itself: each id's facts, classified. Facts and outcomes are [`Held`]:
+        // the arrangements clone and drop them at every merge of their batches, which
+        // would otherwise copy each event's prediction.
         let outcomes = updates.reduce_named(
             "FeedbackJoin",
             move |_id,
-                  input: &[(&Arc<JoinFact>, isize)],
-                  output: &mut Vec<(Arc<Outcome>, isize)>| {
-                let present: Vec<&JoinFact> = input
+                  input: &[(&Held<JoinFact>, isize)],
+                  output: &mut Vec<(Held<Outcome>, isize)>| {
+                let present: Vec<Cow<'_, JoinFact>> = input
                     .iter()
                     .filter(|(_, r)| *r > 0)
-                    .map(|(f, _)| &***f)
+                    .map(|(f, _)| f.get())
                     .collect();
                 if present.is_empty() {
                     return;
                 }
+                let present: Vec<&JoinFact> = present.iter().map(|f| f.as_ref()).collect();
                 let mut out = Vec::new();
                 classify(&present, &config, &mut out);
-                output.extend(out.into_iter().map(|o| (Arc::new(o), 1isize)));
+                output.extend(out.into_iter().map(|o| (Held::new(o), 1isize)));
             },
         );
         // The outcomes' changes, in one operator: new pairs (their members leave next
@@ -289,11 +378,12 @@ impl<'scope> FeedbackJoinExt<'scope> for Stream<'scope, u64, Vec<WaitingEvent>> 
                     let mut counted = counted_out.session(&time);
                     let mut kept = outcomes_out.session(&time);
                     for ((id, o), _, diff) in data.drain(..) {
-                        if let (Outcome::Pair(p), true) = (&*o, diff > 0) {
+                        let value = o.get();
+                        if let (Outcome::Pair(p), true) = (value.as_ref(), diff > 0) {
                             learning.give(learning_pass(p, &topk, labels, score_dim));
                             pairs.give((**p).clone());
                         }
-                        for (field, d) in count_changes(&o, t, diff as i64) {
+                        for (field, d) in count_changes(&value, t, diff as i64) {
                             counted.give((field as u8, t, d as isize));
                         }
                         kept.give(KeeperInput::Outcome(id, o, diff as i64));
@@ -339,7 +429,7 @@ impl<'scope> FeedbackJoinExt<'scope> for Stream<'scope, u64, Vec<WaitingEvent>> 
         };
         let parts = keeper_inputs.unary_frontier(Pipeline, "JoinKeeper", move |_, _| {
             let mut stash: TimeStash<KeeperInput> = TimeStash::default();
-            let mut outcomes: BTreeMap<u64, BTreeMap<Arc<Outcome>, i64>> = BTreeMap::new();
+            let mut outcomes: BTreeMap<u64, BTreeMap<Held<Outcome>, i64>> = BTreeMap::new();
             move |(input, frontier), output| {
                 stash.absorb(input, output.output_index());
                 while let Some((capability, items)) = stash.next_complete(frontier) {
@@ -348,8 +438,9 @@ impl<'scope> FeedbackJoinExt<'scope> for Stream<'scope, u64, Vec<WaitingEvent>> 
                     for x in items {
                         match x {
                             KeeperInput::Outcome(id, o, diff) => {
-                                counts.count(&o, t, diff);
-                                if let (Outcome::Pair(p), true) = (&*o, diff > 0) {
+                                let value = o.get();
+                                counts.count(&value, t, diff);
+                                if let (Outcome::Pair(p), true) = (value.as_ref(), diff > 0) {
                                     pairs.entry(t).or_default().push((**p).clone());
                                 }
                                 let m = outcomes.entry(id).or_default();
@@ -397,7 +488,7 @@ impl<'scope> FeedbackJoinExt<'scope> for Stream<'scope, u64, Vec<WaitingEvent>> 
 /// A keeper's part of the join's state after epoch `t`.
 fn keeper_state(
     t: u64,
-    outcomes: &BTreeMap<u64, BTreeMap<Arc<Outcome>, i64>>,
+    outcomes: &BTreeMap<u64, BTreeMap<Held<Outcome>, i64>>,
     pairs: &BTreeMap<u64, Vec<Pairing>>,
     counts: JoinCounts,
 ) -> JoinState {
@@ -405,7 +496,7 @@ fn keeper_state(
     for (id, os) in outcomes {
         let mut fs: Vec<JoinFact> = Vec::new();
         for o in os.keys() {
-            match &**o {
+            match o.get().as_ref() {
                 Outcome::Pair(p) => {
                     fs.push(JoinFact::Event(p.event.clone()));
                     match &p.feedback.kind {
