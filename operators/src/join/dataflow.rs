@@ -11,13 +11,17 @@ use crate::topk::TopKConfig;
 use differential_dataflow::AsCollection;
 use differential_dataflow::operators::CountTotal;
 use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
+use std::cmp::Ordering;
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use timely::container::CapacityContainerBuilder;
 use timely::dataflow::Stream;
 use timely::dataflow::channels::pact::{Exchange, Pipeline};
-use timely::dataflow::operators::generic::Operator;
+use timely::dataflow::operators::generic::builder_rc::OperatorBuilder;
+use timely::dataflow::operators::generic::{Operator, OutputBuilder};
 use timely::dataflow::operators::vec::Broadcast;
-use timely::dataflow::operators::{Concat, ConnectLoop, Feedback};
+use timely::dataflow::operators::{ConnectLoop, Feedback, InputCapability};
 
 /// A change of the join's live counts, in differential-dataflow's update form: `((count
 /// field, total), epoch, diff)` (the count field indexes
@@ -71,37 +75,109 @@ pub trait FeedbackJoinExt<'scope> {
     ) -> JoinStreams<'scope>;
 }
 
-/// What feeds the collection: a new fact, or a pair whose members leave.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-enum FeederInput {
-    Event(WaitingEvent),
-    Feedback(FeedbackItem),
-    Paired(Pairing),
+/// A change of the join's input collection: `((id, fact), epoch, diff)`.
+type FactChange = ((u64, Held<JoinFact>), u64, isize);
+
+/// A change of the join's outcomes: `((id, outcome), epoch, diff)`.
+type OutcomeChange = ((u64, Held<Outcome>), u64, isize);
+
+/// A timed update as a change of the collection, at `at` (its epoch, or later for a
+/// restored one).
+fn change(u: FactUpdate, at: u64) -> FactChange {
+    ((u.id, Held::new(u.fact)), at, u.diff as isize)
 }
 
-impl FeederInput {
-    fn id(&self) -> u64 {
+/// A fact or an outcome as the join's arrangements hold it: a `Joined` or `Gone` marker
+/// inline, anything else (events, feedback records, with their predictions and payloads)
+/// behind an `Arc`. The arrangements clone and drop their values at every merge of their
+/// batches, and the markers are most of them: without a time-to-live every joined id keeps
+/// its `Joined` marker for the rest of the run. Ordered (and equal) as the value it holds.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+enum Held<T> {
+    /// A marker: `Joined` (`joined`) or `Gone`, at `seq`, of `epoch`.
+    Marker { joined: bool, seq: u64, epoch: u64 },
+    /// Any other value.
+    Shared(Arc<T>),
+}
+
+/// The values [`Held`] keeps: those with a marker form.
+trait Markable: Clone {
+    /// The marker, if the value is one: (`Joined`, its position, its epoch).
+    fn marker(&self) -> Option<(bool, u64, u64)>;
+    /// The value of a marker.
+    fn from_marker(joined: bool, seq: u64, epoch: u64) -> Self;
+}
+
+impl Markable for JoinFact {
+    fn marker(&self) -> Option<(bool, u64, u64)> {
         match self {
-            FeederInput::Event(e) => e.example.id,
-            FeederInput::Feedback(f) => f.id,
-            FeederInput::Paired(p) => p.event.example.id,
+            JoinFact::Joined { seq, epoch } => Some((true, *seq, *epoch)),
+            JoinFact::Gone { seq, epoch } => Some((false, *seq, *epoch)),
+            _ => None,
+        }
+    }
+    fn from_marker(joined: bool, seq: u64, epoch: u64) -> Self {
+        if joined {
+            JoinFact::Joined { seq, epoch }
+        } else {
+            JoinFact::Gone { seq, epoch }
         }
     }
 }
 
-/// What the feeder makes: updates of the collection, and the admissions it counted.
-#[derive(Clone, Debug)]
-enum FeederOutput {
-    Update(FactUpdate),
-    Admitted,
-    Received,
+impl Markable for Outcome {
+    fn marker(&self) -> Option<(bool, u64, u64)> {
+        match self {
+            Outcome::Marker(m) => m.marker(),
+            _ => None,
+        }
+    }
+    fn from_marker(joined: bool, seq: u64, epoch: u64) -> Self {
+        Outcome::Marker(JoinFact::from_marker(joined, seq, epoch))
+    }
 }
+
+impl<T: Markable> Held<T> {
+    fn new(value: T) -> Self {
+        match value.marker() {
+            Some((joined, seq, epoch)) => Held::Marker { joined, seq, epoch },
+            None => Held::Shared(Arc::new(value)),
+        }
+    }
+
+    /// The value.
+    fn get(&self) -> Cow<'_, T> {
+        match self {
+            Held::Marker { joined, seq, epoch } => {
+                Cow::Owned(T::from_marker(*joined, *seq, *epoch))
+            }
+            Held::Shared(value) => Cow::Borrowed(value),
+        }
+    }
+}
+
+impl<T: Markable + Ord> Ord for Held<T> {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.get().as_ref().cmp(other.get().as_ref())
+    }
+}
+impl<T: Markable + Ord> PartialOrd for Held<T> {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl<T: Markable + Ord> PartialEq for Held<T> {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+impl<T: Markable + Ord> Eq for Held<T> {}
 
 /// What a keeper follows.
 #[derive(Clone, Debug)]
 enum KeeperInput {
     /// A change of an id's outcomes.
-    Outcome(u64, Outcome, i64),
+    Outcome(u64, Held<Outcome>, i64),
     /// An event admitted by this worker's feeder.
     Admitted,
     /// A feedback record received by this worker's feeder.
@@ -113,20 +189,6 @@ enum KeeperInput {
 /// The worker a fact of `id` is fed on.
 fn shard(id: &u64) -> u64 {
     splitmix64(*id)
-}
-
-fn wrap<'scope, D: Clone + 'static, E: Clone + 'static>(
-    stream: Stream<'scope, u64, Vec<D>>,
-    name: &str,
-    f: impl Fn(D) -> E + 'static,
-) -> Stream<'scope, u64, Vec<E>> {
-    stream.unary(Pipeline, name, move |_, _| {
-        move |input, output| {
-            input.for_each(|time, data| {
-                output.session(&time).give_iterator(data.drain(..).map(&f));
-            })
-        }
-    })
 }
 
 impl<'scope> FeedbackJoinExt<'scope> for Stream<'scope, u64, Vec<WaitingEvent>> {
@@ -146,192 +208,209 @@ impl<'scope> FeedbackJoinExt<'scope> for Stream<'scope, u64, Vec<WaitingEvent>> 
         let restored_keeper = restored.clone();
         // Pairs come back one epoch later to take their members out.
         let (leave_handle, leaving) = scope.feedback::<Vec<Pairing>>(1);
-        let inputs = wrap(self, "JoinEvents", FeederInput::Event)
-            .concat(wrap(feedback, "JoinFeedback", FeederInput::Feedback))
-            .concat(wrap(leaving, "JoinLeaving", FeederInput::Paired));
 
         // The feeder: every input becomes its timed updates (now and scheduled), sent with
         // capabilities delayed to their epochs; a restored state enters after its epoch
-        // (this worker's share of its ids).
-        let fed = inputs.unary(
-            Exchange::new(|x: &FeederInput| shard(&x.id())),
-            "JoinFeeder",
-            move |capability, _info| {
-                let mut restore = restored.map(|state| (capability, state));
-                move |input, output| {
-                    if let Some((capability, state)) = restore.take() {
-                        let t = state.epoch;
-                        let start = capability.delayed(&(t + 1));
-                        let mine = |id: &u64| shard(id) % peers as u64 == index as u64;
-                        let mut updates = Vec::new();
-                        for (id, facts) in state.facts.iter().filter(|(id, _)| mine(id)) {
-                            for fact in facts {
-                                updates.push(FactUpdate {
-                                    id: *id,
-                                    fact: fact.clone(),
-                                    epoch: t + 1,
-                                    diff: 1,
-                                });
-                                updates.extend(timers(*id, fact, &config, t));
-                            }
-                        }
-                        for fp in &state.pairs {
-                            if fp.formed == t && mine(&fp.pair.event.example.id) {
-                                updates.extend(pair_updates(&fp.pair, t, &config));
-                            }
-                        }
-                        for u in updates {
-                            let cap = start.delayed(&u.epoch.max(t + 1));
-                            output.session(&cap).give(FeederOutput::Update(u));
+        // (this worker's share of its ids). It also sends what it admitted to the counts
+        // and to the keeper. One operator with three inputs and three outputs: with an
+        // epoch per feedback record, every operator costs progress tracking and
+        // scheduling at every epoch.
+        let mut feeder = OperatorBuilder::new("JoinFeeder".to_string(), scope);
+        let mut events_in =
+            feeder.new_input(self, Exchange::new(|e: &WaitingEvent| shard(&e.example.id)));
+        let mut feedback_in =
+            feeder.new_input(feedback, Exchange::new(|f: &FeedbackItem| shard(&f.id)));
+        let mut leaving_in = feeder.new_input(
+            leaving,
+            Exchange::new(|p: &Pairing| shard(&p.event.example.id)),
+        );
+        let (updates_out, updates) = feeder.new_output::<Vec<FactChange>>();
+        let (admitted_out, admitted) = feeder.new_output::<Vec<(u8, u64, isize)>>();
+        let (kept_out, kept) = feeder.new_output::<Vec<KeeperInput>>();
+        let mut updates_out = OutputBuilder::<_, CapacityContainerBuilder<_>>::from(updates_out);
+        let mut admitted_out = OutputBuilder::<_, CapacityContainerBuilder<_>>::from(admitted_out);
+        let mut kept_out = OutputBuilder::<_, CapacityContainerBuilder<_>>::from(kept_out);
+        feeder.build(move |capabilities| {
+            // The updates' capability, kept only to restore (the others are dropped here).
+            let mut restore = match (restored, capabilities.into_iter().next()) {
+                (Some(state), Some(capability)) => Some((capability, state)),
+                _ => None,
+            };
+            move |_frontiers| {
+                let mut updates_out = updates_out.activate();
+                let mut admitted_out = admitted_out.activate();
+                let mut kept_out = kept_out.activate();
+                if let Some((capability, state)) = restore.take() {
+                    let t = state.epoch;
+                    let start = capability.delayed(&(t + 1));
+                    let mine = |id: &u64| shard(id) % peers as u64 == index as u64;
+                    let mut updates = Vec::new();
+                    for (id, facts) in state.facts.iter().filter(|(id, _)| mine(id)) {
+                        for fact in facts {
+                            updates.push(FactUpdate {
+                                id: *id,
+                                fact: fact.clone(),
+                                epoch: t + 1,
+                                diff: 1,
+                            });
+                            updates.extend(timers(*id, fact, &config, t));
                         }
                     }
-                    input.for_each(|time, data| {
-                        let t = *time.time();
-                        let mut by_time: BTreeMap<u64, Vec<FeederOutput>> = BTreeMap::new();
-                        for x in data.drain(..) {
-                            let updates = match x {
-                                FeederInput::Event(e) => {
-                                    by_time.entry(t).or_default().push(FeederOutput::Admitted);
-                                    admit_event(e, &config)
-                                }
-                                FeederInput::Feedback(f) => {
-                                    by_time.entry(t).or_default().push(FeederOutput::Received);
-                                    admit_feedback(f, &config)
-                                }
-                                // Arrives one epoch after the pair formed.
-                                FeederInput::Paired(p) => pair_updates(&p, t - 1, &config),
-                            };
-                            for u in updates {
-                                by_time
-                                    .entry(u.epoch)
-                                    .or_default()
-                                    .push(FeederOutput::Update(u));
-                            }
+                    for fp in &state.pairs {
+                        if fp.formed == t && mine(&fp.pair.event.example.id) {
+                            updates.extend(pair_updates(&fp.pair, t, &config));
                         }
-                        for (at, outs) in by_time {
-                            let cap = time.delayed(&at, output.output_index());
-                            output.session(&cap).give_iterator(outs.into_iter());
-                        }
-                    });
+                    }
+                    for u in updates {
+                        let at = u.epoch.max(t + 1);
+                        let cap = start.delayed(&at);
+                        updates_out.session(&cap).give(change(u, at));
+                    }
                 }
+                // Each input's updates, by the epoch they apply at; what was admitted, at
+                // the input's epoch (0: an event, 1: a feedback record).
+                let mut send = |time: &InputCapability<u64>,
+                                updates: Vec<FactUpdate>,
+                                admitted: Option<(u8, usize)>| {
+                    let mut by_time: BTreeMap<u64, Vec<FactUpdate>> = BTreeMap::new();
+                    for u in updates {
+                        by_time.entry(u.epoch).or_default().push(u);
+                    }
+                    for (at, us) in by_time {
+                        let cap = time.delayed(&at, updates_out.output_index());
+                        updates_out
+                            .session(&cap)
+                            .give_iterator(us.into_iter().map(|u| change(u, at)));
+                    }
+                    if let Some((field, n)) = admitted.filter(|(_, n)| *n > 0) {
+                        let t = *time.time();
+                        admitted_out
+                            .session(time)
+                            .give_iterator((0..n).map(|_| (field, t, 1isize)));
+                        let k = if field == 0 {
+                            KeeperInput::Admitted
+                        } else {
+                            KeeperInput::Received
+                        };
+                        kept_out
+                            .session(time)
+                            .give_iterator((0..n).map(|_| k.clone()));
+                    }
+                };
+                events_in.for_each(|time, data| {
+                    let n = data.len();
+                    let updates = data
+                        .drain(..)
+                        .flat_map(|e| admit_event(e, &config))
+                        .collect();
+                    send(&time, updates, Some((0, n)));
+                });
+                feedback_in.for_each(|time, data| {
+                    let n = data.len();
+                    let updates = data
+                        .drain(..)
+                        .flat_map(|f| admit_feedback(f, &config))
+                        .collect();
+                    send(&time, updates, Some((1, n)));
+                });
+                leaving_in.for_each(|time, data| {
+                    // Arrives one epoch after the pair formed.
+                    let t = *time.time();
+                    let updates = data
+                        .iter()
+                        .flat_map(|p| pair_updates(p, t - 1, &config))
+                        .collect();
+                    data.clear();
+                    send(&time, updates, None);
+                });
+            }
+        });
+        let updates = updates.as_collection();
+        // The join itself: each id's facts, classified. Facts and outcomes are [`Held`]:
+        // the arrangements clone and drop them at every merge of their batches, which
+        // would otherwise copy each event's prediction.
+        let outcomes = updates.reduce_named(
+            "FeedbackJoin",
+            move |_id,
+                  input: &[(&Held<JoinFact>, isize)],
+                  output: &mut Vec<(Held<Outcome>, isize)>| {
+                let present: Vec<Cow<'_, JoinFact>> = input
+                    .iter()
+                    .filter(|(_, r)| *r > 0)
+                    .map(|(f, _)| f.get())
+                    .collect();
+                if present.is_empty() {
+                    return;
+                }
+                let present: Vec<&JoinFact> = present.iter().map(|f| f.as_ref()).collect();
+                let mut out = Vec::new();
+                classify(&present, &config, &mut out);
+                output.extend(out.into_iter().map(|o| (Held::new(o), 1isize)));
             },
         );
-        let updates = fed
-            .clone()
-            .unary(Pipeline, "JoinUpdates", |_, _| {
-                move |input, output| {
-                    input.for_each(|time, data: &mut Vec<FeederOutput>| {
-                        let t = *time.time();
-                        output
-                            .session(&time)
-                            .give_iterator(data.drain(..).filter_map(|x| match x {
-                                FeederOutput::Update(u) => {
-                                    Some(((u.id, u.fact), t, u.diff as isize))
-                                }
-                                _ => None,
-                            }));
-                    })
-                }
-            })
-            .as_collection();
-        // The join itself: each id's facts, classified.
-        let outcomes = updates.reduce_named("FeedbackJoin", move |_id, input, output| {
-            let present: Vec<&JoinFact> = input
-                .iter()
-                .filter(|(_, r)| *r > 0)
-                .map(|(f, _)| *f)
-                .collect();
-            if present.is_empty() {
-                return;
-            }
-            let mut out = Vec::new();
-            classify(&present, &config, &mut out);
-            output.extend(out.into_iter().map(|o| (o, 1isize)));
-        });
-        let changes = outcomes.inner;
-        // New pairs: their members leave next epoch; their learning passes go to the chain.
-        let pairs = changes.clone().unary(Pipeline, "JoinPairs", |_, _| {
-            move |input, output| {
-                input.for_each(|time, data| {
-                    output
+        // The outcomes' changes, in one operator: new pairs (their members leave next
+        // epoch; their learning passes go to the chain), the changes of the live counts
+        // (with the feeder's admissions) and the keeper's inputs (the outcomes, the
+        // feeder's admissions, the snapshot requests).
+        let mut split = OperatorBuilder::new("JoinOutcomes".to_string(), scope);
+        let mut changes_in = split.new_input(outcomes.inner, Pipeline);
+        let mut admitted_in = split.new_input(admitted, Pipeline);
+        let mut kept_in = split.new_input(kept, Pipeline);
+        let mut requests_in = split.new_input(requests.broadcast(), Pipeline);
+        let (pairs_out, pairs) = split.new_output::<Vec<Pairing>>();
+        let (learning_out, learning) = split.new_output::<Vec<InFlight>>();
+        let (counted_out, counted) = split.new_output::<Vec<(u8, u64, isize)>>();
+        let (outcomes_out, outcomes) = split.new_output::<Vec<KeeperInput>>();
+        let mut pairs_out = OutputBuilder::<_, CapacityContainerBuilder<_>>::from(pairs_out);
+        let mut learning_out = OutputBuilder::<_, CapacityContainerBuilder<_>>::from(learning_out);
+        let mut counted_out = OutputBuilder::<_, CapacityContainerBuilder<_>>::from(counted_out);
+        let mut outcomes_out = OutputBuilder::<_, CapacityContainerBuilder<_>>::from(outcomes_out);
+        split.build(move |_capabilities| {
+            move |_frontiers| {
+                let mut pairs_out = pairs_out.activate();
+                let mut learning_out = learning_out.activate();
+                let mut counted_out = counted_out.activate();
+                let mut outcomes_out = outcomes_out.activate();
+                changes_in.for_each(|time, data: &mut Vec<OutcomeChange>| {
+                    let t = *time.time();
+                    let mut pairs = pairs_out.session(&time);
+                    let mut learning = learning_out.session(&time);
+                    let mut counted = counted_out.session(&time);
+                    let mut kept = outcomes_out.session(&time);
+                    for ((id, o), _, diff) in data.drain(..) {
+                        let value = o.get();
+                        if let (Outcome::Pair(p), true) = (value.as_ref(), diff > 0) {
+                            learning.give(learning_pass(p, &topk, labels, score_dim));
+                            pairs.give((**p).clone());
+                        }
+                        for (field, d) in count_changes(&value, t, diff as i64) {
+                            counted.give((field as u8, t, d as isize));
+                        }
+                        kept.give(KeeperInput::Outcome(id, o, diff as i64));
+                    }
+                });
+                admitted_in.for_each(|time, data| {
+                    counted_out.session(&time).give_container(data);
+                });
+                kept_in.for_each(|time, data| {
+                    outcomes_out.session(&time).give_container(data);
+                });
+                requests_in.for_each(|time, data: &mut Vec<u64>| {
+                    let n = data.len();
+                    data.clear();
+                    outcomes_out
                         .session(&time)
-                        .give_iterator(data.drain(..).filter_map(|((_, o), _, diff)| match o {
-                            Outcome::Pair(p) if diff > 0 => Some(*p),
-                            _ => None,
-                        }));
-                })
+                        .give_iterator((0..n).map(|_| KeeperInput::Request));
+                });
             }
         });
-        pairs.clone().connect_loop(leave_handle);
-        let learning = pairs.unary(Pipeline, "JoinLearning", move |_, _| {
-            move |input, output| {
-                input.for_each(|time, data| {
-                    output.session(&time).give_iterator(
-                        data.drain(..)
-                            .map(|p| learning_pass(&p, &topk, labels, score_dim)),
-                    );
-                })
-            }
-        });
+        pairs.connect_loop(leave_handle);
         // Live counts, a differential aggregate over the outcomes' changes and the
         // admissions.
-        let count_changes = changes
-            .clone()
-            .unary(Pipeline, "JoinCountChanges", |_, _| {
-                move |input, output| {
-                    input.for_each(|time, data| {
-                        let t = *time.time();
-                        let mut session = output.session(&time);
-                        for ((_, o), _, diff) in data.drain(..) {
-                            for (field, d) in count_changes(&o, t, diff as i64) {
-                                session.give((field as u8, t, d as isize));
-                            }
-                        }
-                    })
-                }
-            })
-            .concat(fed.clone().unary(Pipeline, "JoinAdmissions", |_, _| {
-                move |input, output| {
-                    input.for_each(|time, data: &mut Vec<FeederOutput>| {
-                        let t = *time.time();
-                        output
-                            .session(&time)
-                            .give_iterator(data.drain(..).filter_map(move |x| match x {
-                                FeederOutput::Admitted => Some((0u8, t, 1isize)),
-                                FeederOutput::Received => Some((1u8, t, 1isize)),
-                                FeederOutput::Update(_) => None,
-                            }));
-                    })
-                }
-            }))
-            .as_collection()
-            .count_total()
-            .inner;
+        let count_changes = counted.as_collection().count_total().inner;
 
         // The keeper: this worker's share of the outcomes, and its counts, per epoch.
-        let keeper_inputs = wrap(
-            changes,
-            "KeeperOutcomes",
-            |((id, o), _, diff): ((u64, Outcome), u64, isize)| {
-                KeeperInput::Outcome(id, o, diff as i64)
-            },
-        )
-        .concat(fed.unary(Pipeline, "KeeperAdmissions", |_, _| {
-            move |input, output| {
-                input.for_each(|time, data: &mut Vec<FeederOutput>| {
-                    output
-                        .session(&time)
-                        .give_iterator(data.drain(..).filter_map(|x| match x {
-                            FeederOutput::Admitted => Some(KeeperInput::Admitted),
-                            FeederOutput::Received => Some(KeeperInput::Received),
-                            FeederOutput::Update(_) => None,
-                        }));
-                })
-            }
-        }))
-        .concat(wrap(requests.broadcast(), "KeeperRequests", |_: u64| {
-            KeeperInput::Request
-        }));
+        let keeper_inputs = outcomes;
         let lag = config.lag.max(1);
         // Worker 0's keeper carries on the restored counts and pairs.
         let (mut counts, mut pairs) = match (&restored_keeper, index) {
@@ -350,7 +429,7 @@ impl<'scope> FeedbackJoinExt<'scope> for Stream<'scope, u64, Vec<WaitingEvent>> 
         };
         let parts = keeper_inputs.unary_frontier(Pipeline, "JoinKeeper", move |_, _| {
             let mut stash: TimeStash<KeeperInput> = TimeStash::default();
-            let mut outcomes: BTreeMap<u64, BTreeMap<Outcome, i64>> = BTreeMap::new();
+            let mut outcomes: BTreeMap<u64, BTreeMap<Held<Outcome>, i64>> = BTreeMap::new();
             move |(input, frontier), output| {
                 stash.absorb(input, output.output_index());
                 while let Some((capability, items)) = stash.next_complete(frontier) {
@@ -359,8 +438,9 @@ impl<'scope> FeedbackJoinExt<'scope> for Stream<'scope, u64, Vec<WaitingEvent>> 
                     for x in items {
                         match x {
                             KeeperInput::Outcome(id, o, diff) => {
-                                counts.count(&o, t, diff);
-                                if let (Outcome::Pair(p), true) = (&o, diff > 0) {
+                                let value = o.get();
+                                counts.count(&value, t, diff);
+                                if let (Outcome::Pair(p), true) = (value.as_ref(), diff > 0) {
                                     pairs.entry(t).or_default().push((**p).clone());
                                 }
                                 let m = outcomes.entry(id).or_default();
@@ -408,7 +488,7 @@ impl<'scope> FeedbackJoinExt<'scope> for Stream<'scope, u64, Vec<WaitingEvent>> 
 /// A keeper's part of the join's state after epoch `t`.
 fn keeper_state(
     t: u64,
-    outcomes: &BTreeMap<u64, BTreeMap<Outcome, i64>>,
+    outcomes: &BTreeMap<u64, BTreeMap<Held<Outcome>, i64>>,
     pairs: &BTreeMap<u64, Vec<Pairing>>,
     counts: JoinCounts,
 ) -> JoinState {
@@ -416,7 +496,7 @@ fn keeper_state(
     for (id, os) in outcomes {
         let mut fs: Vec<JoinFact> = Vec::new();
         for o in os.keys() {
-            match o {
+            match o.get().as_ref() {
                 Outcome::Pair(p) => {
                     fs.push(JoinFact::Event(p.event.clone()));
                     match &p.feedback.kind {
