@@ -263,7 +263,7 @@ impl JobMetrics {
         let s = self.snapshot();
         let secs = self.start.elapsed().as_secs_f64().max(1e-9);
         format!(
-            "flowboost: kafka: {:.0} s: events in {}, predictions out {}, dead letters {}, feedback joined {}, expired {}, progressive {} {:.4}, consumer lag {}, {:.0} events/s",
+            "flowboost: kafka: {:.0} s: events in {}, predictions out {}, dead letters {}, feedback joined {}, expired {}, progressive {} {:.4}, consumer lag {}, consumer errors {}, {:.0} events/s",
             secs,
             s.events_in,
             s.predictions,
@@ -273,6 +273,7 @@ impl JobMetrics {
             s.loss,
             s.progressive_loss,
             s.lag,
+            self.consumer_errors.load(Ordering::Relaxed),
             s.events_in as f64 / secs
         )
     }
