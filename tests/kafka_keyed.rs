@@ -53,9 +53,29 @@ fn produce(b: &str, topic: &str, n: u64, only: Option<&str>) -> u64 {
     last_json(&flowboost(&args))["events"].as_u64().unwrap()
 }
 
-/// The job on `topic` (merged by the records' timestamps, so that the order of one key's
-/// events does not depend on the others'); returns its predictions and summary.
-fn job(b: &str, topic: &str, expect: u64, workers: usize, extra: &[&str]) -> (Vec<String>, Value) {
+/// The multiclass model of the first test.
+const MULTICLASS: [&str; 8] = [
+    "--generator",
+    "multiclass",
+    "--algo",
+    "adaboost-olm",
+    "--learners",
+    "4",
+    "--batch",
+    "16",
+];
+
+/// The job on `topic` with the model options `model` (merged by the records' timestamps,
+/// so that the order of one key's events does not depend on the others'); returns its
+/// predictions (`expect` of them; `None`: as many as it read events) and its summary.
+fn job(
+    b: &str,
+    topic: &str,
+    model: &[&str],
+    workers: usize,
+    extra: &[&str],
+    expect: Option<u64>,
+) -> (Vec<String>, Value) {
     let sink = create(b, "fb-keyed-pred", 1);
     let (source, sink_arg) = (format!("kafka:{topic}"), format!("kafka:{sink}"));
     let (group, workers) = (unique_name("g"), workers.to_string());
@@ -75,25 +95,19 @@ fn job(b: &str, topic: &str, expect: u64, workers: usize, extra: &[&str]) -> (Ve
         "2",
         "--report-interval",
         "0",
-        "--generator",
-        "multiclass",
-        "--algo",
-        "adaboost-olm",
-        "--learners",
-        "4",
         "--merge-order",
         "timestamps",
         "--merge-block-ms",
         "1",
-        "--batch",
-        "16",
         "--workers",
         &workers,
         "--kafka-set",
         "queued.min.messages=1",
     ];
+    args.extend_from_slice(model);
     args.extend_from_slice(extra);
     let summary = last_json(&flowboost(&args));
+    let expect = expect.unwrap_or_else(|| summary["events_in"].as_u64().unwrap());
     (read_lines(b, &sink, expect), summary)
 }
 
@@ -127,7 +141,7 @@ fn each_key_s_model_predicts_as_a_job_on_that_key_s_events_alone() {
         let topic = create(&b, "fb-keyed-solo", 3);
         let count = produce(&b, &topic, n, Some(key));
         assert!(count > n / 5, "{key}: {count}");
-        let (predictions, summary) = job(&b, &topic, count, 1, &[]);
+        let (predictions, summary) = job(&b, &topic, &MULTICLASS, 1, &[], Some(count));
         assert_eq!(summary["events_in"], count, "{summary}");
         assert!(predictions.iter().all(|l| !l.contains("\"key\"")));
         solo.insert(key.to_string(), (predictions, summary));
@@ -140,7 +154,7 @@ fn each_key_s_model_predicts_as_a_job_on_that_key_s_events_alone() {
         if processes > 1 {
             extra.extend(["--local-cluster", &p, "--local-base-port", &port]);
         }
-        let (predictions, summary) = job(&b, &all, n, workers, &extra);
+        let (predictions, summary) = job(&b, &all, &MULTICLASS, workers, &extra, Some(n));
         assert_eq!(summary["processes"], processes, "{summary}");
         assert_eq!(summary["events_in"], n, "{summary}");
         assert_eq!(summary["dead_letters"], 0, "{summary}");
@@ -168,9 +182,10 @@ fn each_key_s_model_predicts_as_a_job_on_that_key_s_events_alone() {
     let (predictions, summary) = job(
         &b,
         &all,
-        n - solo["all"].0.len() as u64,
+        &MULTICLASS,
         2,
         &["--keys", "women,men"],
+        Some(n - solo["all"].0.len() as u64),
     );
     let dead = solo["all"].0.len() as u64;
     assert_eq!(
@@ -217,72 +232,37 @@ fn keyed_click_models_learn_as_a_job_serving_one_key_on_the_same_topics() {
         &timestamp_base(),
     ]));
     assert_eq!(produced["impressions"], n);
-    let run = |keys: &str, workers: usize, expect: u64| {
-        let sink = create(&b, "fb-keyed-rank", 1);
-        let (source, feedback, sink_arg) = (
-            format!("kafka:{events}"),
-            format!("kafka:{clicks}"),
-            format!("kafka:{sink}"),
-        );
-        let (group, workers) = (unique_name("g"), workers.to_string());
-        let summary = last_json(&flowboost(&[
-            "run",
-            "--brokers",
-            &b,
-            "--source",
-            &source,
-            "--feedback",
-            &feedback,
-            "--sink",
-            &sink_arg,
-            "--group",
-            &group,
-            "--start",
-            "earliest",
-            "--exit-when-idle",
-            "2",
-            "--report-interval",
-            "0",
-            "--generator",
-            "clicks",
-            "--algo",
-            "topk-bbm",
-            "--weak",
-            "linear",
-            "--learners",
-            "3",
-            "--k",
-            "3",
-            "--click-window",
-            "--merge-order",
-            "timestamps",
-            "--merge-block-ms",
-            "1",
-            "--pending-ttl",
-            "100",
-            "--batch",
-            "32",
-            "--keys",
-            keys,
-            "--workers",
-            &workers,
-            "--kafka-set",
-            "queued.min.messages=1",
-        ]));
-        let expect = if expect == 0 {
-            summary["events_in"].as_u64().unwrap()
-        } else {
-            expect
-        };
-        (by_key(&read_lines(&b, &sink, expect)), summary)
+    let feedback = format!("kafka:{clicks}");
+    let model = [
+        "--feedback",
+        &feedback,
+        "--generator",
+        "clicks",
+        "--algo",
+        "topk-bbm",
+        "--weak",
+        "linear",
+        "--learners",
+        "3",
+        "--k",
+        "3",
+        "--click-window",
+        "--pending-ttl",
+        "100",
+        "--batch",
+        "32",
+    ];
+    let run = |keys: &str, workers: usize, expect: Option<u64>| {
+        let (lines, summary) = job(&b, &events, &model, workers, &["--keys", keys], expect);
+        (by_key(&lines), summary)
     };
-    let (men, men_summary) = run("men", 1, 0);
-    let (women, _) = run("women", 1, 0);
+    let (men, men_summary) = run("men", 1, None);
+    let (women, _) = run("women", 1, None);
     let (m, w) = (men["men"].len() as u64, women["women"].len() as u64);
     assert_eq!(m + w, n);
     assert_eq!(men_summary["dead_letters_by_reason"]["unknown_key"], w);
     for workers in [1, 2] {
-        let (both, summary) = run("men,women", workers, n);
+        let (both, summary) = run("men,women", workers, Some(n));
         assert_eq!(summary["dead_letters"], 0, "{summary}");
         assert_eq!(summary["learned"], n, "every impression learned: {summary}");
         assert_eq!(both["men"], men["men"], "men on {workers} workers");
