@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{flowboost, last_json, shared_data, temp_dir};
+use common::{flowboost, last_json, shared_data, temp_dir, usage_error};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -70,7 +70,7 @@ fn synthetic(dir: &Path, rows: usize, m: usize) -> (PathBuf, Vec<(usize, usize, 
 /// The report without the fields that differ between engines.
 fn comparable(mut v: serde_json::Value) -> serde_json::Value {
     let o = v.as_object_mut().unwrap();
-    for key in ["engine", "workers", "seconds"] {
+    for key in ["engine", "workers", "seconds", "epoch_size"] {
         o.remove(key);
     }
     v
@@ -370,6 +370,60 @@ fn simulated_clicks_report_the_truth_beside_every_estimator() {
     // Another simulator seed, another log.
     let other = generated(&["--sim-seed", "2"]);
     assert_ne!(num(&other, &["clicks"]), num(&r, &["clicks"]));
+}
+
+/// The join's default time-to-live follows the feedback delay and the epoch rule (so its
+/// memory follows the attribution window, not the log's length) and makes nothing late;
+/// `--batch-feedback` learns each epoch's feedback at its end, identically on both engines.
+#[test]
+fn default_ttl_and_batch_feedback() {
+    let delay = ["--feedback-delay", "200"];
+    let per_record = generated(&delay);
+    let batched = generated(&[&delay[..], &["--batch-feedback"]].concat());
+    // Between an impression and its feedback record: 200 records (each ending an epoch
+    // without --batch-feedback) and 401 inputs (1 + 401 / 256 epochs by size); twice that.
+    assert_eq!(num(&per_record, &["pending_ttl"]), 2.0 * (200.0 + 2.0));
+    assert_eq!(num(&batched, &["pending_ttl"]), 2.0 * 2.0);
+    for r in [&per_record, &batched] {
+        assert_eq!(num(r, &["feedback", "joined"]), 3000.0, "{r}");
+        assert_eq!(num(r, &["feedback", "late"]), 0.0, "{r}");
+        assert_eq!(num(r, &["feedback", "waiting"]), 0.0, "{r}");
+        let truth = |who: &str| num(r, &["true_ctr", who, "estimate"]);
+        assert!(truth("logging") < truth("learned"), "{r}");
+    }
+    assert_eq!(batched["batch_feedback"], true);
+    assert_eq!(per_record["batch_feedback"], false);
+    // Learning later changes the predictions.
+    assert_ne!(
+        num(&batched, &["matches"]),
+        num(&per_record, &["matches"]),
+        "{batched}"
+    );
+    // Both engines agree with --batch-feedback too (and a small --batch).
+    for extra in [&["--batch", "7"][..], &[]] {
+        let args = [&delay[..], &["--batch-feedback"], extra].concat();
+        let seq = generated(&args);
+        let df = generated(&[&args[..], &["--engine", "dataflow", "--workers", "2"]].concat());
+        assert_eq!(comparable(df), comparable(seq));
+    }
+    // A time-to-live shorter than the delay expires impressions before their feedback:
+    // the feedback is counted late, not learned.
+    let short = generated(&[&delay[..], &["--pending-ttl", "50"]].concat());
+    assert_eq!(num(&short, &["pending_ttl"]), 50.0);
+    assert!(num(&short, &["feedback", "late"]) > 0.0, "{short}");
+    assert!(num(&short, &["feedback", "joined"]) < 3000.0, "{short}");
+    usage_error(
+        &[
+            "replay-clicks",
+            "--generator",
+            "clicks",
+            "--algo",
+            "topk-bbm",
+            "--pending-ttl",
+            "0",
+        ],
+        &["--pending-ttl"],
+    );
 }
 
 #[test]

@@ -73,13 +73,46 @@ pub struct ReplaySpec {
     pub categories: usize,
     /// Whether the user-item affinities are features.
     pub affinity: bool,
-    /// The feedback delay (the attribution window) and the join's time-to-live.
+    /// The feedback delay (the attribution window) and the join's time-to-live (`None`:
+    /// [`default_pending_ttl`]).
     pub feedback: FeedbackOptions,
     /// Inputs per epoch.
     pub epoch_size: usize,
+    /// Feedback records do not end epochs: the learning passes of an epoch's feedback
+    /// enter the chain at the start of the next epoch (a delay of D impressions becomes D
+    /// to about D + `epoch_size` / 2). Far fewer epochs, so the dataflow engine replays
+    /// several times faster; both engines still agree.
+    pub batch_feedback: bool,
     /// Write every logged row with the booster's ranking and the reward model's
     /// predictions to this CSV file (for checks against other tools).
     pub dump_rows: Option<PathBuf>,
+}
+
+/// The join's time-to-live a replay uses when none is given: twice the most epochs that
+/// can pass between an impression and its feedback record, so that no feedback is late,
+/// while the join forgets what it keeps of joined impressions (the markers that tell a
+/// repeated record from an unmatched one) after that many epochs: its memory is bounded by
+/// the attribution window, not by the length of the log.
+///
+/// Between an impression and its feedback record, `delay` D later impressions and at most
+/// D feedback records enter (2D + 1 inputs with the record itself), so at most
+/// (2D + 1) / `epoch_size` + 1 epochs end by size; without `batch_feedback` each of the D
+/// feedback records also ends one.
+///
+/// ```
+/// use flowboost::eval::default_pending_ttl;
+/// // One epoch per feedback record: D = 1000 records, plus 2001 / 256 + 1 = 8 by size.
+/// assert_eq!(default_pending_ttl(1000, 256, false), 2 * 1008);
+/// // Feedback learned at the end of its epoch: epochs of 256 inputs only.
+/// assert_eq!(default_pending_ttl(1000, 256, true), 2 * 8);
+/// assert_eq!(default_pending_ttl(0, 256, false), 2);
+/// ```
+pub fn default_pending_ttl(delay: u64, epoch_size: usize, batch_feedback: bool) -> u64 {
+    let size = epoch_size.max(1) as u64;
+    let inputs = delay.saturating_mul(2).saturating_add(1);
+    let by_size = inputs / size + 1;
+    let by_records = if batch_feedback { 0 } else { delay };
+    by_records.saturating_add(by_size).saturating_mul(2)
 }
 
 /// The file beside a simulated log that describes its simulator.
@@ -139,6 +172,14 @@ pub struct ReplayReport {
     pub k: usize,
     /// The feedback delay (attribution window), in events.
     pub feedback_delay: u64,
+    /// How long the join keeps an impression, its feedback and the marker of a joined
+    /// impression, in epochs (given, or [`default_pending_ttl`]).
+    pub pending_ttl: u64,
+    /// Whether feedback records were learned at the end of their epoch
+    /// ([`ReplaySpec::batch_feedback`]) rather than each ending one.
+    pub batch_feedback: bool,
+    /// Inputs per epoch.
+    pub epoch_size: usize,
     /// The number of items (labels).
     pub items: usize,
     /// The number of features.
@@ -676,9 +717,12 @@ pub fn replay_clicks(
     let inbox = FeedbackInbox::default();
     let board = SlotBoard::default();
     let options = spec.feedback;
+    let ttl = options.ttl.unwrap_or_else(|| {
+        default_pending_ttl(options.delay, spec.epoch_size, spec.batch_feedback)
+    });
     let setup = FeedbackSetup {
         join: JoinConfig {
-            ttl: options.ttl,
+            ttl: Some(ttl),
             lag: 1,
             window: false,
         },
@@ -724,7 +768,7 @@ pub fn replay_clicks(
     let source_log = log.clone();
     let source_spec = spec.clone();
     let (source_inbox, source_board) = (inbox.clone(), board.clone());
-    let rule = epoch_rule(spec.epoch_size, true);
+    let rule = epoch_rule(spec.epoch_size, !spec.batch_feedback);
     let mut sink = engine.run(
         move || build(&build_schema, &build_config).map_err(String::from),
         move || {
@@ -773,6 +817,9 @@ pub fn replay_clicks(
         seed: config.seed,
         k,
         feedback_delay: spec.feedback.delay,
+        pending_ttl: ttl,
+        batch_feedback: spec.batch_feedback,
+        epoch_size: spec.epoch_size,
         items,
         features: schema.dim(),
         impressions: sink.impressions,

@@ -33,8 +33,8 @@ pub use curve::{Curve, Series, write_svg};
 pub use engine::{Engine, FeedbackOptions, epoch_rule};
 pub use impression_features::ImpressionFeatures;
 pub use logged_clicks::{
-    ClickLog, ReplayReport, ReplaySpec, SIMULATOR_FILE, SimulatorFile, TrueCtr, replay_clicks,
-    simulator_beside,
+    ClickLog, ReplayReport, ReplaySpec, SIMULATOR_FILE, SimulatorFile, TrueCtr,
+    default_pending_ttl, replay_clicks, simulator_beside,
 };
 pub use off_policy::Estimate;
 pub use protocol::{EvalSpec, Feedback, Protocol, evaluate};
