@@ -16,9 +16,12 @@ maximum resident set size) and pinned with `taskset` (1 worker: core 1; 2 worker
 1. `flowboost simulate-clicks --impressions N --click-delay 50 --output bench-out/clicks-N`
    (the log, OBD format, with its simulator.json);
 2. `flowboost replay-clicks --data bench-out/clicks-N/clicks.csv --algo topk-bbm
-   --weak linear --learners 5 --k 3 --feedback-delay 1000 --engine dataflow --workers W
-   --json` for W = 1, 2 (the attribution window of 1,000 impressions: a click delayed
-   longer is not learned; with the simulator's mean delay of 50 none is). Linear weak
+   --weak linear --learners 5 --k 3 --feedback-delay 1000 --batch-feedback --engine
+   dataflow --workers W --json` for W = 1, 2 (the attribution window of 1,000
+   impressions: a click delayed longer is not learned; with the simulator's mean delay of
+   50 none is; --batch-feedback learns each epoch's feedback at its end instead of ending
+   an epoch per impression, which the dataflow engine needs at this scale; the join's
+   default time-to-live bounds its memory by the window). Linear weak
    learners: their memory is constant, while the Hoeffding trees' grows with the stream
    (docs/topk.md);
 3. through Kafka (the emulator of scripts/kafka.sh, started afresh for each run), on the
@@ -99,8 +102,8 @@ def simulate(exe: str, n: int, out: Path) -> tuple[dict, dict]:
 
 def replay(exe: str, log: Path, workers: int) -> tuple[dict, dict]:
     cmd = [exe, "replay-clicks", "--data", str(log), "--algo", "topk-bbm", "--weak", "linear",
-           "--learners", "5", "--k", "3", "--feedback-delay", "1000", "--engine", "dataflow",
-           "--workers", str(workers), "--json"]
+           "--learners", "5", "--k", "3", "--feedback-delay", "1000", "--batch-feedback",
+           "--engine", "dataflow", "--workers", str(workers), "--json"]
     stdout, t = timed(cmd, "1" if workers == 1 else "0,1")
     return json.loads(stdout.strip().splitlines()[-1]), t
 
@@ -262,7 +265,8 @@ def main() -> int:
         runs.append({"workers": workers, "report": report, "time": t})
         print(f"replayed on {workers} worker(s): {t['wall_s']:.1f} s wall, {t['cpu_s']:.1f} s CPU, "
               f"{report['impressions'] / t['wall_s']:.0f} impressions/s, "
-              f"{t['max_rss_mb']:.0f} MB", flush=True)
+              f"{t['max_rss_mb']:.0f} MB; joined {report['feedback']['joined']}, late "
+              f"{report['feedback']['late']}, ttl {report['pending_ttl']} epochs", flush=True)
     results["replay"] = runs
 
     kafka_runs = []
