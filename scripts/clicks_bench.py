@@ -242,10 +242,14 @@ def main() -> int:
     ap.add_argument("--binary", help="the flowboost binary (default: build target/release)")
     ap.add_argument("--skip-vw", action="store_true")
     ap.add_argument("--kafka-impressions", type=int, default=1_000_000,
-                    help="impressions through Kafka (at most --impressions; default 1,000,000)")
+                    help="impressions through Kafka (at most --impressions; default 1,000,000; "
+                         "the emulator keeps every record in memory, about 2 KB each: 3 "
+                         "million impressions took over 22 GB)")
     ap.add_argument("--window", type=int, default=1000,
                     help="the Kafka job's click window, --pending-ttl (default 1000)")
     ap.add_argument("--skip-kafka", action="store_true")
+    ap.add_argument("--replay-workers", default="1,2",
+                    help="worker counts of the file replay (default 1,2; empty: none)")
     ap.add_argument("--out", default=str(REPO / "bench-out" / "clicks_bench.json"))
     args = ap.parse_args()
     exe = binary(args)
@@ -253,36 +257,44 @@ def main() -> int:
     results = {"date": time.strftime("%Y-%m-%d"), "machine": os.uname().nodename,
                "cores": os.cpu_count()}
 
+    def save():
+        """Writes what is measured so far (a long run that fails late keeps its figures)."""
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.out).write_text(json.dumps(results, indent=1) + "\n")
+
     big = out_dir / f"clicks-{args.impressions}"
     summary, t = simulate(exe, args.impressions, big)
     results["simulate"] = {"summary": summary, "time": t}
+    save()
     print(f"simulated {summary['impressions']} impressions ({summary['rows']} rows, "
           f"{summary['clicks']} clicks): {t['wall_s']:.1f} s wall, {t['cpu_s']:.1f} s CPU, "
           f"{(big / 'clicks.csv').stat().st_size / 1e9:.2f} GB", flush=True)
     runs = []
-    for workers in [1, 2]:
+    results["replay"] = runs
+    for workers in [int(w) for w in args.replay_workers.split(",") if w.strip()]:
         report, t = replay(exe, big / "clicks.csv", workers)
         runs.append({"workers": workers, "report": report, "time": t})
+        save()
         print(f"replayed on {workers} worker(s): {t['wall_s']:.1f} s wall, {t['cpu_s']:.1f} s CPU, "
               f"{report['impressions'] / t['wall_s']:.0f} impressions/s, "
               f"{t['max_rss_mb']:.0f} MB; joined {report['feedback']['joined']}, late "
               f"{report['feedback']['late']}, ttl {report['pending_ttl']} epochs", flush=True)
-    results["replay"] = runs
 
     kafka_runs = []
+    results["kafka"] = kafka_runs
     if not args.skip_kafka:
         n = min(args.kafka_impressions, args.impressions)
         for workers in [1, 2]:
             report, t, pt = kafka(exe, n, workers, args.window)
             kafka_runs.append({"workers": workers, "impressions": n, "report": report,
                                "time": t, "produce_time": pt})
+            save()
             busy = max(t["wall_s"] - t["idle_s"], 1e-9)
             print(f"Kafka, {workers} worker(s): {n} impressions produced in {pt['wall_s']:.1f} s; "
                   f"job {t['wall_s']:.1f} s wall ({busy:.1f} s less the idle wait), "
                   f"{t['cpu_s']:.1f} s CPU, {t['max_rss_mb']:.0f} MB, joined "
                   f"{report.get('feedback_joined')}, no click {report.get('no_click')}",
                   flush=True)
-    results["kafka"] = kafka_runs
 
     if not args.skip_vw:
         n = min(args.vw_impressions, args.impressions)
@@ -312,15 +324,16 @@ def main() -> int:
               f"{args.window}, by timestamps; wall less the {t['idle_s']} s idle wait) | "
               f"{r['workers']} | {busy:.1f} | {t['cpu_s']:.1f} | {r['impressions'] / busy:.0f} | "
               f"{r['impressions'] / t['cpu_s']:.0f} | {t['max_rss_mb']:.0f} |")
-    rep = runs[0]["report"]
-    tc = rep["true_ctr"]
-    print()
-    print("| policy | true CTR per slot | IPW | SNIPW | DR |")
-    print("|---|---|---|---|---|")
-    print(f"| logging (uniform) | {tc['logging']['estimate']:.5f} | logged: {fmt(rep['logged_ctr'])} | | |")
-    print(f"| topk-bbm, 5 linear learners | {tc['learned']['estimate']:.5f} | {fmt(rep['ipw_ctr'])} | "
-          f"{fmt(rep['snipw_ctr'])} | {fmt(rep['dr_ctr'])} |")
-    print(f"| best ranking | {tc['best']['estimate']:.5f} | | | |")
+    if runs:
+        rep = runs[0]["report"]
+        tc = rep["true_ctr"]
+        print()
+        print("| policy | true CTR per slot | IPW | SNIPW | DR |")
+        print("|---|---|---|---|---|")
+        print(f"| logging (uniform) | {tc['logging']['estimate']:.5f} | logged: {fmt(rep['logged_ctr'])} | | |")
+        print(f"| topk-bbm, 5 linear learners | {tc['learned']['estimate']:.5f} | {fmt(rep['ipw_ctr'])} | "
+              f"{fmt(rep['snipw_ctr'])} | {fmt(rep['dr_ctr'])} |")
+        print(f"| best ranking | {tc['best']['estimate']:.5f} | | | |")
     if "vw" in results:
         v = results["vw"]
         print()
@@ -335,8 +348,7 @@ def main() -> int:
         print(f"| VW --ccb_explore_adf -q UA (Python loop) | {w['true_ctr']:.5f} | {wt['wall_s']:.1f} | "
               f"{wt['cpu_s']:.1f} | {w['impressions'] / wt['wall_s']:.0f} | {wt['max_rss_mb']:.0f} |")
         print(f"| logging policy (uniform) | {f['true_ctr']['logging']['estimate']:.5f} | | | | |")
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(results, indent=1) + "\n")
+    save()
     return 0
 
 
