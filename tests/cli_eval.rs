@@ -354,3 +354,40 @@ fn real_data_single_learners_reach_sane_figures() {
     let acc = r["accuracy"].as_f64().unwrap();
     assert!((acc - 0.849).abs() < 0.004, "a9a accuracy {acc}");
 }
+
+/// Delayed labels: without --pending-ttl the join's time-to-live follows the delay (twice
+/// the longest wait: nothing expires, and joined events are forgotten after it), the
+/// report says which it used, and a given one is used as is (a short one expires events).
+#[test]
+fn delayed_feedback_reports_its_time_to_live() {
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "eval",
+            "--generator",
+            "binary",
+            "--examples",
+            "2000",
+            "--algo",
+            "adaboost-ol",
+            "--learners",
+            "4",
+            "--feedback-delay",
+            "100",
+            "--json",
+        ];
+        args.extend_from_slice(extra);
+        last_json(&flowboost(&args))
+    };
+    let r = run(&[]);
+    // 100 records (each ending an epoch) and 201 inputs (1 + 201 / 256 epochs by size).
+    assert_eq!(r["pending_ttl"], 2 * (100 + 1), "{r}");
+    assert_eq!(r["feedback"]["joined"], 2000, "{r}");
+    assert_eq!(r["feedback"]["late"], 0, "{r}");
+    assert_eq!(r["feedback"]["waiting"], 0, "{r}");
+    let df = run(&["--engine", "dataflow", "--workers", "2"]);
+    assert_eq!(df["accuracy"], r["accuracy"]);
+    assert_eq!(df["feedback"], r["feedback"]);
+    let short = run(&["--pending-ttl", "20"]);
+    assert_eq!(short["pending_ttl"], 20, "{short}");
+    assert!(short["feedback"]["late"].as_u64().unwrap() > 0, "{short}");
+}

@@ -151,6 +151,21 @@ fn an_older_format_with_feedback_pending_resumes_exactly() {
     resumes_as_the_uninterrupted_run(&f, &fixture, &extra, &engine);
 }
 
+/// A model file of format 3 (flowboost at commit 3cc8610) saved by the crash run above
+/// with `--feedback-delay 40` and no time-to-live, 40 events waiting: a resume without
+/// --pending-ttl keeps the model's "none" (the current default would not match it) and
+/// goes on exactly as an uninterrupted run of this build, whose default time-to-live
+/// expires nothing.
+#[test]
+fn an_older_model_without_a_time_to_live_resumes_exactly() {
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/v3-feedback-no-ttl.fbm");
+    let inspect = last_json(&flowboost(&["inspect", s(&fixture), "--json"]));
+    assert_eq!(inspect["format"], 3, "{inspect}");
+    assert_eq!(inspect["pending"], 40, "{inspect}");
+    let f = files("model-v3-no-ttl");
+    resumes_as_the_uninterrupted_run(&f, &fixture, &["--feedback-delay", "40"], &[]);
+}
+
 #[test]
 fn a_saved_model_predicts_as_the_frozen_test_of_eval() {
     let f = files("model-predict");

@@ -53,9 +53,13 @@ pub struct EvalArgs {
     pub feedback_delay: Option<u64>,
 
     /// An event waits in the feedback join at most this many epochs for its feedback (and
-    /// feedback at most this many for its event); then it expires (counted). With
-    /// feedback, every feedback record ends an epoch, so an epoch is about one event.
-    /// Default: no limit (at least 1 when given).
+    /// feedback at most this many for its event); then it expires (counted). The join
+    /// also remembers a joined event this long (to tell a repeated feedback record from an
+    /// unmatched one). With feedback, every feedback record ends an epoch, so an epoch is
+    /// about one event. Default: twice the most epochs that can pass between an event and
+    /// its feedback at this --feedback-delay and --batch (nothing expires, and the join's
+    /// memory follows the delay, not the stream's length); a --resume keeps its model's.
+    /// At least 1.
     #[arg(long, value_name = "EPOCHS", value_parser = super::limits::positive_u64, allow_negative_numbers = true)]
     pub pending_ttl: Option<u64>,
 

@@ -69,6 +69,34 @@ pub struct FeedbackOptions {
     pub ttl: Option<u64>,
 }
 
+/// The join's time-to-live a run with delayed feedback uses when none is given (`eval`,
+/// `replay-clicks`): twice the most epochs that can pass between an event and its
+/// feedback record, so that no feedback is late,
+/// while the join forgets what it keeps of joined events (the markers that tell a
+/// repeated record from an unmatched one) after that many epochs: its memory is bounded by
+/// the attribution window, not by the length of the log.
+///
+/// Between an event and its feedback record, `delay` D later events and at most
+/// D feedback records enter (2D + 1 inputs with the record itself), so at most
+/// (2D + 1) / `epoch_size` + 1 epochs end by size; without `batch_feedback` each of the D
+/// feedback records also ends one.
+///
+/// ```
+/// use flowboost::eval::default_pending_ttl;
+/// // One epoch per feedback record: D = 1000 records, plus 2001 / 256 + 1 = 8 by size.
+/// assert_eq!(default_pending_ttl(1000, 256, false), 2 * 1008);
+/// // Feedback learned at the end of its epoch: epochs of 256 inputs only.
+/// assert_eq!(default_pending_ttl(1000, 256, true), 2 * 8);
+/// assert_eq!(default_pending_ttl(0, 256, false), 2);
+/// ```
+pub fn default_pending_ttl(delay: u64, epoch_size: usize, batch_feedback: bool) -> u64 {
+    let size = epoch_size.max(1) as u64;
+    let inputs = delay.saturating_mul(2).saturating_add(1);
+    let by_size = inputs / size + 1;
+    let by_records = if batch_feedback { 0 } else { delay };
+    by_records.saturating_add(by_size).saturating_mul(2)
+}
+
 /// The epochs of a run: `size` inputs each, and, when the run has feedback, one ends after
 /// every feedback record (so its learning pass comes right after it, as the papers'
 /// protocols have it).

@@ -31,7 +31,7 @@
 
 use super::impression_features::ImpressionFeatures;
 use super::off_policy::{Estimate, LoggedRow, Mean, OffPolicyEstimators, OnlineLogisticReward};
-use super::{Engine, FeedbackOptions, epoch_rule};
+use super::{Engine, FeedbackOptions, default_pending_ttl, epoch_rule};
 use flowboost_connectors::generators::clicks::{ClickSimConfig, ClickSimulator, ClickTruth};
 use flowboost_connectors::readers::open_bandit::{LoggedImpression, LoggedSlot, OpenBanditLog};
 use flowboost_operators::boosters::{BoosterConfig, build};
@@ -86,33 +86,6 @@ pub struct ReplaySpec {
     /// Write every logged row with the booster's ranking and the reward model's
     /// predictions to this CSV file (for checks against other tools).
     pub dump_rows: Option<PathBuf>,
-}
-
-/// The join's time-to-live a replay uses when none is given: twice the most epochs that
-/// can pass between an impression and its feedback record, so that no feedback is late,
-/// while the join forgets what it keeps of joined impressions (the markers that tell a
-/// repeated record from an unmatched one) after that many epochs: its memory is bounded by
-/// the attribution window, not by the length of the log.
-///
-/// Between an impression and its feedback record, `delay` D later impressions and at most
-/// D feedback records enter (2D + 1 inputs with the record itself), so at most
-/// (2D + 1) / `epoch_size` + 1 epochs end by size; without `batch_feedback` each of the D
-/// feedback records also ends one.
-///
-/// ```
-/// use flowboost::eval::default_pending_ttl;
-/// // One epoch per feedback record: D = 1000 records, plus 2001 / 256 + 1 = 8 by size.
-/// assert_eq!(default_pending_ttl(1000, 256, false), 2 * 1008);
-/// // Feedback learned at the end of its epoch: epochs of 256 inputs only.
-/// assert_eq!(default_pending_ttl(1000, 256, true), 2 * 8);
-/// assert_eq!(default_pending_ttl(0, 256, false), 2);
-/// ```
-pub fn default_pending_ttl(delay: u64, epoch_size: usize, batch_feedback: bool) -> u64 {
-    let size = epoch_size.max(1) as u64;
-    let inputs = delay.saturating_mul(2).saturating_add(1);
-    let by_size = inputs / size + 1;
-    let by_records = if batch_feedback { 0 } else { delay };
-    by_records.saturating_add(by_size).saturating_mul(2)
 }
 
 /// The file beside a simulated log that describes its simulator.

@@ -30,11 +30,11 @@ mod simulated_log;
 
 pub use click_events::{CLICK_CATEGORIES, ClickEncoder, ClickRecord, click_schema};
 pub use curve::{Curve, Series, write_svg};
-pub use engine::{Engine, FeedbackOptions, epoch_rule};
+pub use engine::{Engine, FeedbackOptions, default_pending_ttl, epoch_rule};
 pub use impression_features::ImpressionFeatures;
 pub use logged_clicks::{
-    ClickLog, ReplayReport, ReplaySpec, SIMULATOR_FILE, SimulatorFile, TrueCtr,
-    default_pending_ttl, replay_clicks, simulator_beside,
+    ClickLog, ReplayReport, ReplaySpec, SIMULATOR_FILE, SimulatorFile, TrueCtr, replay_clicks,
+    simulator_beside,
 };
 pub use off_policy::Estimate;
 pub use protocol::{EvalSpec, Feedback, Protocol, evaluate};

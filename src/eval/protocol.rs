@@ -1,4 +1,4 @@
-use super::engine::{Engine, FeedbackOptions, epoch_rule};
+use super::engine::{Engine, FeedbackOptions, default_pending_ttl, epoch_rule};
 use super::{Curve, EvalReport, MinMaxScaling, Scorer};
 use crate::cli::model_io::ModelPlan;
 use crate::model::{FeedbackRun, ModelWriter, Progress as SavedProgress};
@@ -305,6 +305,18 @@ pub fn evaluate(
     // The chain to start from: a fresh one, or the start model's (checked against a fresh
     // build); a resumed run continues its stream, its metrics and its pending feedback.
     let plan = &spec.model;
+    // Without --pending-ttl the join forgets joined events after the default time-to-live
+    // (so its memory follows the delay, not the stream's length); a resumed run keeps the
+    // one its model was saved with.
+    let feedback = feedback.map(|mut f| {
+        if f.options.ttl.is_none() {
+            f.options.ttl = match (&plan.start, plan.resume) {
+                (Some(saved), true) => saved.body.feedback_run.and_then(|r| r.ttl),
+                _ => Some(default_pending_ttl(f.options.delay, spec.epoch_size, false)),
+            };
+        }
+        f
+    });
     let start_name = || "the model file".to_string();
     if let Some(saved) = &plan.start {
         saved.chain(&start_name())?;
@@ -520,6 +532,7 @@ pub fn evaluate(
         k: config.algorithm.is_topk().then_some(config.topk.k),
         rho: config.algorithm.is_topk().then_some(config.topk.rho),
         feedback_delay: feedback.map(|f| f.options.delay),
+        pending_ttl: feedback.and_then(|f| f.options.ttl),
         feedback: counters,
         label_set: (schema.task == Task::Multilabel).then(|| {
             if config.algorithm.is_thresholding() {

@@ -92,6 +92,11 @@ pub struct EvalReport {
     /// Feedback after predictions: the delay in events.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub feedback_delay: Option<u64>,
+    /// Feedback after predictions: the join's time-to-live in epochs (given, the default
+    /// [`default_pending_ttl`](super::default_pending_ttl), or a resumed model's; absent:
+    /// none, a model saved without one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pending_ttl: Option<u64>,
     /// Feedback after predictions: what the join counted.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub feedback: Option<JoinCounts>,
