@@ -21,7 +21,7 @@ use timely::dataflow::channels::pact::{Exchange, Pipeline};
 use timely::dataflow::operators::generic::builder_rc::OperatorBuilder;
 use timely::dataflow::operators::generic::{Operator, OutputBuilder};
 use timely::dataflow::operators::vec::Broadcast;
-use timely::dataflow::operators::{ConnectLoop, Feedback, InputCapability};
+use timely::dataflow::operators::{Capability, ConnectLoop, Feedback, InputCapability};
 
 /// A change of the join's live counts, in differential-dataflow's update form: `((count
 /// field, total), epoch, diff)` (the count field indexes
@@ -236,7 +236,15 @@ impl<'scope> FeedbackJoinExt<'scope> for Stream<'scope, u64, Vec<WaitingEvent>> 
                 (Some(state), Some(capability)) => Some((capability, state)),
                 _ => None,
             };
-            move |_frontiers| {
+            // Updates for later epochs (expiries, markers), held here with a capability
+            // for their epoch until every input has reached it: sent at once, they would
+            // wait in the arrangements' batchers, which merge and scan what waits at
+            // every epoch.
+            // One capability, for the earliest of them (one per epoch would cost progress
+            // tracking at every epoch).
+            let mut held: BTreeMap<u64, Vec<FactChange>> = BTreeMap::new();
+            let mut held_cap: Option<Capability<u64>> = None;
+            move |frontiers| {
                 let mut updates_out = updates_out.activate();
                 let mut admitted_out = admitted_out.activate();
                 let mut kept_out = kept_out.activate();
@@ -277,10 +285,16 @@ impl<'scope> FeedbackJoinExt<'scope> for Stream<'scope, u64, Vec<WaitingEvent>> 
                         by_time.entry(u.epoch).or_default().push(u);
                     }
                     for (at, us) in by_time {
-                        let cap = time.delayed(&at, updates_out.output_index());
-                        updates_out
-                            .session(&cap)
-                            .give_iterator(us.into_iter().map(|u| change(u, at)));
+                        let changes = us.into_iter().map(|u| change(u, at));
+                        if at > *time.time() {
+                            if held_cap.as_ref().is_none_or(|c| *c.time() > at) {
+                                held_cap = Some(time.delayed(&at, updates_out.output_index()));
+                            }
+                            held.entry(at).or_default().extend(changes);
+                        } else {
+                            let cap = time.delayed(&at, updates_out.output_index());
+                            updates_out.session(&cap).give_iterator(changes);
+                        }
                     }
                     if let Some((field, n)) = admitted.filter(|(_, n)| *n > 0) {
                         let t = *time.time();
@@ -323,6 +337,24 @@ impl<'scope> FeedbackJoinExt<'scope> for Stream<'scope, u64, Vec<WaitingEvent>> 
                     data.clear();
                     send(&time, updates, None);
                 });
+                // Release the held updates whose epoch every input has reached.
+                while let Some(entry) = held.first_entry() {
+                    let at = *entry.key();
+                    if frontiers.iter().any(|f| f.less_than(&at)) {
+                        break;
+                    }
+                    let changes = entry.remove();
+                    if let Some(cap) = held_cap.as_ref() {
+                        updates_out
+                            .session(&cap.delayed(&at))
+                            .give_iterator(changes.into_iter());
+                    }
+                }
+                match (held.keys().next(), held_cap.as_mut()) {
+                    (Some(&next), Some(cap)) if *cap.time() < next => cap.downgrade(&next),
+                    (None, _) => held_cap = None,
+                    _ => {}
+                }
             }
         });
         let updates = updates.as_collection();
