@@ -226,7 +226,7 @@ pub struct EngineArgs {
 
     /// Inputs per epoch, the timestamp of the dataflow and the unit of the feedback
     /// join's time (both engines; with feedback, each feedback record also ends its
-    /// epoch); at least 1.
+    /// epoch, unless replay-clicks --batch-feedback); at least 1.
     #[arg(long, default_value_t = 256, value_name = "B", value_parser = limits::positive_usize, allow_negative_numbers = true)]
     pub batch: usize,
 }
