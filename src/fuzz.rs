@@ -153,7 +153,7 @@ pub fn job_file(bytes: &[u8]) {
     let _ = std::fs::remove_file(&path);
 }
 
-/// A model file: read, checked, and its chain decoded; then the same bytes with their
+/// A model file: read, checked, and its chains decoded (every key's, for a file with keys); then the same bytes with their
 /// two checksums made right, so that the header's JSON and the body's postcard are
 /// reached by mutations too (a damaged file stops at its checksum).
 pub fn model_file(bytes: &[u8]) {
@@ -162,7 +162,7 @@ pub fn model_file(bytes: &[u8]) {
         .flatten()
     {
         if let Ok(model) = SavedModel::from_bytes(&candidate, "fuzz.fbm") {
-            let _ = model.chain("fuzz.fbm");
+            let _ = model.chains("fuzz.fbm");
         }
     }
 }

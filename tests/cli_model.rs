@@ -166,6 +166,25 @@ fn an_older_model_without_a_time_to_live_resumes_exactly() {
     resumes_as_the_uninterrupted_run(&f, &fixture, &["--feedback-delay", "40"], &[]);
 }
 
+/// A model file of format version 5 (written by flowboost at commit e709695, before a
+/// file could hold one model per key), saved by the crash run above after 2,000 events
+/// with events waiting for their feedback, resumes exactly as the uninterrupted run goes
+/// on, on both engines.
+#[test]
+fn a_format_5_model_with_feedback_pending_resumes_exactly() {
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/v5-feedback-pending.fbm");
+    let inspect = last_json(&flowboost(&["inspect", s(&fixture), "--json"]));
+    assert_eq!(inspect["format"], 5, "{inspect}");
+    assert!(inspect["pending"].as_u64().unwrap() > 0, "{inspect}");
+    assert!(inspect.get("keys").is_none(), "{inspect}");
+    let extra = ["--feedback-delay", "40", "--pending-ttl", "30"];
+    let f = files("model-v5-resume");
+    resumes_as_the_uninterrupted_run(&f, &fixture, &extra, &[]);
+    let f = files("model-v5-resume-dataflow");
+    let engine = ["--engine", "dataflow", "--workers", "2", "--batch", "16"];
+    resumes_as_the_uninterrupted_run(&f, &fixture, &extra, &engine);
+}
+
 #[test]
 fn a_saved_model_predicts_as_the_frozen_test_of_eval() {
     let f = files("model-predict");

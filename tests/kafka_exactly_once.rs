@@ -88,6 +88,8 @@ struct Job<'a> {
     transactions: bool,
     /// `--merge-order`.
     order: &'static str,
+    /// `--keys` (one model per key), if any.
+    keys: Option<&'static str>,
 }
 
 impl<'a> Job<'a> {
@@ -112,6 +114,7 @@ impl<'a> Job<'a> {
             hostfile,
             transactions: true,
             order: "offsets",
+            keys: None,
         }
     }
 
@@ -156,6 +159,9 @@ impl<'a> Job<'a> {
             // Blocks of 10 ms (about 10 events), shorter than the timestamps' jitter: a
             // record whose clamp were lost at a restart would change blocks.
             a.extend(["--merge-order", self.order, "--merge-block-ms", "10"].map(String::from));
+        }
+        if let Some(keys) = self.keys {
+            a.extend(["--keys", keys].map(String::from));
         }
         if let Some(hosts) = &self.hostfile {
             a.extend(
@@ -430,6 +436,100 @@ fn a_two_process_cluster_killed_five_times_is_exactly_once_too() {
     // Process 1 (which holds stage blocks and partitions but writes nothing) is killed
     // once, process 0 (the writer) otherwise.
     crashed_equals_uninterrupted(2, [1, 0, 1]);
+}
+
+/// One model per key: a keyed job (three keys on two workers) killed three times ends
+/// as the uninterrupted keyed job does, prediction for prediction, with the same model
+/// file (every key's chain) and the same per-key counters; the file names its keys and
+/// loads only into a job with the same keys.
+#[test]
+fn a_keyed_job_killed_three_times_is_exactly_once_and_keeps_every_key_s_model() {
+    const KEYS: &str = "all,men,women";
+    let replay = Replay::produce_with(&["--keys", KEYS]);
+    let mut reference = Job::new(&replay, "eo-keyed-reference", 1);
+    reference.keys = Some(KEYS);
+    let whole = reference.finish(0);
+    assert_eq!(whole["events_in"], EVENTS, "{whole}");
+    assert_eq!(whole["feedback_joined"], UNLABELED, "{whole}");
+    let expected = reference.predictions();
+    assert_eq!(expected.len() as u64, EVENTS);
+
+    let mut job = Job::new(&replay, "eo-keyed", 1);
+    job.keys = Some(KEYS);
+    job.crash(1, Some("checkpoint-write:2"), 0);
+    job.crash(2, Some("checkpoint-commit:2"), 0);
+    job.crash(3, None, 0);
+    let last = job.finish(4);
+    assert_eq!(last["join"], whole["join"], "{last}\n{whole}");
+    // Each key's counters continue from the checkpoint, over the whole stream.
+    assert_eq!(last["keys"], whole["keys"], "{last}\n{whole}");
+    assert!(
+        last["events_in"].as_u64().unwrap() < EVENTS,
+        "the last run read everything again: {last}"
+    );
+    let got = job.predictions();
+    assert_eq!(got.len() as u64, EVENTS, "events without a prediction");
+    for (id, line) in &expected {
+        assert_eq!(got.get(id), Some(line), "event {id}");
+    }
+    let a = std::fs::read(&reference.model).unwrap();
+    assert!(
+        a == std::fs::read(&job.model).unwrap(),
+        "the final keyed models differ"
+    );
+    // The file names its keys; each key's model learned its own events.
+    let (header, _) = read_header(&a, "final.fbm").unwrap();
+    assert_eq!(header.keys, ["all", "men", "women"]);
+    let inspect = last_json(&flowboost(&[
+        "inspect",
+        job.model.to_str().unwrap(),
+        "--json",
+    ]));
+    let keys = inspect["keys"].as_array().unwrap();
+    assert_eq!(keys.len(), 3, "{inspect}");
+    let events: u64 = keys
+        .iter()
+        .map(|k| k["position"]["events"].as_u64().unwrap())
+        .sum();
+    assert_eq!(events, EVENTS, "{inspect}");
+    for k in keys {
+        let name = k["key"].as_str().unwrap();
+        assert_eq!(
+            k["position"]["events"], whole["keys"][name]["predictions"],
+            "{inspect}"
+        );
+    }
+    // It loads only into a job with the same keys, in the same order.
+    let model = job.model.to_str().unwrap();
+    for (keys, want) in [
+        (None, "run the job with --keys all,men,women"),
+        (
+            Some("men,all,women"),
+            "holds the models of the keys all,men,women",
+        ),
+    ] {
+        let mut args = vec![
+            "run",
+            "--brokers",
+            &replay.brokers,
+            "--source",
+            "kafka:fb-eo-none",
+            "--sink",
+            "kafka:fb-eo-none-out",
+            "--load-model",
+            model,
+        ];
+        if let Some(k) = keys {
+            args.extend(["--keys", k]);
+        }
+        let out = Command::new(env!("CARGO_BIN_EXE_flowboost"))
+            .args(&args)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains(want), "{stderr}");
+    }
 }
 
 #[test]

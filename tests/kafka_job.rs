@@ -854,3 +854,93 @@ fn records_too_large_for_a_whole_dead_letter_are_cut_and_never_stop_the_job() {
     assert!(kept.len() > 700_000 && kept[..] == bytes[..kept.len()]);
     assert_eq!(cut.payload_sha256.as_ref().map(String::len), Some(64));
 }
+
+/// A producer that follows the job's group (`kafka produce --follow-group`) keeps the
+/// backlog bounded: it must wait for the job's commits, which therefore come while the
+/// stream flows (not only at its end), and with `--delete-committed` the records the job
+/// committed are deleted. Every event is still predicted once.
+#[test]
+fn a_producer_following_the_job_s_group_waits_for_its_commits_and_deletes_what_it_committed() {
+    let b = brokers();
+    let events = create(&b, "fb-follow-events", 2);
+    let sink = create(&b, "fb-follow-pred", 1);
+    let group = unique_name("g");
+    let n = 12_000u64;
+    let exe = env!("CARGO_BIN_EXE_flowboost");
+    let producer = Command::new(exe)
+        .args([
+            "kafka",
+            "produce",
+            "--brokers",
+            &b,
+            "--topic",
+            &events,
+            "--generator",
+            "binary",
+            "--examples",
+            &n.to_string(),
+            "--follow-group",
+            &group,
+            "--max-backlog",
+            "1000",
+            "--delete-committed",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let summary = run_job(&[
+        "--brokers",
+        &b,
+        "--source",
+        &format!("kafka:{events}"),
+        "--sink",
+        &format!("kafka:{sink}"),
+        "--group",
+        &group,
+        "--start",
+        "earliest",
+        "--generator",
+        "binary",
+        "--learners",
+        "2",
+        "--commit-interval-ms",
+        "100",
+        "--exit-when-idle",
+        "5",
+    ]);
+    let out = producer.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let produced = last_json(&out);
+    assert_eq!(produced["events"], n, "{produced}");
+    assert!(
+        produced["waited_for_group_seconds"].as_f64().unwrap() > 0.0,
+        "the producer never waited for the job: {produced}"
+    );
+    assert_eq!(summary["events_in"], n, "{summary}");
+    assert_eq!(summary["predictions"], n, "{summary}");
+    assert!(summary["commits"].as_u64().unwrap() > 2, "{summary}");
+    let ids: BTreeSet<u64> = read_values(&b, &sink, n)
+        .iter()
+        .map(|v| v["id"].as_u64().unwrap())
+        .collect();
+    assert_eq!(ids.len() as u64, n);
+    // What the job committed is gone from the events topic: a reader from the start sees
+    // at most the uncommitted tail.
+    let left = flowboost(&[
+        "kafka",
+        "read",
+        "--brokers",
+        &b,
+        "--topic",
+        &events,
+        "--idle",
+        "2",
+    ]);
+    let left = last_json(&left)["records"].as_u64().unwrap();
+    assert!(left < n / 2, "{left} of {n} records left after deletion");
+}

@@ -449,11 +449,6 @@ fn run_kafka(args: RunArgs) -> Result<(), String> {
         return Err("--no-transactions needs --checkpoint-dir (without checkpoints the job has no transactions)".into());
     }
     options.checkpoint_every = Duration::from_secs_f64(k.checkpoint_every);
-    if options.keys.is_some()
-        && (io.save_model.is_some() || io.load_model.is_some() || k.checkpoint_dir.is_some())
-    {
-        return Err("--keys: a job with one model per key does not save, load or checkpoint its models yet (--save-model, --load-model, --checkpoint-dir); run it without them, or one job per key".into());
-    }
     let mut start = io.load()?;
     if let Some(dir) = &k.checkpoint_dir {
         let checkpoints = Checkpoints::open(dir, k.checkpoints_kept)?;

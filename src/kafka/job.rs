@@ -23,7 +23,7 @@ use flowboost_connectors::kafka::{
     DeadLetterTopic, KafkaConfig, KafkaSink, OffsetCommitter, PredictionEncoder, RecordFormat,
     StartFrom, admin,
 };
-use flowboost_operators::boosters::{BoosterConfig, build};
+use flowboost_operators::boosters::{Booster, BoosterConfig, build};
 use flowboost_operators::data::{Schema, Task};
 use flowboost_operators::dataflow::pipeline;
 use flowboost_operators::engine::{FeedbackSetup, SourceState};
@@ -242,6 +242,57 @@ fn restored_keys(
     Ok(keys)
 }
 
+/// Whether a job with `keys` (`None`: one model for every event) can start from `saved`
+/// (`resume`: continue it as its checkpoint): a file with one model per key loads into a
+/// job with the same keys in the same order; a file without keys is a warm start for
+/// every key (not a checkpoint to continue: its stream was not keyed).
+pub fn check_model_keys(
+    keys: Option<&super::ModelKeys>,
+    saved: &SavedModel,
+    resume: bool,
+) -> Result<(), String> {
+    let saved_keys = saved.keys();
+    match keys {
+        Some(k) if saved_keys.is_empty() && resume => Err(format!(
+            "--keys {}: the checkpoint is of a job without keys (one model for every event); use a new --group and --checkpoint-dir for the keyed job",
+            k.names().join(",")
+        )),
+        Some(k) if !saved_keys.is_empty() && k.names() != saved_keys => Err(format!(
+            "--keys {}: the model file holds the models of the keys {} (a job loads them with the same keys, in the same order)",
+            k.names().join(","),
+            saved_keys.join(",")
+        )),
+        None if !saved_keys.is_empty() => Err(format!(
+            "the model file holds one model per key ({}): run the job with --keys {}",
+            saved_keys.join(", "),
+            saved_keys.join(",")
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// The chains a worker starts from, one per model (one per key with `--keys`): the start
+/// model's (every key's own from a file with keys; the one model, for every key, from a
+/// file without), else fresh builds (every key's model starts as the one model of a job
+/// without keys does: the same build, the same seeds).
+fn start_chains(
+    options: &JobOptions,
+    schema: &Schema,
+    config: &BoosterConfig,
+) -> Result<Vec<Booster>, String> {
+    let models = options.keys.as_ref().map_or(1, |k| k.len());
+    match &options.start_model {
+        Some(saved) if !saved.keys().is_empty() => {
+            check_model_keys(options.keys.as_ref(), saved, options.resume)?;
+            Ok(saved.chains("the model file")?)
+        }
+        Some(saved) => Ok(vec![saved.chain("the model file")?; models]),
+        None => (0..models)
+            .map(|_| build(schema, config).map_err(String::from))
+            .collect(),
+    }
+}
+
 /// Runs the job until it is stopped (idle for `exit_when_idle`, a signal, an error
 /// anywhere in the cluster), on this process's `options.workers` threads (and the other
 /// processes' with a cluster). Returns the summary (complete on process 0), or the first
@@ -273,6 +324,9 @@ pub fn run_job(
     }
     if let Some(saved) = &restore {
         restored_keys(&options, saved)?;
+    }
+    if let Some(saved) = &options.start_model {
+        check_model_keys(options.keys.as_ref(), saved, options.resume)?;
     }
     build(&schema, &config)?;
     let kafka = options.kafka();
@@ -351,11 +405,7 @@ pub fn run_job(
         let peers = worker.peers();
         let state = Rc::new(RefCell::new(WorkerState::default()));
         let metrics = shared_metrics.clone();
-        let chain = match &options.start_model {
-            Some(saved) => saved.chain("the model file").map_err(String::from),
-            None => build(&schema, &config).map_err(String::from),
-        };
-        let chain = match chain {
+        let chains = match start_chains(&options, &schema, &config) {
             Ok(c) => c,
             Err(e) => {
                 return WorkerEnd {
@@ -364,26 +414,13 @@ pub fn run_job(
                 };
             }
         };
+        let chain = &chains[0];
         let stages = chain.stages.len();
         let score_dim = chain.score_dim;
-        // One model per key: every key's model starts as the one model of a job without
-        // keys does (the same build, the same seeds).
-        let mut others = Vec::new();
-        for _ in 1..options.keys.as_ref().map_or(1, |k| k.len()) {
-            match build(&schema, &config) {
-                Ok(c) => others.push(c),
-                Err(e) => {
-                    return WorkerEnd {
-                        error: Some(String::from(e)),
-                        ..WorkerEnd::default()
-                    };
-                }
-            }
-        }
         let start_state = match restore.as_ref().and_then(|s| s.body.source.clone()) {
             Some(source) => source,
             None => SourceState {
-                seq: chain.position.seq,
+                seq: chains.iter().map(|c| c.position.seq).max().unwrap_or(0),
                 ..SourceState::default()
             },
         };
@@ -476,6 +513,10 @@ pub fn run_job(
                 .and_then(|s| s.body.join.as_ref())
                 .map_or_else(JoinCounts::default, |j| j.counts),
             keys: options.keys.clone(),
+            key_progress: restore
+                .as_ref()
+                .map(|s| s.body.key_progress.clone())
+                .unwrap_or_default(),
         };
         let scorer = progress.map_or_else(
             || Scorer::new(schema.task, schema.num_labels()),
@@ -508,7 +549,6 @@ pub fn run_job(
                 state.clone(),
             );
             let items = merged.items.probe_with(&merged_probe);
-            let chains = std::iter::once(chain).chain(others).collect();
             let streams = pipeline(items.clone(), index, peers, chains, feedback);
             let outputs = streams.outputs.probe_with(&done_probe);
             kafka_sink(

@@ -14,8 +14,9 @@
 //! - [`job_file`]: `flowboost run --config job.toml`.
 //! - [`keys`]: one model per key (`--keys`), the keys spread over the workers.
 //! - [`tools`]: `flowboost kafka produce|read`, the producer and reader of the demo and
-//!   benchmark scripts.
+//!   benchmark scripts; [`backlog`]: its closed loop (`--follow-group`).
 
+pub mod backlog;
 pub mod checkpoint;
 pub mod cluster;
 pub mod control;
@@ -32,5 +33,6 @@ pub mod source_operator;
 pub mod tools;
 pub mod worker_state;
 
+pub use backlog::FollowGroup;
 pub use job::{JobOptions, JobSummary, run_job};
 pub use keys::ModelKeys;

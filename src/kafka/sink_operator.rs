@@ -22,7 +22,7 @@ use flowboost_operators::dataflow::{
 use flowboost_operators::engine::{ChainOutput, Item, SourceState};
 use flowboost_operators::join::{JoinCounts, JoinPart};
 use std::cell::RefCell;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::fmt::Write as _;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -69,6 +69,9 @@ pub struct SinkModel {
     pub restored: JoinCounts,
     /// With one model per key: the keys (model `m` is the `m`-th).
     pub keys: Option<super::ModelKeys>,
+    /// With one model per key: each key's predictions and metrics a restored run's
+    /// checkpoint had already made (empty: none).
+    pub key_progress: Vec<Progress>,
 }
 
 /// The progressive loss a scorer's headline value stands for: 1 - accuracy for single-label
@@ -83,10 +86,49 @@ fn progressive_loss(scorer: &Scorer, headline: f64) -> f64 {
     }
 }
 
+/// The commit marks of the epochs whose outputs are all handed to the producer, oldest
+/// first, each committable once the producer delivered that many records. Keeping them all
+/// (not only the latest) matters under a steady stream: when the latest epoch's outputs
+/// are delivered, the next epoch's are already in flight, so a sink that only remembered
+/// the latest mark would commit only when the stream pauses.
+#[derive(Default)]
+struct CommitMarks {
+    marks: VecDeque<PendingCommit>,
+}
+
 /// Offsets that can be committed once the producer has delivered so many records.
 struct PendingCommit {
     offsets: Vec<(StreamId, i32, i64)>,
     produced: u64,
+}
+
+impl CommitMarks {
+    /// The marks of an epoch whose outputs make `produced` records in all.
+    fn push(&mut self, offsets: Vec<(StreamId, i32, i64)>, produced: u64) {
+        // A later mark at the same count covers an earlier one.
+        if self.marks.back().is_some_and(|m| m.produced == produced) {
+            self.marks.pop_back();
+        }
+        self.marks.push_back(PendingCommit { offsets, produced });
+    }
+
+    /// The newest marks whose outputs are all delivered (`delivered` records), and the
+    /// older ones dropped.
+    fn ready(&mut self, delivered: u64) -> Option<Vec<(StreamId, i32, i64)>> {
+        let mut ready = None;
+        while self.marks.front().is_some_and(|m| delivered >= m.produced) {
+            ready = self.marks.pop_front().map(|m| m.offsets);
+        }
+        ready
+    }
+
+    fn clear(&mut self) {
+        self.marks.clear();
+    }
+
+    fn is_empty(&self) -> bool {
+        self.marks.is_empty()
+    }
 }
 
 /// What the sink reports when the job ends.
@@ -132,9 +174,7 @@ pub fn kafka_sink<'scope>(
         let mut side_records: BTreeMap<u64, Vec<SideRecord>> = BTreeMap::new();
         let mut assembler = SnapshotAssembler::default();
         let mut tracker = CountsTracker::new(model.restored);
-        // The latest commit marks of epochs whose outputs are all handed to the
-        // producers (committable once the producers delivered that much).
-        let mut marks: Option<PendingCommit> = None;
+        let mut marks = CommitMarks::default();
         // The marks of the latest epoch done: where a checkpoint taken now stands.
         let mut latest: Vec<(StreamId, i32, i64)> = Vec::new();
         // With --merge-order timestamps, the order keys at those marks.
@@ -148,9 +188,18 @@ pub fn kafka_sink<'scope>(
         let mut key = String::with_capacity(20);
         let mut finished = false;
         // One model per key: each key's progressive metrics and predictions.
-        let mut key_scorers: Vec<Scorer> =
-            vec![scorer.clone(); model.keys.as_ref().map_or(0, |k| k.len())];
-        let mut key_predictions: Vec<u64> = vec![0; key_scorers.len()];
+        let models = model.keys.as_ref().map_or(0, |k| k.len());
+        let (mut key_scorers, mut key_predictions): (Vec<Scorer>, Vec<u64>) =
+            if model.key_progress.len() == models {
+                model
+                    .key_progress
+                    .iter()
+                    .map(|p| (p.scorer.clone(), p.seen))
+                    .unzip()
+            } else {
+                let fresh = Scorer::new(model.schema.task, model.schema.num_labels());
+                (vec![fresh; models], vec![0; models])
+            };
         move |frontiers| {
             outputs_in.for_each(|time, data: &mut Vec<ChainOutput>| {
                 epochs.insert(*time.time());
@@ -294,14 +343,13 @@ pub fn kafka_sink<'scope>(
                         }
                         SideRecord::Commit(offsets) => {
                             latest.clone_from(&offsets);
-                            marks = Some(PendingCommit {
-                                offsets,
-                                produced: c.predictions.stats().produced,
-                            });
+                            marks.push(offsets, c.predictions.stats().produced);
                         }
                     }
                 }
-                if let Some(snapshot) = assembler.take(t, model.stages, model.score_dim, has_join) {
+                if let Some(snapshot) =
+                    assembler.take(t, model.stages, model.score_dim, has_join, models.max(1))
+                {
                     let progress = Progress {
                         seen: model.seen + metrics.predictions_sent.load(Ordering::Relaxed),
                         scorer: scorer.clone(),
@@ -314,6 +362,17 @@ pub fn kafka_sink<'scope>(
                             Some(progress),
                             None,
                         );
+                        if let Some(keys) = &model.keys {
+                            let progress = key_scorers
+                                .iter()
+                                .zip(&key_predictions)
+                                .map(|(s, &seen)| Progress {
+                                    seen,
+                                    scorer: s.clone(),
+                                })
+                                .collect();
+                            saved = saved.with_keys(keys.names().to_vec(), progress);
+                        }
                         saved.header.offsets = latest
                             .iter()
                             .map(|&(s, p, o)| SourceOffset {
@@ -375,15 +434,13 @@ pub fn kafka_sink<'scope>(
             let delivered = stats.delivered;
             let due = done || last_commit.elapsed() >= c.commit_interval;
             if c.predictions.is_transactional() {
-                marks = None;
+                marks.clear();
             }
+            let ready = if due { marks.ready(delivered) } else { None };
             if !failed
                 && worker.borrow().error.is_none()
-                && due
-                && let Some(pending) = marks.as_ref()
-                && delivered >= pending.produced
+                && let Some(m) = ready
             {
-                let m = &pending.offsets;
                 let changed: Vec<(&str, i32, i64)> = m
                     .iter()
                     .filter(|(s, p, o)| committed.get(&(*s, *p)) != Some(o))
@@ -392,7 +449,7 @@ pub fn kafka_sink<'scope>(
                 if !changed.is_empty() {
                     match c.committer.commit(&changed) {
                         Ok(()) => {
-                            for &(s, p, o) in m {
+                            for &(s, p, o) in &m {
                                 committed.insert((s, p), o);
                             }
                             metrics.commits.fetch_add(1, Ordering::Relaxed);
@@ -402,13 +459,12 @@ pub fn kafka_sink<'scope>(
                             .fail(format!("committing offsets: {err}")),
                     }
                 }
-                marks = None;
                 last_commit = Instant::now();
             }
             if done {
                 finished = true;
                 clients = None;
-            } else if marks.is_some() {
+            } else if !marks.is_empty() {
                 activator.activate_after(Duration::from_millis(5));
             }
         }
@@ -476,4 +532,26 @@ fn fault(point: &str, number: u64, partial: Option<(&Checkpoints, &SavedModel)>)
     }
     eprintln!("flowboost: FLOWBOOST_FAULT={spec}: aborting on purpose");
     std::process::abort();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::CommitMarks;
+
+    #[test]
+    fn the_newest_delivered_mark_is_committed_while_later_ones_are_in_flight() {
+        let mut marks = CommitMarks::default();
+        marks.push(vec![(0, 0, 10)], 10);
+        marks.push(vec![(0, 0, 20)], 20);
+        marks.push(vec![(0, 0, 25)], 20);
+        marks.push(vec![(0, 0, 30)], 30);
+        // Epoch 30's outputs are in flight: the mark of 10 is committable.
+        assert_eq!(marks.ready(15), Some(vec![(0, 0, 10)]));
+        assert_eq!(marks.ready(15), None);
+        // The later mark at the same count (25) covers the one at 20.
+        assert_eq!(marks.ready(29), Some(vec![(0, 0, 25)]));
+        assert!(!marks.is_empty());
+        assert_eq!(marks.ready(30), Some(vec![(0, 0, 30)]));
+        assert!(marks.is_empty());
+    }
 }

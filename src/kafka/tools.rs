@@ -119,6 +119,50 @@ pub struct ProduceArgs {
     /// the timestamp it has in the whole stream: the stream of that key alone.
     #[arg(long, value_name = "KEY", requires = "keys")]
     pub only_key: Option<String>,
+    /// Closed-loop production: wait while the consumer group GROUP (a job's `--group`)
+    /// has more than --max-backlog records of --topic produced but not committed, so the
+    /// job sets the pace and the backlog stays bounded on a long load test.
+    #[arg(long, value_name = "GROUP")]
+    pub follow_group: Option<String>,
+    /// With --follow-group: the most records of --topic ahead of the group's committed
+    /// offsets (checked every 0.1 s, so a fast producer may pass it by what it sends in
+    /// that time).
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 200_000,
+        requires = "follow_group"
+    )]
+    pub max_backlog: u64,
+    /// With --follow-group: delete the records the group has committed, on --topic and
+    /// --feedback-topic (Kafka's DeleteRecords, as a retention would), so a broker that
+    /// keeps every record in memory (the emulator of scripts/kafka.sh) stays small. The
+    /// records are gone for every other reader of the topics.
+    #[arg(long, requires = "follow_group")]
+    pub delete_committed: bool,
+}
+
+impl ProduceArgs {
+    /// The group this producer follows, if any (see [`FollowGroup`](super::FollowGroup)).
+    fn follow(
+        &self,
+        config: &KafkaConfig,
+        feedback: Option<&str>,
+    ) -> Result<Option<super::backlog::FollowGroup>, String> {
+        self.follow_group
+            .as_ref()
+            .map(|g| {
+                super::backlog::FollowGroup::new(
+                    config,
+                    g,
+                    &self.topic,
+                    feedback,
+                    self.max_backlog,
+                    self.delete_committed,
+                )
+            })
+            .transpose()
+    }
 }
 
 /// `kafka produce --keys`: which key each event gets, and which are sent.
@@ -298,6 +342,7 @@ fn produce(a: ProduceArgs) -> Result<(), String> {
         Some(f) => Some(KafkaSink::new(&config, f).map_err(|e| e.to_string())?),
         None => None,
     };
+    let mut follow = a.follow(&config, a.feedback_topic.as_deref())?;
     let mut due: std::collections::VecDeque<(u64, u64, Label)> = Default::default();
     let (mut events, mut bad, mut unlabeled, mut feedback) = (0u64, 0u64, 0u64, 0u64);
     let start = Instant::now();
@@ -329,6 +374,12 @@ fn produce(a: ProduceArgs) -> Result<(), String> {
         let ex = ex?;
         let i = i as u64;
         pace(start, i, a.rate);
+        if let Some(f) = follow.as_mut() {
+            f.pace(|| {
+                sink.poll();
+                sink.stats().pending()
+            })?;
+        }
         let hide = a.unlabeled_every > 0 && (i + 1).is_multiple_of(a.unlabeled_every);
         let mut event = event_json(&schema, &ex, !hide);
         let sent = keys.as_ref().is_none_or(|k| k.mark(i, &mut event));
@@ -373,6 +424,7 @@ fn produce(a: ProduceArgs) -> Result<(), String> {
         "unlabeled": unlabeled,
         "feedback": feedback,
         "seconds": start.elapsed().as_secs_f64(),
+        "waited_for_group_seconds": follow.as_ref().map(|f| f.waited.as_secs_f64()),
     });
     crate::cli::output::print_json(&summary)
 }
@@ -453,6 +505,7 @@ fn produce_clicks(a: ProduceArgs) -> Result<(), String> {
     let mut sink = KafkaSink::new(&config, &a.topic).map_err(|e| e.to_string())?;
     let mut clicks_sink = KafkaSink::new(&config, &feedback_topic).map_err(|e| e.to_string())?;
     // (due after this impression, impression, order) -> record.
+    let mut follow = a.follow(&config, Some(&feedback_topic))?;
     let mut due: std::collections::BTreeMap<(u64, u64, usize), crate::eval::ClickRecord> =
         Default::default();
     let (mut events, mut records, mut clicks, mut clicked) = (0u64, 0u64, 0u64, 0u64);
@@ -482,6 +535,12 @@ fn produce_clicks(a: ProduceArgs) -> Result<(), String> {
     for (i, imp) in sim.enumerate() {
         let i = i as u64;
         pace(start, i, a.rate);
+        if let Some(f) = follow.as_mut() {
+            f.pace(|| {
+                sink.poll();
+                sink.stats().pending()
+            })?;
+        }
         let (mut event, due_clicks) = encoder.encode(i, &imp);
         if keys.as_ref().is_some_and(|k| !k.mark(i, &mut event)) {
             // Another key's impression: neither it nor its clicks are sent.
@@ -515,6 +574,7 @@ fn produce_clicks(a: ProduceArgs) -> Result<(), String> {
         "feedback": records,
         "seconds": start.elapsed().as_secs_f64(),
         "timestamp_base_ms": base,
+        "waited_for_group_seconds": follow.as_ref().map(|f| f.waited.as_secs_f64()),
     });
     crate::cli::output::print_json(&summary)
 }

@@ -1,5 +1,5 @@
 use crate::eval::Scorer;
-use flowboost_operators::engine::{OracleKind, Position, SourceState, Terminal};
+use flowboost_operators::engine::{KeyChainState, OracleKind, Position, SourceState, Terminal};
 use flowboost_operators::join::JoinState;
 use serde::{Deserialize, Serialize};
 
@@ -37,6 +37,34 @@ pub struct ModelBody {
     pub feedback_run: Option<FeedbackRun>,
     /// The progressive metrics.
     pub progress: Option<Progress>,
+    /// With one model per key (the header's `keys`, format 6): the models of the keys
+    /// after the first, in the header's order (the first key's model is the fields above,
+    /// the join and the source are shared); empty for a model without keys.
+    pub keyed: Vec<KeyModel>,
+    /// With one model per key: each key's predictions and progressive metrics, in the
+    /// header's order (so that a resumed job's per-key metrics cover the whole stream).
+    pub key_progress: Vec<Progress>,
+}
+
+/// One more key's model in a file of a job with one model per key: its chain.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct KeyModel {
+    /// The stages, in chain order.
+    pub stages: Vec<StageBytes>,
+    /// The terminal.
+    pub terminal: Terminal,
+    /// Where this key's chain stands.
+    pub position: Position,
+}
+
+impl From<KeyChainState> for KeyModel {
+    fn from(k: KeyChainState) -> Self {
+        KeyModel {
+            stages: k.stages.into_iter().map(StageBytes).collect(),
+            terminal: k.terminal,
+            position: k.position,
+        }
+    }
 }
 
 /// How an evaluation made its delayed feedback.

@@ -212,8 +212,12 @@ pub fn read_bytes(bytes: &[u8], file: &str) -> Result<(ModelHeader, ModelBody), 
     // read_header checked the version that follows the magic bytes.
     let at = MAGIC.len();
     let version = u32::from_le_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]]);
-    let body: ModelBody = if version >= 5 {
+    let body: ModelBody = if version >= 6 {
         postcard::from_bytes(body_bytes).map_err(|e| corrupt(e.to_string()))?
+    } else if version == 5 {
+        postcard::from_bytes::<super::legacy::ModelBodyV5>(body_bytes)
+            .map_err(|e| corrupt(e.to_string()))?
+            .into()
     } else {
         postcard::from_bytes::<super::legacy::ModelBodyV4>(body_bytes)
             .map_err(|e| corrupt(e.to_string()))?

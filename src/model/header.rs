@@ -13,8 +13,10 @@ pub const MAGIC: &[u8; 16] = b"FLOWBOOST MODEL\n";
 /// that keeps statistics for some of its columns only (a wide sparse stream) is written at
 /// that size, another node variant; version 2 and 3 files load unchanged. Version 5: each
 /// event waiting in the feedback join names its model (one model per key); the waiting
-/// events of version 2 to 4 files belong to their one model.
-pub const FORMAT_VERSION: u32 = 5;
+/// events of version 2 to 4 files belong to their one model. Version 6: a file may hold
+/// one model per key (the header's `keys`; the body's `keyed` and `key_progress`); version
+/// 2 to 5 files load as models without keys.
+pub const FORMAT_VERSION: u32 = 6;
 
 /// The oldest format version this build reads (version 1's trees are not readable).
 pub const OLDEST_FORMAT_VERSION: u32 = 2;
@@ -56,6 +58,10 @@ pub struct ModelHeader {
     /// a restored job goes on (empty for other models).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub offsets: Vec<SourceOffset>,
+    /// A job with one model per key (`run --keys`): the keys, in model order (empty for a
+    /// model without keys). `stages` and `position` are the first key's model's.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub keys: Vec<String>,
 }
 
 /// Where a Kafka job's checkpoint stands in one source partition.

@@ -55,12 +55,43 @@ pub struct Inspection {
     /// A Kafka job's checkpoint: where each source partition stands.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub offsets: Vec<super::SourceOffset>,
+    /// A file with one model per key: each key's model (the fields above and below
+    /// describe the first key's).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub keys: Vec<KeySummary>,
     /// Hedge's probabilities of the experts, for the boosters that use Hedge.
     pub hedge: Option<Vec<f64>>,
     /// Every stage.
     pub stages: Vec<StageSummary>,
     /// All learners together.
     pub total: LearnerSummary,
+}
+
+/// One key's model in a file with one model per key.
+#[derive(Clone, Debug, Serialize)]
+pub struct KeySummary {
+    /// The key.
+    pub key: String,
+    /// Where its chain stood.
+    pub position: Position,
+    /// Its learners together.
+    pub total: LearnerSummary,
+}
+
+/// The learners of a chain's stages together.
+fn total_of(stages: &[StageSummary]) -> LearnerSummary {
+    let mut total = LearnerSummary::default();
+    for s in stages {
+        total.kind = s.learner.kind.clone();
+        total.trees += s.learner.trees;
+        total.leaves += s.learner.leaves;
+        total.inactive_leaves += s.learner.inactive_leaves;
+        total.nodes += s.learner.nodes;
+        total.depth = total.depth.max(s.learner.depth);
+        total.weights += s.learner.weights;
+        total.support_vectors += s.learner.support_vectors;
+    }
+    total
 }
 
 /// Reads a model file and describes it.
@@ -73,7 +104,7 @@ pub fn inspect(path: &Path) -> Result<Inspection, ModelError> {
     let saved = SavedModel::read(path)?;
     let probe = HEAP_PROBE.get();
     let before = probe.map(|p| p());
-    let chain = saved.chain(&name)?;
+    let mut chains = saved.chains(&name)?;
     let load_seconds = started.elapsed().as_secs_f64();
     let memory_bytes = match (probe, before) {
         (Some(p), Some(b)) => Some(p().saturating_sub(b) + pending_bytes(&saved)),
@@ -87,18 +118,22 @@ pub fn inspect(path: &Path) -> Result<Inspection, ModelError> {
         .map(|o: &ModelOption| (o.flag().to_string(), o.value(&h.config)))
         .collect();
     options.insert("--seed".into(), h.config.seed.to_string());
+    let keys: Vec<KeySummary> = h
+        .keys
+        .iter()
+        .zip(&chains)
+        .map(|(key, c)| {
+            let stages: Vec<StageSummary> = c.stages.iter().map(|s| s.summary()).collect();
+            KeySummary {
+                key: key.clone(),
+                position: c.position,
+                total: total_of(&stages),
+            }
+        })
+        .collect();
+    let chain = chains.swap_remove(0);
     let stages: Vec<StageSummary> = chain.stages.iter().map(|s| s.summary()).collect();
-    let mut total = LearnerSummary::default();
-    for s in &stages {
-        total.kind = s.learner.kind.clone();
-        total.trees += s.learner.trees;
-        total.leaves += s.learner.leaves;
-        total.inactive_leaves += s.learner.inactive_leaves;
-        total.nodes += s.learner.nodes;
-        total.depth = total.depth.max(s.learner.depth);
-        total.weights += s.learner.weights;
-        total.support_vectors += s.learner.support_vectors;
-    }
+    let total = total_of(&stages);
     Ok(Inspection {
         file: name,
         file_bytes,
@@ -122,6 +157,7 @@ pub fn inspect(path: &Path) -> Result<Inspection, ModelError> {
         position: h.position,
         pending: h.pending,
         offsets: h.offsets.clone(),
+        keys,
         hedge: chain.terminal.hedge_probabilities(),
         stages,
         total,
@@ -174,6 +210,18 @@ impl Inspection {
             "stream: {} events predicted, {} records learned from, {} pending feedback\n",
             self.position.events, self.position.learned, self.pending
         ));
+        if !self.keys.is_empty() {
+            s.push_str(&format!(
+                "one model per key: {} keys (the learners below are the first key's)\n",
+                self.keys.len()
+            ));
+            for k in &self.keys {
+                s.push_str(&format!(
+                    "  key {}: {} events predicted, {} records learned from, {} leaves, {} weights\n",
+                    k.key, k.position.events, k.position.learned, k.total.leaves, k.total.weights
+                ));
+            }
+        }
         let t = &self.total;
         s.push_str(&format!(
             "learners: {} x {}: {} trees, {} leaves, {} nodes, max depth {}, {} weights, {} support vectors\n",

@@ -1,8 +1,9 @@
-//! The bodies of format versions 2 to 4, read into today's [`ModelBody`].
+//! The bodies of format versions 2 to 5, read into today's [`ModelBody`].
 //!
 //! Version 5 added the model of each event waiting in the feedback join
 //! ([`WaitingEvent::model`], for jobs with one model per key); an older file's waiting
-//! events all belong to its one model (model 0). Everything else reads as it did.
+//! events all belong to its one model (model 0). Version 6 added the other keys' models
+//! (`keyed`, `key_progress`); an older file has none. Everything else reads as it did.
 
 use super::body::{FeedbackRun, ModelBody, Progress, StageBytes};
 use flowboost_operators::data::Example;
@@ -13,6 +14,36 @@ use flowboost_operators::join::{
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::sync::Arc;
+
+/// A version 5 body.
+#[derive(Serialize, Deserialize)]
+pub struct ModelBodyV5 {
+    stages: Vec<StageBytes>,
+    terminal: Terminal,
+    score_dim: usize,
+    position: Position,
+    join: Option<JoinState>,
+    source: Option<SourceState>,
+    feedback_run: Option<FeedbackRun>,
+    progress: Option<Progress>,
+}
+
+impl From<ModelBodyV5> for ModelBody {
+    fn from(b: ModelBodyV5) -> Self {
+        ModelBody {
+            stages: b.stages,
+            terminal: b.terminal,
+            score_dim: b.score_dim,
+            position: b.position,
+            join: b.join,
+            source: b.source,
+            feedback_run: b.feedback_run,
+            progress: b.progress,
+            keyed: Vec::new(),
+            key_progress: Vec::new(),
+        }
+    }
+}
 
 /// A version 2 to 4 body.
 #[derive(Serialize, Deserialize)]
@@ -119,6 +150,8 @@ impl From<ModelBodyV4> for ModelBody {
             source: b.source,
             feedback_run: b.feedback_run,
             progress: b.progress,
+            keyed: Vec::new(),
+            key_progress: Vec::new(),
         }
     }
 }

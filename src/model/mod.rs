@@ -22,7 +22,7 @@ mod saved;
 mod writer;
 
 pub use api::{Feedback, FeedbackOutcome, Model};
-pub use body::{FeedbackRun, ModelBody, Progress, StageBytes};
+pub use body::{FeedbackRun, KeyModel, ModelBody, Progress, StageBytes};
 pub use error::ModelError;
 pub use file::{read_all, read_bytes, read_header};
 pub use header::{Compression, FORMAT_VERSION, MAGIC, ModelHeader, SourceOffset};

@@ -1,10 +1,10 @@
 use super::ModelError;
-use super::body::{FeedbackRun, ModelBody, Progress, StageBytes};
+use super::body::{FeedbackRun, KeyModel, ModelBody, Progress, StageBytes};
 use super::file;
 use super::header::{Compression, FORMAT_VERSION, ModelHeader};
 use flowboost_operators::boosters::{AnyStage, Booster, BoosterConfig, apply_tree_budget, build};
 use flowboost_operators::data::{AttributeKind, Schema};
-use flowboost_operators::engine::{ChainSnapshot, decode};
+use flowboost_operators::engine::{ChainSnapshot, Position, Terminal, decode};
 use std::path::Path;
 
 /// A model as a file holds it: the header and the body.
@@ -39,6 +39,7 @@ impl SavedModel {
                 pending: waiting,
                 compression: Compression::None,
                 offsets: Vec::new(),
+                keys: Vec::new(),
             },
             body: ModelBody {
                 stages: snapshot.stages.into_iter().map(StageBytes).collect(),
@@ -49,8 +50,18 @@ impl SavedModel {
                 source: snapshot.source,
                 feedback_run,
                 progress,
+                keyed: snapshot.keyed.into_iter().map(KeyModel::from).collect(),
+                key_progress: Vec::new(),
             },
         }
+    }
+
+    /// Names the keys of a model with one model per key (the snapshot's chains, in key
+    /// order) and gives each key's progressive metrics.
+    pub fn with_keys(mut self, keys: Vec<String>, key_progress: Vec<Progress>) -> Self {
+        self.header.keys = keys;
+        self.body.key_progress = key_progress;
+        self
     }
 
     /// Stores the body compressed (DEFLATE) or not.
@@ -113,22 +124,93 @@ impl SavedModel {
         if h.position != self.body.position {
             return Err(bad("the header's and the body's positions differ".into()));
         }
+        let others = h.keys.len().saturating_sub(1);
+        if self.body.keyed.len() != others {
+            return Err(bad(format!(
+                "the header names {} key(s), the body holds {} more model(s)",
+                h.keys.len(),
+                self.body.keyed.len()
+            )));
+        }
+        if !self.body.key_progress.is_empty() && self.body.key_progress.len() != h.keys.len() {
+            return Err(bad(format!(
+                "the header names {} key(s), the body has the metrics of {}",
+                h.keys.len(),
+                self.body.key_progress.len()
+            )));
+        }
+        if let Some(k) = self.body.keyed.iter().find(|k| k.stages.len() != h.stages) {
+            return Err(bad(format!(
+                "the header counts {} stages, a key's model holds {}",
+                h.stages,
+                k.stages.len()
+            )));
+        }
         Ok(())
+    }
+
+    /// The keys of a model with one model per key (empty for a model without keys).
+    pub fn keys(&self) -> &[String] {
+        &self.header.keys
     }
 
     /// The chain, ready to run: every stage decoded and the whole checked against a fresh
     /// build of the header's algorithm on its schema (same stages, same terminal shape).
+    /// A file with one model per key has no one chain: see [`chains`](Self::chains).
     pub fn chain(&self, name: &str) -> Result<Booster, ModelError> {
+        if !self.header.keys.is_empty() {
+            return Err(ModelError::Mismatch {
+                file: name.to_string(),
+                detail: format!(
+                    "it holds one model per key ({}): a Kafka job with `--keys {}` loads it",
+                    self.header.keys.join(", "),
+                    self.header.keys.join(",")
+                ),
+            });
+        }
+        self.chains(name).map(|mut c| c.remove(0))
+    }
+
+    /// Every model's chain, ready to run, in key order: one for a model without keys, one
+    /// per key (the header's `keys`) otherwise; each checked as [`chain`](Self::chain)
+    /// checks its one.
+    pub fn chains(&self, name: &str) -> Result<Vec<Booster>, ModelError> {
         let fresh =
             build(&self.header.schema, &self.header.config).map_err(|e| ModelError::Corrupted {
                 file: name.to_string(),
                 detail: format!("its options do not build a model: {e}"),
             })?;
-        let mut stages = Vec::with_capacity(self.body.stages.len());
-        for (i, bytes) in self.body.stages.iter().enumerate() {
+        let b = &self.body;
+        let mut out =
+            vec![self.decode_chain(name, &fresh, &b.stages, &b.terminal, b.position, "")?];
+        for (i, k) in b.keyed.iter().enumerate() {
+            let which = format!("key `{}`: ", self.header.keys[i + 1]);
+            out.push(self.decode_chain(
+                name,
+                &fresh,
+                &k.stages,
+                &k.terminal,
+                k.position,
+                &which,
+            )?);
+        }
+        Ok(out)
+    }
+
+    fn decode_chain(
+        &self,
+        name: &str,
+        fresh: &Booster,
+        stage_bytes: &[StageBytes],
+        terminal: &Terminal,
+        position: Position,
+        which: &str,
+    ) -> Result<Booster, ModelError> {
+        let mut stages = Vec::with_capacity(stage_bytes.len());
+        for (i, bytes) in stage_bytes.iter().enumerate() {
             let stage: AnyStage = decode(&bytes.0).map_err(|e| ModelError::Corrupted {
                 file: name.to_string(),
-                detail: format!("stage {}: {e}", i + 1),
+                detail: format!("{which}stage {}: {e}", i + 1),
             })?;
             stages.push(stage);
         }
@@ -138,12 +220,12 @@ impl SavedModel {
                 .zip(&fresh.stages)
                 .all(|(a, b)| std::mem::discriminant(a) == std::mem::discriminant(b))
             && self.body.score_dim == fresh.score_dim
-            && self.body.terminal.fits(&fresh.terminal);
+            && terminal.fits(&fresh.terminal);
         if !shape_ok {
             return Err(ModelError::Corrupted {
                 file: name.to_string(),
                 detail: format!(
-                    "its stages or terminal are not those of {} with its options",
+                    "{which}its stages or terminal are not those of {} with its options",
                     self.header.algorithm
                 ),
             });
@@ -153,9 +235,9 @@ impl SavedModel {
         apply_tree_budget(&mut stages, &self.header.config);
         Ok(Booster {
             stages,
-            terminal: self.body.terminal.clone(),
+            terminal: terminal.clone(),
             score_dim: self.body.score_dim,
-            position: self.body.position,
+            position,
         })
     }
 

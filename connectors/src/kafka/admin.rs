@@ -1,5 +1,5 @@
-//! Topic administration: create topics with `N` partitions (tests, demos, setup scripts)
-//! and list a topic's partitions.
+//! Topic administration: create topics with `N` partitions (tests, demos, setup scripts),
+//! list a topic's partitions, and delete the records before given offsets.
 
 use super::{KafkaConfig, KafkaError};
 use rdkafka::ClientContext;
@@ -60,6 +60,36 @@ pub fn create_topic(config: &KafkaConfig, name: &str, partitions: i32) -> Result
             Err(e) => return Err(e),
         }
     }
+}
+
+/// Deletes the records before `offset` of each `(topic, partition, offset)` (Kafka's
+/// DeleteRecords: the partition's low watermark moves to `offset`), as a topic's retention
+/// would. Errors name the first partition that refused.
+pub fn delete_records(config: &KafkaConfig, before: &[(&str, i32, i64)]) -> Result<(), KafkaError> {
+    if before.is_empty() {
+        return Ok(());
+    }
+    let admin: AdminClient<DefaultClientContext> = config
+        .client_config(&[])
+        .create()
+        .map_err(|e| KafkaError::client("creating an admin client", e))?;
+    let mut list = rdkafka::TopicPartitionList::with_capacity(before.len());
+    for &(topic, partition, offset) in before {
+        list.add_partition_offset(topic, partition, rdkafka::Offset::Offset(offset))
+            .map_err(|e| KafkaError::client(format!("deleting records of `{topic}`"), e))?;
+    }
+    let options = AdminOptions::new().operation_timeout(Some(config.timeout));
+    let result = block_on(admin.delete_records(&list, &options))
+        .map_err(|e| KafkaError::client("deleting records", e))?;
+    for e in result.elements() {
+        if let Err(err) = e.error() {
+            return Err(KafkaError::client(
+                format!("deleting records of `{}` [{}]", e.topic(), e.partition()),
+                err,
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The partition ids of `topic`, ascending; [`KafkaError::UnknownTopic`] if the broker

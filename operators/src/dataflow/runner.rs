@@ -180,7 +180,7 @@ fn prediction_sink<'scope, K: PredictionSink + 'static>(
                         shared.error.get_or_insert(e);
                     }
                 }
-                if let Some(snapshot) = assembler.take(t, stages, score_dim, has_join) {
+                if let Some(snapshot) = assembler.take(t, stages, score_dim, has_join, 1) {
                     let result = snapshot.and_then(|s| match shared.sink.as_mut() {
                         Some(sink) => sink.snapshot(s),
                         None => Ok(()),

@@ -1,4 +1,4 @@
-use crate::engine::{ChainParts, ChainSnapshot, Input, Item, SourceState};
+use crate::engine::{ChainParts, ChainSnapshot, Input, Item, KeyChainState, SourceState};
 use crate::join::{COUNT_NAMES, JoinCounts, JoinPart, JoinState};
 use std::collections::BTreeMap;
 use timely::dataflow::Stream;
@@ -7,19 +7,19 @@ use timely::dataflow::operators::generic::Operator;
 use timely::dataflow::operators::generic::operator::source;
 
 /// Gathers the pieces of each snapshot as they reach worker 0 (the chain's state from the
-/// terminal, every worker's part of the join's state, the source's state) and makes the
-/// snapshot once an epoch is complete.
+/// terminal, one per model with one model per key; every worker's part of the join's
+/// state; the source's state) and makes the snapshot once an epoch is complete.
 #[derive(Default)]
 pub struct SnapshotAssembler {
-    chain: BTreeMap<u64, Box<ChainParts>>,
+    chain: BTreeMap<u64, Vec<ChainParts>>,
     join: BTreeMap<u64, Vec<JoinPart>>,
     source: BTreeMap<u64, SourceState>,
 }
 
 impl SnapshotAssembler {
-    /// The chain's state at `epoch`.
+    /// A chain's state at `epoch` (its model is [`ChainParts::model`]).
     pub fn chain(&mut self, epoch: u64, parts: Box<ChainParts>) {
-        self.chain.insert(epoch, parts);
+        self.chain.entry(epoch).or_default().push(*parts);
     }
 
     /// A worker's part of the join's state at `epoch`.
@@ -33,36 +33,58 @@ impl SnapshotAssembler {
     }
 
     /// The snapshot of `epoch` (once every input has passed it), if one was taken there:
-    /// the chain's `stages` stages, `score_dim`, and, with a join, its parts merged.
+    /// the chains of `models` models (one per key; 1 without keys) of `stages` stages each,
+    /// `score_dim`, and, with a join, its parts merged.
     pub fn take(
         &mut self,
         epoch: u64,
         stages: usize,
         score_dim: usize,
         join: bool,
+        models: usize,
     ) -> Option<Result<ChainSnapshot, String>> {
         let source = self.source.remove(&epoch)?;
         let parts = self.join.remove(&epoch);
-        let Some(chain) = self.chain.remove(&epoch) else {
+        let mut chains = self.chain.remove(&epoch).unwrap_or_default();
+        chains.sort_by_key(|c| c.model);
+        let found: Vec<u32> = chains.iter().map(|c| c.model).collect();
+        if found.iter().copied().ne(0..models as u32) {
             return Some(Err(format!(
-                "the snapshot after epoch {epoch} has no chain state"
+                "the snapshot after epoch {epoch} has the chain states of models {found:?}, not of the {models} model(s)"
             )));
-        };
-        Some(chain.complete(stages).map(|(stages, terminal, position)| {
-            let join = join.then(|| {
-                let mut parts = parts.unwrap_or_default();
-                parts.sort_by_key(|p| p.worker);
-                JoinState::merge(epoch, parts.into_iter().map(|p| p.state))
-            });
-            ChainSnapshot {
-                stages,
-                terminal,
-                score_dim,
-                position,
-                join,
-                source: Some(source),
-            }
-        }))
+        }
+        let mut chains = chains.into_iter();
+        let first = chains.next()?;
+        let keyed = chains
+            .map(|c| {
+                c.complete(stages)
+                    .map(|(stages, terminal, position)| KeyChainState {
+                        stages,
+                        terminal,
+                        position,
+                    })
+            })
+            .collect::<Result<Vec<_>, _>>();
+        Some(
+            first
+                .complete(stages)
+                .and_then(|(stages, terminal, position)| {
+                    let join = join.then(|| {
+                        let mut parts = parts.unwrap_or_default();
+                        parts.sort_by_key(|p| p.worker);
+                        JoinState::merge(epoch, parts.into_iter().map(|p| p.state))
+                    });
+                    Ok(ChainSnapshot {
+                        stages,
+                        terminal,
+                        score_dim,
+                        position,
+                        join,
+                        source: Some(source),
+                        keyed: keyed?,
+                    })
+                }),
+        )
     }
 }
 

@@ -69,6 +69,7 @@ impl<'scope> TerminalExt<'scope> for Stream<'scope, u64, Vec<InFlight>> {
                     for mut rec in records {
                         if let Some(mut parts) = rec.snapshot.take() {
                             parts.terminal = Some(terminal.clone());
+                            parts.model = rec.model;
                             session.give(ChainOutput::Snapshot(parts));
                             continue;
                         }

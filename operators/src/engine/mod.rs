@@ -38,6 +38,6 @@ pub use prediction::{ChainOutput, Emitted, Prediction};
 pub use record::{ChainParts, InFlight};
 pub use sequential::{FeedbackSetup, SequentialRunner};
 pub use sink::PredictionSink;
-pub use snapshot::{ChainSnapshot, Position, SnapshotPolicy, decode, encode};
+pub use snapshot::{ChainSnapshot, KeyChainState, Position, SnapshotPolicy, decode, encode};
 pub use stage::Stage;
 pub use terminal::{ExpertSelection, ScoreKind, Terminal};

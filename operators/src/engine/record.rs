@@ -57,6 +57,8 @@ pub struct ChainParts {
     pub terminal: Option<super::Terminal>,
     /// The first error met serializing.
     pub error: Option<String>,
+    /// The model (one per key) whose chain this is (set by the terminal).
+    pub model: u32,
 }
 
 impl ChainParts {

@@ -180,6 +180,7 @@ impl<S: Stage + Serialize> SequentialRunner<S> {
             position: self.position,
             join,
             source,
+            keyed: Vec::new(),
         })
     }
 

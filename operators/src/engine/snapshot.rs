@@ -64,6 +64,20 @@ pub struct ChainSnapshot {
     pub join: Option<JoinState>,
     /// The source's state at the snapshot.
     pub source: Option<SourceState>,
+    /// With one model per key: the chains of the models after the first, in model order
+    /// (the first model's chain is the fields above); empty otherwise.
+    pub keyed: Vec<KeyChainState>,
+}
+
+/// The state of one more model's chain in a snapshot of a run with one model per key.
+#[derive(Clone, Debug)]
+pub struct KeyChainState {
+    /// Each stage, in chain order, serialized with [`encode`].
+    pub stages: Vec<Vec<u8>>,
+    /// The terminal.
+    pub terminal: Terminal,
+    /// Where this model's chain stands.
+    pub position: Position,
 }
 
 /// Serializes a value in the format of model files (postcard: compact, bit-exact floats).
