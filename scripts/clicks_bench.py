@@ -26,12 +26,17 @@ maximum resident set size) and pinned with `taskset` (1 worker: core 1; 2 worker
    (docs/topk.md);
 3. through Kafka (the emulator of scripts/kafka.sh, started afresh for each run), on the
    first `--kafka-impressions` impressions of the same simulator: `flowboost kafka produce
-   --generator clicks --impressions N --click-delay 50 --partitions 2` (impressions and
-   clicks on topics of their own, stamped with the simulated clock), then `flowboost run
-   --source kafka:impressions --feedback kafka:clicks --generator clicks --algo topk-bbm
-   --weak linear --learners 5 --k 3 --click-window --merge-order timestamps --pending-ttl
-   WINDOW --workers W --exit-when-idle 3 --kafka-set queued.min.messages=1` for W = 1, 2
-   (impressions per second over the job's wall time less its idle wait);
+   --generator clicks --impressions N --click-delay 50 --partitions 2 --follow-group G
+   --max-backlog B --delete-committed` (impressions and clicks on topics of their own,
+   stamped with the simulated clock; the producer runs beside the job, pinned to core 0,
+   at most B impressions ahead of the job's commits, and deletes what the job committed,
+   as a retention would: the emulator keeps every record it holds in memory), and
+   `flowboost run --source kafka:impressions --feedback kafka:clicks --generator clicks
+   --algo topk-bbm --weak linear --learners 5 --k 3 --click-window --merge-order
+   timestamps --pending-ttl WINDOW --workers W --exit-when-idle 10 --max-merge-wait-ms
+   1000000000 --kafka-set queued.min.messages=1` for W = 1, 2 (impressions per second over
+   the job's wall time less its idle wait; the merge waits out the producer's pauses, so
+   the order is the data's, as on a replay);
 4. Vowpal Wabbit (`pip install vowpalwabbit` into .venv-vw): on the first
    `--vw-impressions` impressions of the same log (the simulator streams, so they are
    the log of that length), `--ccb_explore_adf -q UA --epsilon 0`: for each impression a
@@ -72,19 +77,24 @@ def timed(cmd: list[str], cores: str | None) -> tuple[str, dict]:
     if p.returncode != 0:
         sys.stderr.write(p.stderr)
         raise SystemExit(f"failed: {' '.join(cmd)}")
+    return p.stdout, parse_time(p.stderr)
+
+
+def parse_time(stderr: str) -> dict:
+    """Wall and CPU seconds and the peak RSS from /usr/bin/time -v's report."""
     t = {}
     for key, pat in [("user", r"User time \(seconds\): ([\d.]+)"),
                      ("sys", r"System time \(seconds\): ([\d.]+)"),
                      ("rss_kb", r"Maximum resident set size \(kbytes\): (\d+)"),
                      ("wall", r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): ([\d:.]+)")]:
-        m = re.search(pat, p.stderr)
+        m = re.search(pat, stderr)
         t[key] = m.group(1) if m else None
     parts = [float(x) for x in (t["wall"] or "0").split(":")]
     wall = 0.0
     for x in parts:
         wall = wall * 60 + x
-    return p.stdout, {"wall_s": wall, "cpu_s": float(t["user"]) + float(t["sys"]),
-                      "max_rss_mb": int(t["rss_kb"]) / 1024}
+    return {"wall_s": wall, "cpu_s": float(t["user"]) + float(t["sys"]),
+            "max_rss_mb": int(t["rss_kb"]) / 1024}
 
 
 def binary(args) -> str:
@@ -117,27 +127,51 @@ def broker() -> str:
     return out.stdout.strip().splitlines()[-1]
 
 
-def kafka(exe: str, n: int, workers: int, window: int) -> tuple[dict, dict, dict]:
+def kafka(exe: str, n: int, workers: int, window: int, max_backlog: int) -> tuple[dict, dict, dict]:
     """The same simulator through Kafka: `kafka produce --generator clicks` writes the
     impressions and their clicks (stamped with the simulated clock) to two topics of 2
-    partitions, then the job learns them with the click window, merged by timestamps,
-    until idle. Returns the job's summary, its times, and the producer's times."""
+    partitions while the job learns them with the click window, merged by timestamps,
+    until idle. The producer follows the job's group (`--follow-group`): it stays at most
+    `max_backlog` impressions ahead of the job's committed offsets and deletes what the job
+    committed (`--delete-committed`), so the emulator, which keeps every record in memory
+    (about 1.3 KB each), holds a bounded backlog. It runs beside the job, pinned to core 0.
+    Returns the job's summary, its times, and the producer's summary and times."""
     b = broker()
-    _, pt = timed([exe, "kafka", "produce", "--brokers", b, "--topic", "impressions",
-                   "--feedback-topic", "clicks", "--partitions", "2", "--generator", "clicks",
-                   "--impressions", str(n), "--click-delay", "50"], "1")
-    idle = 3
+    group = f"bench{workers}"
+    produce = [exe, "kafka", "produce", "--brokers", b, "--topic", "impressions",
+               "--feedback-topic", "clicks", "--partitions", "2", "--generator", "clicks",
+               "--impressions", str(n), "--click-delay", "50", "--follow-group", group,
+               "--max-backlog", str(max_backlog), "--delete-committed"]
+    pinned = (["taskset", "-c", "0"] if shutil.which("taskset") else []) + produce
+    producer = subprocess.Popen(["/usr/bin/time", "-v"] + pinned, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+    # The job lists the topics' partitions when it starts: let the producer create them.
+    time.sleep(3)
+    idle = 10
     cmd = [exe, "run", "--brokers", b, "--source", "kafka:impressions", "--feedback",
-           "kafka:clicks", "--sink", "kafka:rankings", "--group", f"bench{workers}",
+           "kafka:clicks", "--sink", "kafka:rankings", "--group", group,
            "--generator", "clicks", "--algo", "topk-bbm", "--weak", "linear", "--learners", "5",
            "--k", "3", "--click-window", "--merge-order", "timestamps", "--pending-ttl",
            str(window), "--workers", str(workers), "--exit-when-idle", str(idle),
+           "--report-interval", "0",
+           # The producer pauses while the job is behind: the clicks' partitions are then
+           # quiet, and the live rule (the default 100 ms) would release impressions before
+           # the clicks that precede them in time, making the order depend on arrival times
+           # and shortening some click windows. A record here always waits for every
+           # partition: the order, and every prediction, is the data's, as on a replay.
+           "--max-merge-wait-ms", "1000000000",
            "--kafka-set", "queued.min.messages=1",
            # The emulator ignores fetch size limits: a backlog over about 100 MB comes in one
            # fetch, which the client refuses below this (../shared/KAFKA.md).
            "--kafka-set", "receive.message.max.bytes=2000000000"]
     stdout, t = timed(cmd, "1" if workers == 1 else "0,1")
     t["idle_s"] = idle
+    out, err = producer.communicate()
+    if producer.returncode != 0:
+        sys.stderr.write(err)
+        raise SystemExit("failed: " + " ".join(produce))
+    pt = parse_time(err)
+    pt["summary"] = json.loads(out.strip().splitlines()[-1])
     subprocess.run([str(REPO / "scripts" / "kafka.sh"), "stop"], capture_output=True)
     return json.loads(stdout.strip().splitlines()[-1]), t, pt
 
@@ -241,10 +275,12 @@ def main() -> int:
     ap.add_argument("--vw-impressions", type=int, default=1_000_000)
     ap.add_argument("--binary", help="the flowboost binary (default: build target/release)")
     ap.add_argument("--skip-vw", action="store_true")
-    ap.add_argument("--kafka-impressions", type=int, default=1_000_000,
-                    help="impressions through Kafka (at most --impressions; default 1,000,000; "
-                         "the emulator keeps every record in memory, about 2 KB each: 3 "
-                         "million impressions took over 22 GB)")
+    ap.add_argument("--kafka-impressions", type=int, default=10_000_000,
+                    help="impressions through Kafka (at most --impressions; default 10,000,000)")
+    ap.add_argument("--max-backlog", type=int, default=200_000,
+                    help="the Kafka producer stays at most this many impressions ahead of the "
+                         "job's commits (default 200,000; the emulator keeps every record it "
+                         "holds in memory, about 1.3 KB each)")
     ap.add_argument("--window", type=int, default=1000,
                     help="the Kafka job's click window, --pending-ttl (default 1000)")
     ap.add_argument("--skip-kafka", action="store_true")
@@ -285,16 +321,17 @@ def main() -> int:
     if not args.skip_kafka:
         n = min(args.kafka_impressions, args.impressions)
         for workers in [1, 2]:
-            report, t, pt = kafka(exe, n, workers, args.window)
+            report, t, pt = kafka(exe, n, workers, args.window, args.max_backlog)
             kafka_runs.append({"workers": workers, "impressions": n, "report": report,
                                "time": t, "produce_time": pt})
             save()
             busy = max(t["wall_s"] - t["idle_s"], 1e-9)
-            print(f"Kafka, {workers} worker(s): {n} impressions produced in {pt['wall_s']:.1f} s; "
-                  f"job {t['wall_s']:.1f} s wall ({busy:.1f} s less the idle wait), "
-                  f"{t['cpu_s']:.1f} s CPU, {t['max_rss_mb']:.0f} MB, joined "
-                  f"{report.get('feedback_joined')}, no click {report.get('no_click')}",
-                  flush=True)
+            print(f"Kafka, {workers} worker(s): {n} impressions produced in {pt['wall_s']:.1f} s "
+                  f"({pt['cpu_s']:.1f} s CPU, waiting {pt['summary']['waited_for_group_seconds']:.1f} s "
+                  f"for the job); job {t['wall_s']:.1f} s wall ({busy:.1f} s less the idle wait), "
+                  f"{t['cpu_s']:.1f} s CPU, {t['max_rss_mb']:.0f} MB, events {report.get('events_in')}, "
+                  f"joined {report.get('feedback_joined')}, no click {report.get('no_click')}, "
+                  f"late {report.get('join', {}).get('late')}", flush=True)
 
     if not args.skip_vw:
         n = min(args.vw_impressions, args.impressions)
