@@ -127,6 +127,18 @@ def broker() -> str:
     return out.stdout.strip().splitlines()[-1]
 
 
+def broker_peak_rss_mb() -> float | None:
+    """The running emulator's peak resident memory (VmHWM), in MB."""
+    try:
+        pid = (REPO / ".kafka" / "broker.pid").read_text().strip()
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return None
+
+
 def kafka(exe: str, n: int, workers: int, window: int, max_backlog: int) -> tuple[dict, dict, dict]:
     """The same simulator through Kafka: `kafka produce --generator clicks` writes the
     impressions and their clicks (stamped with the simulated clock) to two topics of 2
@@ -138,6 +150,11 @@ def kafka(exe: str, n: int, workers: int, window: int, max_backlog: int) -> tupl
     Returns the job's summary, its times, and the producer's summary and times."""
     b = broker()
     group = f"bench{workers}"
+    # Nobody reads the rankings here: a retention of 2 s keeps the emulator from holding
+    # all of them (about 3.5 KB each, 10 million of them).
+    subprocess.run([exe, "kafka", "create-topic", "--brokers", b, "--topic", "rankings",
+                    "--partitions", "2", "--config", "retention.ms=2000"], check=True,
+                   capture_output=True)
     produce = [exe, "kafka", "produce", "--brokers", b, "--topic", "impressions",
                "--feedback-topic", "clicks", "--partitions", "2", "--generator", "clicks",
                "--impressions", str(n), "--click-delay", "50", "--follow-group", group,
@@ -172,6 +189,7 @@ def kafka(exe: str, n: int, workers: int, window: int, max_backlog: int) -> tupl
         raise SystemExit("failed: " + " ".join(produce))
     pt = parse_time(err)
     pt["summary"] = json.loads(out.strip().splitlines()[-1])
+    t["broker_peak_rss_mb"] = broker_peak_rss_mb()
     subprocess.run([str(REPO / "scripts" / "kafka.sh"), "stop"], capture_output=True)
     return json.loads(stdout.strip().splitlines()[-1]), t, pt
 
@@ -284,6 +302,8 @@ def main() -> int:
     ap.add_argument("--window", type=int, default=1000,
                     help="the Kafka job's click window, --pending-ttl (default 1000)")
     ap.add_argument("--skip-kafka", action="store_true")
+    ap.add_argument("--kafka-workers", default="1,2",
+                    help="worker counts of the Kafka runs (default 1,2)")
     ap.add_argument("--replay-workers", default="1,2",
                     help="worker counts of the file replay (default 1,2; empty: none)")
     ap.add_argument("--out", default=str(REPO / "bench-out" / "clicks_bench.json"))
@@ -320,7 +340,7 @@ def main() -> int:
     results["kafka"] = kafka_runs
     if not args.skip_kafka:
         n = min(args.kafka_impressions, args.impressions)
-        for workers in [1, 2]:
+        for workers in [int(w) for w in args.kafka_workers.split(",") if w.strip()]:
             report, t, pt = kafka(exe, n, workers, args.window, args.max_backlog)
             kafka_runs.append({"workers": workers, "impressions": n, "report": report,
                                "time": t, "produce_time": pt})
@@ -329,7 +349,7 @@ def main() -> int:
             print(f"Kafka, {workers} worker(s): {n} impressions produced in {pt['wall_s']:.1f} s "
                   f"({pt['cpu_s']:.1f} s CPU, waiting {pt['summary']['waited_for_group_seconds']:.1f} s "
                   f"for the job); job {t['wall_s']:.1f} s wall ({busy:.1f} s less the idle wait), "
-                  f"{t['cpu_s']:.1f} s CPU, {t['max_rss_mb']:.0f} MB, events {report.get('events_in')}, "
+                  f"{t['cpu_s']:.1f} s CPU, {t['max_rss_mb']:.0f} MB (broker {t.get('broker_peak_rss_mb') or 0:.0f} MB), events {report.get('events_in')}, "
                   f"joined {report.get('feedback_joined')}, no click {report.get('no_click')}, "
                   f"late {report.get('join', {}).get('late')}", flush=True)
 

@@ -863,7 +863,27 @@ fn records_too_large_for_a_whole_dead_letter_are_cut_and_never_stop_the_job() {
 fn a_producer_following_the_job_s_group_waits_for_its_commits_and_deletes_what_it_committed() {
     let b = brokers();
     let events = create(&b, "fb-follow-events", 2);
-    let sink = create(&b, "fb-follow-pred", 1);
+    // The output topic with a setting of its own (`kafka create-topic --config`).
+    let sink = unique_name("fb-follow-pred");
+    for (setting, ok) in [("retention.ms", false), ("retention.ms=3600000", true)] {
+        let out = flowboost(&[
+            "kafka",
+            "create-topic",
+            "--brokers",
+            &b,
+            "--topic",
+            &sink,
+            "--partitions",
+            "1",
+            "--config",
+            setting,
+        ]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.success(), ok, "{setting}: {err}");
+        if !ok {
+            assert!(err.contains("expected KEY=VALUE"), "{err}");
+        }
+    }
     let group = unique_name("g");
     let n = 12_000u64;
     let exe = env!("CARGO_BIN_EXE_flowboost");

@@ -15,6 +15,9 @@ use std::time::{Duration, Instant};
 /// How often the producer asks for the group's backlog while it sends.
 pub const CHECK_INTERVAL: Duration = Duration::from_millis(100);
 
+/// How long the producer keeps asking a broker that does not answer.
+const MAX_FAILING: Duration = Duration::from_secs(120);
+
 /// How long the producer sleeps between two looks while the backlog is over its bound.
 const WAIT_STEP: Duration = Duration::from_millis(50);
 
@@ -67,8 +70,32 @@ impl FollowGroup {
             return Ok(());
         }
         let started = Instant::now();
+        let mut failing: Option<(Instant, String)> = None;
         loop {
-            let backlog = self.look()? + in_flight();
+            // A busy broker may not answer in time: the producer asks again for up to
+            // MAX_FAILING before it gives up.
+            let backlog = match self.look() {
+                Ok(b) => {
+                    failing = None;
+                    b + in_flight()
+                }
+                Err(e) => {
+                    let since = failing.get_or_insert_with(|| {
+                        eprintln!(
+                            "flowboost: kafka: the backlog of `{}` is not known yet: {e}",
+                            self.events
+                        );
+                        (Instant::now(), e.clone())
+                    });
+                    if since.0.elapsed() > MAX_FAILING {
+                        return Err(format!(
+                            "--follow-group: the backlog is unknown for {} s: {e}",
+                            MAX_FAILING.as_secs()
+                        ));
+                    }
+                    u64::MAX
+                }
+            };
             self.last_check = Instant::now();
             if backlog <= self.max_backlog {
                 break;

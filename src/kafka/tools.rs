@@ -45,6 +45,10 @@ pub struct CreateArgs {
     /// Its partitions.
     #[arg(long, default_value_t = 4)]
     pub partitions: i32,
+    /// A topic setting, `KEY=VALUE` (repeatable), e.g. `retention.ms=60000`: an output
+    /// topic that nobody reads to its end keeps only its last minute.
+    #[arg(long = "config", value_name = "KEY=VALUE")]
+    pub configs: Vec<String>,
 }
 
 /// Options of `flowboost kafka produce`.
@@ -251,7 +255,15 @@ pub fn run(args: KafkaToolArgs) -> Result<(), String> {
         Tool::Read(a) => read(a),
         Tool::CreateTopic(a) => {
             let config = KafkaConfig::new(a.brokers);
-            admin::create_topic(&config, &a.topic, a.partitions).map_err(|e| e.to_string())?;
+            let mut settings = Vec::new();
+            for c in &a.configs {
+                match c.split_once('=') {
+                    Some((k, v)) if !k.trim().is_empty() => settings.push((k.trim(), v.trim())),
+                    _ => return Err(format!("--config `{c}`: expected KEY=VALUE")),
+                }
+            }
+            admin::create_topic_with(&config, &a.topic, a.partitions, &settings)
+                .map_err(|e| e.to_string())?;
             Ok(())
         }
     }

@@ -17,6 +17,17 @@ use std::time::{Duration, Instant};
 /// if a topic of that name already existed (whatever its partition count: check with
 /// [`topic_partitions`]).
 pub fn create_topic(config: &KafkaConfig, name: &str, partitions: i32) -> Result<bool, KafkaError> {
+    create_topic_with(config, name, partitions, &[])
+}
+
+/// [`create_topic`] with topic settings (`("retention.ms", "60000")`, ...), applied when
+/// the topic is created (an existing topic keeps its own).
+pub fn create_topic_with(
+    config: &KafkaConfig,
+    name: &str,
+    partitions: i32,
+    settings: &[(&str, &str)],
+) -> Result<bool, KafkaError> {
     if partitions < 1 {
         return Err(KafkaError::Invalid(format!(
             "topic `{name}`: {partitions} partitions (at least 1)"
@@ -26,7 +37,10 @@ pub fn create_topic(config: &KafkaConfig, name: &str, partitions: i32) -> Result
         .client_config(&[])
         .create()
         .map_err(|e| KafkaError::client("creating an admin client", e))?;
-    let topic = NewTopic::new(name, partitions, TopicReplication::Fixed(1));
+    let mut topic = NewTopic::new(name, partitions, TopicReplication::Fixed(1));
+    for &(key, value) in settings {
+        topic = topic.set(key, value);
+    }
     let options = AdminOptions::new().operation_timeout(Some(config.timeout));
     let results = block_on(admin.create_topics([&topic], &options))
         .map_err(|e| KafkaError::client(format!("creating topic `{name}`"), e))?;
