@@ -27,6 +27,10 @@ pub struct KafkaReader {
     order: MergeOrder,
     /// The last progress sent per (topic, partition): position, at its end.
     sent: BTreeMap<(StreamId, i32), (i64, bool)>,
+    /// Probes for news that the broker did not answer (transient: asked again at the next
+    /// probe), and the last one's error.
+    probe_errors: u64,
+    last_probe_error: Option<String>,
 }
 
 impl KafkaReader {
@@ -55,6 +59,8 @@ impl KafkaReader {
             keys: options.keys.clone(),
             order: options.merge_order,
             sent: BTreeMap::new(),
+            probe_errors: 0,
+            last_probe_error: None,
         })
     }
 
@@ -176,7 +182,17 @@ impl KafkaReader {
         }
         let mut news = false;
         for (_, s) in &self.sources {
-            news |= s.has_news().map_err(|e| e.to_string())?;
+            match s.has_news() {
+                Ok(n) => news |= n,
+                // A broker too busy to answer in time (the emulator stalls while it
+                // rewrites its state) is a transient error, like the client's own: counted,
+                // and asked again at the next probe.
+                Err(e) => {
+                    self.probe_errors += 1;
+                    self.last_probe_error = Some(format!("`{}`: probing for news: {e}", s.topic()));
+                    return Ok(true);
+                }
+            }
         }
         if news {
             for (_, s) in &mut self.sources {
@@ -210,8 +226,8 @@ impl KafkaReader {
 
     /// The transient client errors met so far, and the last one.
     pub fn errors(&self) -> (u64, Option<String>) {
-        let mut n = 0;
-        let mut last = None;
+        let mut n = self.probe_errors;
+        let mut last = self.last_probe_error.clone();
         for (_, s) in &self.sources {
             n += s.errors();
             if let Some(e) = s.last_error() {
