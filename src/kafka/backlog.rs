@@ -30,6 +30,8 @@ pub struct FollowGroup {
     max_backlog: u64,
     delete: bool,
     last_check: Instant,
+    /// Records sent since the last look.
+    since_check: u64,
     /// The low watermark this producer last set per `(topic, partition)`.
     deleted_to: BTreeMap<(String, i32), i64>,
     /// Time spent waiting for the group.
@@ -55,20 +57,28 @@ impl FollowGroup {
             max_backlog,
             delete,
             last_check: Instant::now(),
+            since_check: 0,
             deleted_to: BTreeMap::new(),
             waited: Duration::ZERO,
         })
     }
 
     /// Called as records are sent, with the records the producer still holds
-    /// (`in_flight`: not yet on the broker): at most every [`CHECK_INTERVAL`], it deletes
+    /// (`in_flight`: not yet on the broker): every [`CHECK_INTERVAL`] or quarter of the
+    /// bound sent, whichever comes first, it deletes
     /// what the group committed (with `--delete-committed`) and waits while the backlog
     /// (records on the broker past the group's committed offsets, plus `in_flight`) is
     /// over the bound.
     pub fn pace(&mut self, in_flight: impl Fn() -> u64) -> Result<(), String> {
-        if self.last_check.elapsed() < CHECK_INTERVAL {
+        // A look every CHECK_INTERVAL, and at least every quarter of the bound sent (a fast
+        // producer sends many records in an interval).
+        self.since_check += 1;
+        if self.last_check.elapsed() < CHECK_INTERVAL
+            && self.since_check < (self.max_backlog / 4).max(1)
+        {
             return Ok(());
         }
+        self.since_check = 0;
         let started = Instant::now();
         let mut failing: Option<(Instant, String)> = None;
         loop {

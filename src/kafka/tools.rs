@@ -129,8 +129,8 @@ pub struct ProduceArgs {
     #[arg(long, value_name = "GROUP")]
     pub follow_group: Option<String>,
     /// With --follow-group: the most records of --topic ahead of the group's committed
-    /// offsets (checked every 0.1 s, so a fast producer may pass it by what it sends in
-    /// that time).
+    /// offsets (checked every 0.1 s and every quarter of it sent, so the producer may pass
+    /// it by a quarter).
     #[arg(
         long,
         value_name = "N",
