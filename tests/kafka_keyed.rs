@@ -1,7 +1,8 @@
 //! One model per key (`run --keys`) against the real broker of `scripts/kafka.sh`: each
 //! key's predictions, byte for byte (less the `"key"` field), and its counters are those
 //! of a job that serves that key alone, on 1 and 2 workers and on 2 processes x 2 workers;
-//! events of keys the job does not serve are dead letters.
+//! events of keys the job does not serve are dead letters; a model file without keys warm
+//! starts every key.
 
 mod common;
 
@@ -272,4 +273,63 @@ fn keyed_click_models_learn_as_a_job_serving_one_key_on_the_same_topics() {
     // The model learned: the last prediction's model version counts learning passes.
     let last: Value = serde_json::from_str(men["men"].last().unwrap()).unwrap();
     assert!(last["model_version"].as_u64().unwrap() > 0, "{last}");
+}
+
+/// `--load-model` of a file without keys into a keyed job: every key starts from that
+/// model (a warm start, not a stream to continue), so each key's predictions are those of a
+/// job serving that key alone that loads the same file, and not those of a fresh start.
+#[test]
+fn a_model_without_keys_warm_starts_every_key_of_a_keyed_job() {
+    let b = brokers();
+    let n = 900;
+    let file = common::temp_dir(&unique_name("warm")).join("warm.fbm");
+    let file_arg = file.to_str().unwrap();
+    // The warm model: the same model options on another stream of the generator.
+    flowboost(&[
+        "eval",
+        "--generator",
+        "multiclass",
+        "--examples",
+        "600",
+        "--seed",
+        "9",
+        "--algo",
+        "adaboost-olm",
+        "--learners",
+        "4",
+        "--save-model",
+        file_arg,
+    ]);
+    let inspect = last_json(&flowboost(&["inspect", file_arg, "--json"]));
+    assert!(
+        inspect["keys"].as_array().is_none_or(|k| k.is_empty()),
+        "{inspect}"
+    );
+    let all = create(&b, "fb-keyed-warm", 3);
+    assert_eq!(produce(&b, &all, n, None), n);
+    let keys = KEYS.join(",");
+    let load = ["--load-model", file_arg];
+    let (predictions, summary) = job(
+        &b,
+        &all,
+        &MULTICLASS,
+        2,
+        &["--keys", &keys, "--load-model", file_arg],
+        Some(n),
+    );
+    assert_eq!(summary["events_in"], n, "{summary}");
+    let got = by_key(&predictions);
+    let mut differs_from_fresh = 0;
+    for key in KEYS {
+        let topic = create(&b, "fb-keyed-warm-solo", 3);
+        let count = produce(&b, &topic, n, Some(key));
+        let (warm, _) = job(&b, &topic, &MULTICLASS, 1, &load, Some(count));
+        assert_eq!(
+            got[key], warm,
+            "{key}: the keyed job's model is not the warm one"
+        );
+        let (fresh, _) = job(&b, &topic, &MULTICLASS, 1, &[], Some(count));
+        differs_from_fresh += usize::from(fresh != warm);
+    }
+    assert_eq!(differs_from_fresh, KEYS.len(), "the file changed nothing");
 }
