@@ -961,6 +961,10 @@ fn a_producer_following_the_job_s_group_waits_for_its_commits_and_deletes_what_i
         "--idle",
         "2",
     ]);
-    let left = last_json(&left)["records"].as_u64().unwrap();
+    let read = last_json(&left);
+    let left = read["records"].as_u64().unwrap();
     assert!(left < n / 2, "{left} of {n} records left after deletion");
+    // The reader says how many were removed: with those it read, every offset.
+    let removed = read["removed_before_read"].as_u64().unwrap();
+    assert_eq!(left + removed, n, "{read}");
 }

@@ -27,7 +27,9 @@ pub enum Tool {
     /// Prints a JSON summary.
     Produce(Box<ProduceArgs>),
     /// Reads a topic from the start until it is idle; prints a JSON summary (records,
-    /// keys, and with --latency-from, latency percentiles from the events' timestamps).
+    /// keys, `removed_before_read`: the offsets no longer on the broker, removed by
+    /// retention or deletion; and with --latency-from, latency percentiles from the events'
+    /// timestamps).
     Read(ReadArgs),
     /// Creates a topic with --partitions partitions (nothing if it exists).
     CreateTopic(CreateArgs),
@@ -656,6 +658,19 @@ fn read(a: ReadArgs) -> Result<(), String> {
     let idle = Duration::from_secs_f64(a.idle);
     let expect = a.expect.map(|n| (n, Duration::from_secs_f64(a.timeout)));
     let records = read_all(&config, &a.topic, idle, a.max, expect, false)?;
+    // Offsets no longer on the broker (retention, deletion): a reader from the start
+    // cannot see them, which explains a topic that reads fewer records than it was sent.
+    let removed: i64 = admin::watermarks(&config, &a.topic)
+        .map_err(|e| e.to_string())?
+        .iter()
+        .map(|w| w.low.max(0))
+        .sum();
+    if records.is_empty() && removed > 0 {
+        eprintln!(
+            "flowboost: kafka read: `{}` has no records left: its first {removed} offsets were removed (retention or deletion) before this read",
+            a.topic
+        );
+    }
     if let Some(path) = &a.output {
         let mut f = crate::cli::output::Output::create(Some(path))?;
         for (_, v, _) in &records {
@@ -674,6 +689,7 @@ fn read(a: ReadArgs) -> Result<(), String> {
         "records": records.len(),
         "isolation": a.isolation,
         "distinct_keys": keys.len(),
+        "removed_before_read": removed,
         "first_timestamp_ms": ts.iter().min(),
         "last_timestamp_ms": ts.iter().max(),
     });

@@ -106,6 +106,45 @@ pub fn delete_records(config: &KafkaConfig, before: &[(&str, i32, i64)]) -> Resu
     Ok(())
 }
 
+/// A partition's low and high watermarks: the first offset still on the broker (those
+/// below were removed by retention or deletion) and the next offset to be written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Watermarks {
+    /// The partition id.
+    pub partition: i32,
+    /// The first offset still on the broker.
+    pub low: i64,
+    /// The offset the next record will get.
+    pub high: i64,
+}
+
+/// The watermarks of every partition of `topic`, by ascending partition id.
+pub fn watermarks(config: &KafkaConfig, topic: &str) -> Result<Vec<Watermarks>, KafkaError> {
+    let admin: AdminClient<DefaultClientContext> = config
+        .client_config(&[])
+        .create()
+        .map_err(|e| KafkaError::client("creating an admin client", e))?;
+    let client = admin.inner();
+    topic_partitions_with(client, topic, config.timeout)?
+        .into_iter()
+        .map(|partition| {
+            let (low, high) = client
+                .fetch_watermarks(topic, partition, config.timeout)
+                .map_err(|e| {
+                    KafkaError::client(
+                        format!("fetching the watermarks of `{topic}` [{partition}]"),
+                        e,
+                    )
+                })?;
+            Ok(Watermarks {
+                partition,
+                low,
+                high,
+            })
+        })
+        .collect()
+}
+
 /// The partition ids of `topic`, ascending; [`KafkaError::UnknownTopic`] if the broker
 /// does not know it.
 pub fn topic_partitions(config: &KafkaConfig, topic: &str) -> Result<Vec<i32>, KafkaError> {
