@@ -8,6 +8,9 @@ learning from the same log.
     scripts/clicks_bench.py                          # 10M impressions (long: see docs/topk.md)
     scripts/clicks_bench.py --impressions 1000000 --vw-impressions 200000
     scripts/clicks_bench.py --binary target/release/flowboost --skip-vw
+    # Vowpal Wabbit on all 10M impressions (about 2.5 hours) in calls of 2.5M each:
+    scripts/clicks_bench.py --skip-kafka --replay-workers "" --vw-impressions 10000000 \
+        --vw-state bench-out/vw-10M --vw-chunk 2500000 --out bench-out/clicks_bench_vw10M.json
 
 What it runs, one command at a time, each under `/usr/bin/time -v` (wall and CPU seconds,
 maximum resident set size) and pinned with `taskset` (1 worker: core 1; 2 workers: cores
@@ -45,7 +48,10 @@ maximum resident set size) and pinned with `taskset` (1 worker: core 1; 2 worker
    the logged item in its slot given the items before it, 1/(46 - j) under uniform
    logging). The Python loop formats VW's text examples; its throughput includes that.
    `flowboost replay-clicks` on a log of the same length (1 worker) is the comparison
-   point.
+   point. With `--vw-state DIR --vw-chunk C` each call learns C more impressions and
+   keeps VW's model (`--save_resume`) and its place in the log in DIR, so a long run can
+   be split over several calls (it continues exactly: the same true CTR, bit for bit, as
+   one call); the last call prints the table.
 
 Prints a Markdown table and writes JSON to --out (default bench-out/clicks_bench.json).
 """
@@ -207,11 +213,13 @@ def vw_python() -> Path:
 
 
 # Runs in .venv-vw: VW's CCB on the first N impressions of a simulated log; prints JSON.
+# With a state directory it stops after CHUNK impressions (0: none) and saves VW's model
+# (--save_resume) and its place in the log and sums there; the next call goes on from them.
 VW_SIDE = r"""
-import csv, json, math, sys, time
+import json, math, os, sys, time
 from vowpalwabbit import Workspace
 
-log, n_max = sys.argv[1], int(sys.argv[2])
+log, n_max, state_dir, chunk = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
 sim = json.load(open(log.rsplit('/', 1)[0] + '/simulator.json'))
 cfg, tr = sim['config'], sim['truth']
 m, k, L, V = cfg['items'], cfg['slots'], tr['latent'], tr['feature_values']
@@ -236,17 +244,25 @@ def relevance(user):
         cache[user] = r
     return r
 
-vw = Workspace('--ccb_explore_adf -q UA --epsilon 0 --quiet')
+ARGS = '--ccb_explore_adf -q UA --epsilon 0 --quiet'
+state = {'n': 0, 'truth_sum': 0.0, 'offset': None, 'wall_s': 0.0, 'cpu_s': 0.0, 'chunks': 0}
+model = os.path.join(state_dir, 'vw.model') if state_dir else ''
+if state_dir and os.path.exists(os.path.join(state_dir, 'state.json')):
+    state = json.load(open(os.path.join(state_dir, 'state.json')))
+    vw = Workspace(f'{ARGS} --save_resume -i {model}')
+else:
+    vw = Workspace(ARGS + (' --save_resume' if state_dir else ''))
 actions = [f'ccb action |A a{a}' for a in range(m)]
 predict_slots = [f'ccb slot |S p{j}' for j in range(k)]
-f = open(log)
-reader = csv.reader(f)
-header = next(reader)
+f = open(log, 'rb')
+header = f.readline().decode().rstrip('\n').split(',')
 col = {h: i for i, h in enumerate(header)}
 ucols = [col[h] for h in header if h.startswith('user_feature_')]
 ts, it, pos, clk = col['timestamp'], col['item_id'], col['position'], col['click']
-truth_sum = logging_sum = 0.0
-n = 0
+if state['offset'] is not None:
+    f.seek(state['offset'])
+truth_sum, n = state['truth_sum'], state['n']
+stop_at = min(n_max, n + chunk) if chunk > 0 else n_max
 rows = []
 t0, c0 = time.time(), time.process_time()
 def finish(rows):
@@ -261,25 +277,44 @@ def finish(rows):
               for j, r in enumerate(sorted(rows, key=lambda r: int(r[pos])))]
     vw.learn([shared] + actions + labels)
     n += 1
-for r in reader:
+offset = f.tell()
+while n < stop_at:
+    at = f.tell()
+    line = f.readline()
+    if not line:
+        break
+    r = line.decode().rstrip('\n').split(',')
     if rows and r[ts] != rows[0][ts]:
         finish(rows)
         rows = []
-        if n >= n_max:
+        offset = at
+        if n >= stop_at:
             break
     rows.append(r)
-if rows and n < n_max:
+if rows and n < stop_at:
     finish(rows)
+    offset = f.tell()
 wall, cpu = time.time() - t0, time.process_time() - c0
+state.update(n=n, truth_sum=truth_sum, offset=offset, wall_s=state['wall_s'] + wall,
+             cpu_s=state['cpu_s'] + cpu, chunks=state['chunks'] + 1)
+if state_dir:
+    vw.save(model)
+    with open(os.path.join(state_dir, 'state.json.tmp'), 'w') as out:
+        json.dump(state, out)
+    os.replace(os.path.join(state_dir, 'state.json.tmp'), os.path.join(state_dir, 'state.json'))
 vw.finish()
-print(json.dumps({'impressions': n, 'true_ctr': truth_sum / n, 'wall_s': wall, 'cpu_s': cpu,
-                  'impressions_per_second': n / wall}))
+print(json.dumps({'impressions': n, 'true_ctr': truth_sum / max(n, 1), 'wall_s': state['wall_s'],
+                  'cpu_s': state['cpu_s'], 'chunks': state['chunks'], 'done': n >= n_max,
+                  'impressions_per_second': n / max(state['wall_s'], 1e-9)}))
 """
 
 
-def run_vw(log: Path, n: int) -> tuple[dict, dict]:
+def run_vw(log: Path, n: int, state: Path | None = None, chunk: int = 0) -> tuple[dict, dict]:
     py = vw_python()
-    stdout, t = timed([str(py), "-c", VW_SIDE, str(log), str(n)], "1")
+    if state is not None:
+        state.mkdir(parents=True, exist_ok=True)
+    stdout, t = timed([str(py), "-c", VW_SIDE, str(log), str(n), str(state or ""), str(chunk)],
+                      "1")
     return json.loads(stdout.strip().splitlines()[-1]), t
 
 
@@ -293,6 +328,11 @@ def main() -> int:
     ap.add_argument("--vw-impressions", type=int, default=1_000_000)
     ap.add_argument("--binary", help="the flowboost binary (default: build target/release)")
     ap.add_argument("--skip-vw", action="store_true")
+    ap.add_argument("--vw-state", help="run Vowpal Wabbit in chunks: its model and place in the "
+                    "log are kept in this directory, and each call goes on from them "
+                    "(with --vw-chunk)")
+    ap.add_argument("--vw-chunk", type=int, default=0,
+                    help="with --vw-state: impressions per call (0: to the end)")
     ap.add_argument("--kafka-impressions", type=int, default=10_000_000,
                     help="impressions through Kafka (at most --impressions; default 10,000,000)")
     ap.add_argument("--max-backlog", type=int, default=200_000,
@@ -360,8 +400,18 @@ def main() -> int:
             simulate(exe, n, small)
         else:
             small = big
+        state = Path(args.vw_state) if args.vw_state else None
+        vw, vw_t = run_vw(small / "clicks.csv", n, state, args.vw_chunk)
+        if not vw["done"]:
+            print(f"Vowpal Wabbit: {vw['impressions']:,} of {n:,} impressions learned in "
+                  f"{vw['chunks']} call(s) ({vw['wall_s']:.0f} s, {vw['cpu_s']:.0f} s CPU); its "
+                  f"state is in {state}: run the same command again to go on", flush=True)
+            return 0
+        if state is not None:
+            # The whole run's time is the sum of its calls' loops (their start-ups left
+            # out); the memory is the last call's.
+            vw_t = {**vw_t, "wall_s": vw["wall_s"], "cpu_s": vw["cpu_s"], "chunks": vw["chunks"]}
         fb, fb_t = replay(exe, small / "clicks.csv", 1)
-        vw, vw_t = run_vw(small / "clicks.csv", n)
         results["vw"] = {"impressions": n, "vw": vw, "vw_time": vw_t, "flowboost": fb,
                          "flowboost_time": fb_t}
 
