@@ -246,9 +246,9 @@ def relevance(user):
 
 ARGS = '--ccb_explore_adf -q UA --epsilon 0 --quiet'
 state = {'n': 0, 'truth_sum': 0.0, 'offset': None, 'wall_s': 0.0, 'cpu_s': 0.0, 'chunks': 0}
-model = os.path.join(state_dir, 'vw.model') if state_dir else ''
 if state_dir and os.path.exists(os.path.join(state_dir, 'state.json')):
     state = json.load(open(os.path.join(state_dir, 'state.json')))
+    model = os.path.join(state_dir, state.get('model', 'vw.model'))
     vw = Workspace(f'{ARGS} --save_resume -i {model}')
 else:
     vw = Workspace(ARGS + (' --save_resume' if state_dir else ''))
@@ -298,10 +298,16 @@ wall, cpu = time.time() - t0, time.process_time() - c0
 state.update(n=n, truth_sum=truth_sum, offset=offset, wall_s=state['wall_s'] + wall,
              cpu_s=state['cpu_s'] + cpu, chunks=state['chunks'] + 1)
 if state_dir:
-    vw.save(model)
+    # A new model file per call, then the state that names it (an atomic rename): a call
+    # killed on the way leaves the previous state and its model as they were.
+    old_model = state.get('model')
+    state['model'] = f"vw-{state['chunks']}.model"
+    vw.save(os.path.join(state_dir, state['model']))
     with open(os.path.join(state_dir, 'state.json.tmp'), 'w') as out:
         json.dump(state, out)
     os.replace(os.path.join(state_dir, 'state.json.tmp'), os.path.join(state_dir, 'state.json'))
+    if old_model and old_model != state['model']:
+        os.remove(os.path.join(state_dir, old_model))
 vw.finish()
 print(json.dumps({'impressions': n, 'true_ctr': truth_sum / max(n, 1), 'wall_s': state['wall_s'],
                   'cpu_s': state['cpu_s'], 'chunks': state['chunks'], 'done': n >= n_max,
