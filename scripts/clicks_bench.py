@@ -8,7 +8,7 @@ learning from the same log.
     scripts/clicks_bench.py                          # 10M impressions (long: see docs/topk.md)
     scripts/clicks_bench.py --impressions 1000000 --vw-impressions 200000
     scripts/clicks_bench.py --binary target/release/flowboost --skip-vw
-    # Vowpal Wabbit on all 10M impressions (about 2.5 hours) in calls of 2.5M each:
+    # Vowpal Wabbit on all 10M impressions (about 3 hours) in calls of 2.5M each:
     scripts/clicks_bench.py --skip-kafka --replay-workers "" --vw-impressions 10000000 \
         --vw-state bench-out/vw-10M --vw-chunk 2500000 --out bench-out/clicks_bench_vw10M.json
 
@@ -246,8 +246,12 @@ def relevance(user):
 
 ARGS = '--ccb_explore_adf -q UA --epsilon 0 --quiet'
 state = {'n': 0, 'truth_sum': 0.0, 'offset': None, 'wall_s': 0.0, 'cpu_s': 0.0, 'chunks': 0}
+log_id = {'log': os.path.abspath(log), 'log_bytes': os.path.getsize(log), 'n_max': n_max}
 if state_dir and os.path.exists(os.path.join(state_dir, 'state.json')):
     state = json.load(open(os.path.join(state_dir, 'state.json')))
+    if any(state.get(k, v) != v for k, v in log_id.items()):
+        raise SystemExit(f'{state_dir} holds a run on another log or length: '
+                         f'{ {k: state.get(k) for k in log_id} }, not {log_id}')
     model = os.path.join(state_dir, state.get('model', 'vw.model'))
     vw = Workspace(f'{ARGS} --save_resume -i {model}')
 else:
@@ -295,7 +299,7 @@ if rows and n < stop_at:
     finish(rows)
     offset = f.tell()
 wall, cpu = time.time() - t0, time.process_time() - c0
-state.update(n=n, truth_sum=truth_sum, offset=offset, wall_s=state['wall_s'] + wall,
+state.update(**log_id, n=n, truth_sum=truth_sum, offset=offset, wall_s=state['wall_s'] + wall,
              cpu_s=state['cpu_s'] + cpu, chunks=state['chunks'] + 1)
 if state_dir:
     # A new model file per call, then the state that names it (an atomic rename): a call
