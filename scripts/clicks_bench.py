@@ -8,9 +8,9 @@ learning from the same log.
     scripts/clicks_bench.py                          # 10M impressions (long: see docs/topk.md)
     scripts/clicks_bench.py --impressions 1000000 --vw-impressions 200000
     scripts/clicks_bench.py --binary target/release/flowboost --skip-vw
-    # Vowpal Wabbit on all 10M impressions (about 3 hours) in calls of 2.5M each:
+    # Vowpal Wabbit on all 10M impressions (about 75 minutes), and flowboost beside it:
     scripts/clicks_bench.py --skip-kafka --replay-workers "" --vw-impressions 10000000 \
-        --vw-state bench-out/vw-10M --vw-chunk 2500000 --out bench-out/clicks_bench_vw10M.json
+        --out bench-out/clicks_bench_vw10M.json
 
 What it runs, one command at a time, each under `/usr/bin/time -v` (wall and CPU seconds,
 maximum resident set size) and pinned with `taskset` (1 worker: core 1; 2 workers: cores
@@ -46,12 +46,11 @@ maximum resident set size) and pinned with `taskset` (1 worker: core 1; 2 worker
    greedy prediction of the 3 slots first (its ranking, scored with the simulator's truth
    from simulator.json), then learning from the logged slots (cost -click, probability of
    the logged item in its slot given the items before it, 1/(46 - j) under uniform
-   logging). The Python loop formats VW's text examples; its throughput includes that.
-   `flowboost replay-clicks` on a log of the same length (1 worker) is the comparison
-   point. With `--vw-state DIR --vw-chunk C` each call learns C more impressions and
-   keeps VW's model (`--save_resume`) and its place in the log in DIR, so a long run can
-   be split over several calls (it continues exactly: the same true CTR, bit for bit, as
-   one call); the last call prints the table.
+   logging). VW runs its own driver (the `vw` command line's: a parser thread beside the
+   learner, pinned to core 1) on text examples that a Python process writes to its input
+   (core 0); its predictions come back through a pipe and are scored here. Its wall and
+   CPU seconds and memory are the VW process's. `flowboost replay-clicks` on a log of the
+   same length (1 worker) is the comparison point.
 
 Prints a Markdown table and writes JSON to --out (default bench-out/clicks_bench.json).
 """
@@ -60,11 +59,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -212,120 +213,138 @@ def vw_python() -> Path:
     return py
 
 
-# Runs in .venv-vw: VW's CCB on the first N impressions of a simulated log; prints JSON.
-# With a state directory it stops after CHUNK impressions (0: none) and saves VW's model
-# (--save_resume) and its place in the log and sums there; the next call goes on from them.
-VW_SIDE = r"""
-import json, math, os, sys, time
-from vowpalwabbit import Workspace
-
-log, n_max, state_dir, chunk = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
-sim = json.load(open(log.rsplit('/', 1)[0] + '/simulator.json'))
-cfg, tr = sim['config'], sim['truth']
-m, k, L, V = cfg['items'], cfg['slots'], tr['latent'], tr['feature_values']
-if cfg['logging'] != 'uniform':
-    raise SystemExit('the VW comparison needs a uniform log (its per-slot probabilities)')
-exam = tr['examination']
-emb, iv, ib = tr['user_embeddings'], tr['item_vectors'], tr['item_bias']
-cache = {}
-def relevance(user):
-    r = cache.get(user)
-    if r is None:
-        z = [0.0] * L
-        for f, v in enumerate(user):
-            at = (f * V + v) * L
-            for i in range(L):
-                z[i] += emb[at + i]
-        norm = 1.0 / (math.sqrt(len(user)) * math.sqrt(L))
-        r = []
-        for a in range(m):
-            dot = sum(z[i] * iv[a * L + i] for i in range(L))
-            r.append(1.0 / (1.0 + math.exp(-(tr['intercept'] + ib[a] + tr['scale'] * dot * norm))))
-        cache[user] = r
-    return r
-
-ARGS = '--ccb_explore_adf -q UA --epsilon 0 --quiet'
-state = {'n': 0, 'truth_sum': 0.0, 'offset': None, 'wall_s': 0.0, 'cpu_s': 0.0, 'chunks': 0}
-log_id = {'log': os.path.abspath(log), 'log_bytes': os.path.getsize(log), 'n_max': n_max}
-if state_dir and os.path.exists(os.path.join(state_dir, 'state.json')):
-    state = json.load(open(os.path.join(state_dir, 'state.json')))
-    if any(state.get(k, v) != v for k, v in log_id.items()):
-        raise SystemExit(f'{state_dir} holds a run on another log or length: '
-                         f'{ {k: state.get(k) for k in log_id} }, not {log_id}')
-    model = os.path.join(state_dir, state.get('model', 'vw.model'))
-    vw = Workspace(f'{ARGS} --save_resume -i {model}')
-else:
-    vw = Workspace(ARGS + (' --save_resume' if state_dir else ''))
-actions = [f'ccb action |A a{a}' for a in range(m)]
-predict_slots = [f'ccb slot |S p{j}' for j in range(k)]
+# Vowpal Wabbit reads its examples and writes its predictions as text, through its own
+# driver (`run_parser`: a parser thread beside the learner, as the `vw` command line runs),
+# in three processes joined by pipes:
+#   FEED (this Python, core 0) -> VW (.venv-vw, core 1) -> score_vw (this process, core 0).
+# Per impression FEED writes an unlabeled example (VW predicts the 3 slots greedily: the
+# ranking the policy shows) and then the labeled one (VW learns from the logged slots).
+FEED = r"""
+import json, sys
+log, n_max = sys.argv[1], int(sys.argv[2])
+cfg = json.load(open(log.rsplit('/', 1)[0] + '/simulator.json'))['config']
+m = cfg['items']
+actions = ''.join(f'ccb action |A a{a}\n' for a in range(m))
+predict_slots = ''.join(f'ccb slot |S p{j}\n' for j in range(cfg['slots']))
 f = open(log, 'rb')
 header = f.readline().decode().rstrip('\n').split(',')
 col = {h: i for i, h in enumerate(header)}
 ucols = [col[h] for h in header if h.startswith('user_feature_')]
 ts, it, pos, clk = col['timestamp'], col['item_id'], col['position'], col['click']
-if state['offset'] is not None:
-    f.seek(state['offset'])
-truth_sum, n = state['truth_sum'], state['n']
-stop_at = min(n_max, n + chunk) if chunk > 0 else n_max
-rows = []
-t0, c0 = time.time(), time.process_time()
-def finish(rows):
-    global truth_sum, n
-    user = tuple(int(rows[0][c]) for c in ucols)
-    shared = 'ccb shared |U ' + ' '.join(f'f{i}_{v}' for i, v in enumerate(user))
-    pred = vw.predict([shared] + actions + predict_slots)
-    ranking = [slot[0][0] for slot in pred]
-    rel = relevance(user)
-    truth_sum += sum(e * rel[a] for e, a in zip(exam, ranking)) / k
-    labels = [f'ccb slot {r[it]}:{-1.0 if r[clk] == "1" else 0.0}:{1.0 / (m - j)} |S p{j}'
-              for j, r in enumerate(sorted(rows, key=lambda r: int(r[pos])))]
-    vw.learn([shared] + actions + labels)
-    n += 1
-offset = f.tell()
-while n < stop_at:
-    at = f.tell()
-    line = f.readline()
-    if not line:
-        break
+out = sys.stdout
+def write(rows):
+    shared = 'ccb shared |U ' + ' '.join(f'f{i}_{rows[0][c]}' for i, c in enumerate(ucols)) + '\n'
+    labels = ''.join(f'ccb slot {r[it]}:{-1.0 if r[clk] == "1" else 0.0}:{1.0 / (m - j)} |S p{j}\n'
+                     for j, r in enumerate(sorted(rows, key=lambda r: int(r[pos]))))
+    out.write(shared + actions + predict_slots + '\n' + shared + actions + labels + '\n')
+n, rows = 0, []
+for line in f:
     r = line.decode().rstrip('\n').split(',')
     if rows and r[ts] != rows[0][ts]:
-        finish(rows)
-        rows = []
-        offset = at
-        if n >= stop_at:
+        write(rows)
+        n, rows = n + 1, []
+        if n >= n_max:
             break
     rows.append(r)
-if rows and n < stop_at:
-    finish(rows)
-    offset = f.tell()
-wall, cpu = time.time() - t0, time.process_time() - c0
-state.update(**log_id, n=n, truth_sum=truth_sum, offset=offset, wall_s=state['wall_s'] + wall,
-             cpu_s=state['cpu_s'] + cpu, chunks=state['chunks'] + 1)
-if state_dir:
-    # A new model file per call, then the state that names it (an atomic rename): a call
-    # killed on the way leaves the previous state and its model as they were.
-    old_model = state.get('model')
-    state['model'] = f"vw-{state['chunks']}.model"
-    vw.save(os.path.join(state_dir, state['model']))
-    with open(os.path.join(state_dir, 'state.json.tmp'), 'w') as out:
-        json.dump(state, out)
-    os.replace(os.path.join(state_dir, 'state.json.tmp'), os.path.join(state_dir, 'state.json'))
-    if old_model and old_model != state['model']:
-        os.remove(os.path.join(state_dir, old_model))
+if rows and n < n_max:
+    write(rows)
+out.flush()
+"""
+
+VW_RUN = r"""
+from vowpalwabbit import Workspace
+vw = Workspace('--ccb_explore_adf -q UA --epsilon 0 --quiet -d /dev/stdin -p /dev/stdout')
+vw.run_parser()
 vw.finish()
-print(json.dumps({'impressions': n, 'true_ctr': truth_sum / max(n, 1), 'wall_s': state['wall_s'],
-                  'cpu_s': state['cpu_s'], 'chunks': state['chunks'], 'done': n >= n_max,
-                  'impressions_per_second': n / max(state['wall_s'], 1e-9)}))
 """
 
 
-def run_vw(log: Path, n: int, state: Path | None = None, chunk: int = 0) -> tuple[dict, dict]:
+class Truth:
+    """The simulator's ground truth (simulator.json): the click probability of every item
+    for a user, and the true CTR per slot of a ranking under the position-based model."""
+
+    def __init__(self, log: Path):
+        sim = json.loads((log.parent / "simulator.json").read_text())
+        cfg, tr = sim["config"], sim["truth"]
+        if cfg["logging"] != "uniform":
+            raise SystemExit("the VW comparison needs a uniform log (its per-slot probabilities)")
+        self.m, self.k, self.latent, self.values = (cfg["items"], cfg["slots"], tr["latent"],
+                                                    tr["feature_values"])
+        self.tr, self.cache = tr, {}
+
+    def relevance(self, user: tuple) -> list[float]:
+        r = self.cache.get(user)
+        if r is None:
+            tr, L = self.tr, self.latent
+            z = [0.0] * L
+            for f, v in enumerate(user):
+                at = (f * self.values + v) * L
+                for i in range(L):
+                    z[i] += tr["user_embeddings"][at + i]
+            norm = 1.0 / (math.sqrt(len(user)) * math.sqrt(L))
+            r = []
+            for a in range(self.m):
+                dot = sum(z[i] * tr["item_vectors"][a * L + i] for i in range(L))
+                r.append(1.0 / (1.0 + math.exp(-(tr["intercept"] + tr["item_bias"][a]
+                                                 + tr["scale"] * dot * norm))))
+            self.cache[user] = r
+        return r
+
+    def ctr(self, user: tuple, ranking: list[int]) -> float:
+        rel = self.relevance(user)
+        return sum(e * rel[a] for e, a in zip(self.tr["examination"], ranking)) / self.k
+
+
+def users(log: Path):
+    """Each impression's user features, in the log's order."""
+    with open(log, "rb") as f:
+        header = f.readline().decode().rstrip("\n").split(",")
+        ts = header.index("timestamp")
+        ucols = [i for i, h in enumerate(header) if h.startswith("user_feature_")]
+        last = None
+        for line in f:
+            r = line.decode().rstrip("\n").split(",")
+            if r[ts] != last:
+                last = r[ts]
+                yield tuple(int(r[c]) for c in ucols)
+
+
+def run_vw(log: Path, n: int) -> tuple[dict, dict]:
+    """VW on the first n impressions of the log: the true CTR of its greedy rankings as it
+    learns, and its process's times (wall, CPU, peak memory)."""
     py = vw_python()
-    if state is not None:
-        state.mkdir(parents=True, exist_ok=True)
-    stdout, t = timed([str(py), "-c", VW_SIDE, str(log), str(n), str(state or ""), str(chunk)],
-                      "1")
-    return json.loads(stdout.strip().splitlines()[-1]), t
+    truth = Truth(log)
+    pin = ["taskset", "-c"] if shutil.which("taskset") else None
+    feed = subprocess.Popen((pin + ["0"] if pin else []) + [sys.executable, "-c", FEED, str(log),
+                            str(n)], stdout=subprocess.PIPE)
+    with tempfile.TemporaryFile("w+") as err:
+        vw = subprocess.Popen(["/usr/bin/time", "-v"] + (pin + ["1"] if pin else [])
+                              + [str(py), "-c", VW_RUN], stdin=feed.stdout,
+                              stdout=subprocess.PIPE, stderr=err, text=True, bufsize=1 << 20)
+        feed.stdout.close()
+        # VW's predictions: per example one line per slot ("action:probability,..."), then
+        # an empty line; the unlabeled example's lines come first, then the labeled one's.
+        done, truth_sum, ranking, example = 0, 0.0, [], 0
+        who = users(log)
+        for line in vw.stdout:
+            if line != "\n":
+                if example == 0:
+                    ranking.append(int(line[:line.index(":")]))
+                continue
+            if example == 0:
+                truth_sum += truth.ctr(next(who), ranking)
+                done, ranking = done + 1, []
+            example ^= 1
+        vw.wait()
+        feed.wait()
+        err.seek(0)
+        stderr = err.read()
+    if vw.returncode != 0 or feed.returncode != 0 or done != n:
+        sys.stderr.write(stderr)
+        raise SystemExit(f"Vowpal Wabbit failed after {done} of {n} impressions")
+    t = parse_time(stderr)
+    return {"impressions": done, "true_ctr": truth_sum / max(done, 1),
+            "impressions_per_second": done / max(t["wall_s"], 1e-9)}, t
 
 
 def fmt(e: dict) -> str:
@@ -338,11 +357,6 @@ def main() -> int:
     ap.add_argument("--vw-impressions", type=int, default=1_000_000)
     ap.add_argument("--binary", help="the flowboost binary (default: build target/release)")
     ap.add_argument("--skip-vw", action="store_true")
-    ap.add_argument("--vw-state", help="run Vowpal Wabbit in chunks: its model and place in the "
-                    "log are kept in this directory, and each call goes on from them "
-                    "(with --vw-chunk)")
-    ap.add_argument("--vw-chunk", type=int, default=0,
-                    help="with --vw-state: impressions per call (0: to the end)")
     ap.add_argument("--kafka-impressions", type=int, default=10_000_000,
                     help="impressions through Kafka (at most --impressions; default 10,000,000)")
     ap.add_argument("--max-backlog", type=int, default=200_000,
@@ -410,17 +424,7 @@ def main() -> int:
             simulate(exe, n, small)
         else:
             small = big
-        state = Path(args.vw_state) if args.vw_state else None
-        vw, vw_t = run_vw(small / "clicks.csv", n, state, args.vw_chunk)
-        if not vw["done"]:
-            print(f"Vowpal Wabbit: {vw['impressions']:,} of {n:,} impressions learned in "
-                  f"{vw['chunks']} call(s) ({vw['wall_s']:.0f} s, {vw['cpu_s']:.0f} s CPU); its "
-                  f"state is in {state}: run the same command again to go on", flush=True)
-            return 0
-        if state is not None:
-            # The whole run's time is the sum of its calls' loops (their start-ups left
-            # out); the memory is the last call's.
-            vw_t = {**vw_t, "wall_s": vw["wall_s"], "cpu_s": vw["cpu_s"], "chunks": vw["chunks"]}
+        vw, vw_t = run_vw(small / "clicks.csv", n)
         fb, fb_t = replay(exe, small / "clicks.csv", 1)
         results["vw"] = {"impressions": n, "vw": vw, "vw_time": vw_t, "flowboost": fb,
                          "flowboost_time": fb_t}
@@ -462,7 +466,7 @@ def main() -> int:
               f"{ft['wall_s']:.1f} | {ft['cpu_s']:.1f} | {f['impressions'] / ft['wall_s']:.0f} | "
               f"{ft['max_rss_mb']:.0f} |")
         w, wt = v["vw"], v["vw_time"]
-        print(f"| VW --ccb_explore_adf -q UA (Python loop) | {w['true_ctr']:.5f} | {wt['wall_s']:.1f} | "
+        print(f"| VW --ccb_explore_adf -q UA | {w['true_ctr']:.5f} | {wt['wall_s']:.1f} | "
               f"{wt['cpu_s']:.1f} | {w['impressions'] / wt['wall_s']:.0f} | {wt['max_rss_mb']:.0f} |")
         print(f"| logging policy (uniform) | {f['true_ctr']['logging']['estimate']:.5f} | | | | |")
     save()
