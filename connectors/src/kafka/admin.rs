@@ -127,22 +127,31 @@ pub fn watermarks(config: &KafkaConfig, topic: &str) -> Result<Vec<Watermarks>, 
     let client = admin.inner();
     topic_partitions_with(client, topic, config.timeout)?
         .into_iter()
-        .map(|partition| {
-            let (low, high) = client
-                .fetch_watermarks(topic, partition, config.timeout)
-                .map_err(|e| {
-                    KafkaError::client(
-                        format!("fetching the watermarks of `{topic}` [{partition}]"),
-                        e,
-                    )
-                })?;
-            Ok(Watermarks {
-                partition,
-                low,
-                high,
-            })
-        })
+        .map(|partition| partition_watermarks(client, topic, partition, config.timeout))
         .collect()
+}
+
+/// The watermarks of one partition, asked of the broker with `client` (a blocking request:
+/// never on a worker's loop).
+pub(crate) fn partition_watermarks<C: ClientContext>(
+    client: &Client<C>,
+    topic: &str,
+    partition: i32,
+    timeout: Duration,
+) -> Result<Watermarks, KafkaError> {
+    let (low, high) = client
+        .fetch_watermarks(topic, partition, timeout)
+        .map_err(|e| {
+            KafkaError::client(
+                format!("fetching the watermarks of `{topic}` [{partition}]"),
+                e,
+            )
+        })?;
+    Ok(Watermarks {
+        partition,
+        low,
+        high,
+    })
 }
 
 /// The partition ids of `topic`, ascending; [`KafkaError::UnknownTopic`] if the broker

@@ -1,7 +1,7 @@
 //! A partitioned Kafka source: one per worker, each reading its own share of a topic's
 //! partitions by manual assignment.
 
-use super::admin::topic_partitions_with;
+use super::admin::{Watermarks, partition_watermarks, topic_partitions_with};
 use super::{KafkaConfig, KafkaError};
 use rdkafka::Message;
 use rdkafka::consumer::base_consumer::PartitionQueue;
@@ -192,7 +192,7 @@ impl PartitionedSource {
         }
         let mut positions = BTreeMap::new();
         for &p in &self.partitions {
-            let (low, high) = self.watermarks(p)?;
+            let Watermarks { low, high, .. } = self.watermarks(p)?;
             let offset = match start {
                 StartFrom::Earliest => low,
                 StartFrom::Latest => high,
@@ -205,15 +205,8 @@ impl PartitionedSource {
         Ok(positions)
     }
 
-    fn watermarks(&self, partition: i32) -> Result<(i64, i64), KafkaError> {
-        self.consumer
-            .fetch_watermarks(&self.topic, partition, self.timeout)
-            .map_err(|e| {
-                KafkaError::client(
-                    format!("fetching the watermarks of `{}` [{partition}]", self.topic),
-                    e,
-                )
-            })
+    fn watermarks(&self, partition: i32) -> Result<Watermarks, KafkaError> {
+        partition_watermarks(self.consumer.client(), &self.topic, partition, self.timeout)
     }
 
     /// The topic.
@@ -383,7 +376,7 @@ impl PartitionedSource {
     /// healthy broker).
     pub fn has_news(&self) -> Result<bool, KafkaError> {
         for (&p, &position) in &self.positions {
-            let (_, high) = self.watermarks(p)?;
+            let high = self.watermarks(p)?.high;
             if high > position {
                 return Ok(true);
             }
@@ -412,7 +405,7 @@ impl PartitionedSource {
             let Some(&offset) = positions.get(&p) else {
                 continue;
             };
-            let (low, high) = self.watermarks(p)?;
+            let Watermarks { low, high, .. } = self.watermarks(p)?;
             let offset = offset.clamp(low, high);
             if offset < high {
                 self.at_end.remove(&p);
@@ -526,7 +519,7 @@ impl PartitionedSource {
         self.positions
             .iter()
             .map(|(&partition, &position)| {
-                let (_, high) = self.watermarks(partition)?;
+                let high = self.watermarks(partition)?.high;
                 Ok(PartitionLag {
                     partition,
                     position,
@@ -622,12 +615,8 @@ impl GroupLag {
             })?;
         let mut out = Vec::with_capacity(partitions.len());
         for &p in &partitions {
-            let (low, high) = self
-                .consumer
-                .fetch_watermarks(topic, p, self.timeout)
-                .map_err(|e| {
-                    KafkaError::client(format!("fetching the watermarks of `{topic}` [{p}]"), e)
-                })?;
+            let Watermarks { low, high, .. } =
+                partition_watermarks(self.consumer.client(), topic, p, self.timeout)?;
             let position = match committed.find_partition(topic, p).map(|e| e.offset()) {
                 Some(Offset::Offset(o)) => o,
                 _ => low,
