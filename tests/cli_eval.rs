@@ -389,5 +389,21 @@ fn delayed_feedback_reports_its_time_to_live() {
     assert_eq!(df["feedback"], r["feedback"]);
     let short = run(&["--pending-ttl", "20"]);
     assert_eq!(short["pending_ttl"], 20, "{short}");
-    assert!(short["feedback"]["late"].as_u64().unwrap() > 0, "{short}");
+    let f = &short["feedback"];
+    assert!(f["late"].as_u64().unwrap() > 0, "{short}");
+    // The events that expired (their label came after the time-to-live) and the feedback
+    // records that found no event are reported, and every count adds up.
+    let n = |k: &str| f[k].as_u64().unwrap_or_else(|| panic!("no {k} in {short}"));
+    assert!(n("expired") > 0, "{short}");
+    assert_eq!(
+        n("admitted"),
+        n("joined") + n("waiting") + n("expired"),
+        "{short}"
+    );
+    assert_eq!(
+        n("feedback"),
+        n("joined") + n("held") + n("unmatched"),
+        "{short}"
+    );
+    assert_eq!(r["feedback"]["expired"], 0, "{r}");
 }

@@ -40,7 +40,7 @@ use flowboost_operators::engine::{
     FeedbackInbox, FeedbackSetup, ItemStream, Oracle, OracleKind, Prediction, PredictionSink,
     Sequencer, SnapshotPolicy, SourceState,
 };
-use flowboost_operators::join::{JoinConfig, JoinCounts};
+use flowboost_operators::join::{JoinConfig, JoinCounts, JoinReport};
 use flowboost_operators::topk::logged_pairs;
 use flowboost_operators::topk::randomization::ranking;
 use serde::{Deserialize, Serialize};
@@ -187,7 +187,7 @@ pub struct ReplayReport {
     /// Simulated logs: the true click-through rates (`null` otherwise).
     pub true_ctr: Option<TrueCtr>,
     /// The feedback join's counts.
-    pub feedback: JoinCounts,
+    pub feedback: JoinReport,
     /// Wall-clock seconds.
     pub seconds: f64,
 }
@@ -809,7 +809,7 @@ pub fn replay_clicks(
         snipw_ctr: sink.estimators.snipw(),
         dr_ctr: sink.estimators.dr(),
         true_ctr,
-        feedback: sink.counters,
+        feedback: sink.counters.into(),
         seconds,
     })
 }

@@ -9,7 +9,7 @@ use flowboost_operators::engine::{
     ChainSnapshot, FeedbackSetup, ItemStream, Oracle, OracleKind, Prediction, PredictionSink,
     Sequencer,
 };
-use flowboost_operators::join::{JoinConfig, JoinCounts};
+use flowboost_operators::join::{JoinConfig, JoinCounts, JoinReport};
 use flowboost_operators::metrics::rank_loss;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde::Serialize;
@@ -533,7 +533,7 @@ pub fn evaluate(
         rho: config.algorithm.is_topk().then_some(config.topk.rho),
         feedback_delay: feedback.map(|f| f.options.delay),
         pending_ttl: feedback.and_then(|f| f.options.ttl),
-        feedback: counters,
+        feedback: counters.map(JoinReport::from),
         label_set: (schema.task == Task::Multilabel).then(|| {
             if config.algorithm.is_thresholding() {
                 "positive".to_string()

@@ -1,5 +1,5 @@
 use super::Scorer;
-use flowboost_operators::join::JoinCounts;
+use flowboost_operators::join::JoinReport;
 use serde::Serialize;
 
 /// One point of a grid (`--gamma-grid`, several `--k`): the run's parameters and its
@@ -99,7 +99,7 @@ pub struct EvalReport {
     pub pending_ttl: Option<u64>,
     /// Feedback after predictions: what the join counted.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub feedback: Option<JoinCounts>,
+    pub feedback: Option<JoinReport>,
     /// Multi-label: the label-set rule (`top-m`, `threshold`, or `positive`: the
     /// thresholding learners' own threshold).
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -170,7 +170,7 @@ impl PartitionedSource {
         };
         source.positions = source.start_positions(start)?;
         for (&p, &position) in &source.positions {
-            let (_, high) = source.watermarks(p)?;
+            let high = source.watermarks(p)?.high;
             if position >= high {
                 source.at_end.insert(p);
             }

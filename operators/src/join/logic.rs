@@ -399,6 +399,40 @@ pub struct JoinCounts {
     pub held: u64,
 }
 
+/// The join's counts as reports show them: every count, and the `expired` events and
+/// `unmatched` feedback records that follow from them (admitted = joined + waiting +
+/// expired; feedback = joined + held + unmatched).
+///
+/// ```
+/// use flowboost_operators::join::{JoinCounts, JoinReport};
+///
+/// let counts = JoinCounts { admitted: 10, feedback: 9, joined: 7, waiting: 1, held: 1, ..Default::default() };
+/// let report = JoinReport::from(counts);
+/// assert_eq!((report.expired, report.unmatched), (2, 1));
+/// let json = serde_json::to_value(report).unwrap();
+/// assert_eq!((json["joined"].as_u64(), json["expired"].as_u64()), (Some(7), Some(2)));
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JoinReport {
+    /// The counts (flattened into the report).
+    #[serde(flatten)]
+    pub counts: JoinCounts,
+    /// Events that expired without their feedback ([`JoinCounts::expired`]).
+    pub expired: u64,
+    /// Feedback records that expired without their event ([`JoinCounts::unmatched`]).
+    pub unmatched: u64,
+}
+
+impl From<JoinCounts> for JoinReport {
+    fn from(counts: JoinCounts) -> Self {
+        JoinReport {
+            counts,
+            expired: counts.expired(),
+            unmatched: counts.unmatched(),
+        }
+    }
+}
+
 impl JoinCounts {
     /// Events that expired without their feedback.
     pub fn expired(&self) -> u64 {
