@@ -222,3 +222,34 @@ fn other_format_versions_are_refused_by_name() {
         }
     }
 }
+
+/// A loaded model keeps its waiting events under a new time-to-live, and learns from
+/// their feedback; the default time-to-live bounds what waits.
+#[test]
+fn a_loaded_model_keeps_its_waiting_events_under_a_new_time_to_live() {
+    let (bytes, examples) = trained_model_bytes();
+    let loaded = Model::load(&bytes[..]).unwrap();
+    let waiting = loaded.pending();
+    assert!(waiting > 0);
+    let mut model = loaded.with_pending_ttl(1_000);
+    assert_eq!(model.pending(), waiting);
+    // Event 5 waited for its label (every fifth event did; every tenth got it).
+    let Some(Label::Class(y)) = examples[5].label.clone() else {
+        panic!("example 5 has a class");
+    };
+    assert_eq!(
+        model.learn_feedback(examples[5].id, Feedback::Label(Label::Class(y))),
+        FeedbackOutcome::Joined
+    );
+    assert_eq!(model.pending(), waiting - 1);
+    // Under a short time-to-live, the rest expire.
+    let mut short = Model::load(&bytes[..]).unwrap().with_pending_ttl(3);
+    for ex in examples.iter().take(10) {
+        short.learn_one(ex).unwrap();
+        let mut hidden = ex.clone();
+        hidden.label = None;
+        hidden.id += 1_000_000;
+        short.predict_pending(hidden);
+    }
+    assert!(short.pending() <= 3, "{}", short.pending());
+}

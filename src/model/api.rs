@@ -18,6 +18,13 @@ pub enum Feedback {
     Clicks(Vec<u32>),
 }
 
+/// How many calls of [`Model::predict_pending`] and [`Model::learn_feedback`] an event and
+/// a feedback record wait for each other by default (each call is one epoch of the join):
+/// an event whose feedback never comes is dropped after this many calls, so the memory of
+/// a long-running model is bounded by what this many calls hold. Set another with
+/// [`Model::with_pending_ttl`], or none with [`Model::without_pending_ttl`].
+pub const DEFAULT_PENDING_TTL: u64 = 100_000;
+
 /// What became of a feedback record.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FeedbackOutcome {
@@ -83,19 +90,52 @@ impl Model {
             config,
             schema,
             runner: chain.into_sequential(),
-            join: JoinReference::new(JoinConfig::default()),
+            join: JoinReference::new(join_config(Some(DEFAULT_PENDING_TTL))),
             epoch: 0,
         })
     }
 
     /// Events and feedback wait at most `ttl` calls of `predict_pending` and
-    /// `learn_feedback` for each other (by default, until they meet).
-    pub fn with_pending_ttl(mut self, ttl: u64) -> Self {
-        self.join = JoinReference::new(JoinConfig {
-            ttl: Some(ttl.max(1)),
-            lag: 1,
-            window: false,
-        });
+    /// `learn_feedback` for each other ([`DEFAULT_PENDING_TTL`] by default). What waits
+    /// now keeps waiting, under the new limit (a loaded model too).
+    ///
+    /// ```
+    /// use flowboost::model::Model;
+    /// use flowboost::operators::boosters::{Algorithm, BoosterConfig};
+    /// use flowboost::operators::data::{Attribute, Example, Features, Schema, Task};
+    /// use flowboost::operators::learners::WeakKind;
+    ///
+    /// let schema = Schema {
+    ///     attributes: vec![Attribute::numeric("x")],
+    ///     labels: vec!["no".into(), "yes".into()],
+    ///     task: Task::Binary,
+    /// };
+    /// let config = BoosterConfig::new(Algorithm::AdaBoostOl, WeakKind::Linear, 3);
+    /// let mut model = Model::new(config, schema).unwrap().with_pending_ttl(100);
+    /// for i in 0..1000u64 {
+    ///     // Feedback that never comes: the events expire after 100 calls.
+    ///     let x = Example { id: i, features: Features::Dense(vec![i as f64]), label: None };
+    ///     model.predict_pending(x);
+    /// }
+    /// assert!(model.pending() <= 100);
+    /// ```
+    pub fn with_pending_ttl(self, ttl: u64) -> Self {
+        self.with_join(join_config(Some(ttl.max(1))))
+    }
+
+    /// Events and feedback wait for each other until they meet: the memory grows with the
+    /// events whose feedback never comes (and a marker per joined id is kept for good).
+    pub fn without_pending_ttl(self) -> Self {
+        self.with_join(join_config(None))
+    }
+
+    /// The join under `config`, holding what the current one holds.
+    fn with_join(mut self, config: JoinConfig) -> Self {
+        self.join = if self.epoch == 0 {
+            JoinReference::new(config)
+        } else {
+            JoinReference::restore(config, &self.join.state(self.epoch - 1))
+        };
         self
     }
 
@@ -261,10 +301,11 @@ impl Model {
         Self::from_saved(SavedModel::read(path)?, &name)
     }
 
-    /// The model a file holds (`name` names the file in errors).
+    /// The model a file holds (`name` names the file in errors). Its waiting events and
+    /// feedback wait [`DEFAULT_PENDING_TTL`] calls (see [`with_pending_ttl`](Model::with_pending_ttl)).
     pub fn from_saved(saved: SavedModel, name: &str) -> Result<Self, ModelError> {
         let chain = saved.chain(name)?;
-        let config = JoinConfig::default();
+        let config = join_config(Some(DEFAULT_PENDING_TTL));
         let (join, epoch) = match &saved.body.join {
             Some(state) => (JoinReference::restore(config, state), state.epoch + 1),
             None => (JoinReference::new(config), 0),
@@ -276,5 +317,14 @@ impl Model {
             join,
             epoch,
         })
+    }
+}
+
+/// The join of a [`Model`]: each call one epoch, learning passes in the next.
+fn join_config(ttl: Option<u64>) -> JoinConfig {
+    JoinConfig {
+        ttl,
+        lag: 1,
+        window: false,
     }
 }

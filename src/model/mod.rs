@@ -21,7 +21,7 @@ mod legacy;
 mod saved;
 mod writer;
 
-pub use api::{Feedback, FeedbackOutcome, Model};
+pub use api::{DEFAULT_PENDING_TTL, Feedback, FeedbackOutcome, Model};
 pub use body::{FeedbackRun, KeyModel, ModelBody, Progress, StageBytes};
 pub use error::ModelError;
 pub use file::{read_all, read_bytes, read_header};

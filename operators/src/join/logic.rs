@@ -124,12 +124,24 @@ fn window_timers(id: u64, e: &WaitingEvent, ttl: u64, after: u64) -> Vec<FactUpd
 /// The updates a fact still present after epoch `after` has scheduled (those after it):
 /// what a join restored from a snapshot schedules again. A fact of a pair has none left
 /// (the pair's removal cancelled them).
+///
+/// Without the click window, every timer of a fact present after `after` falls after it
+/// under the configuration the fact was admitted with. Under a shorter time-to-live (a
+/// library `Model` given another one), the timers
+/// already due fall due in the next epoch: what waited longer than the new limit expires
+/// then.
 pub fn timers(id: u64, fact: &JoinFact, config: &JoinConfig, after: u64) -> Vec<FactUpdate> {
     let Some(ttl) = config.ttl else {
         return Vec::new();
     };
     let mut out = timers_of(id, fact, config, ttl, after);
-    out.retain(|u| u.epoch > after);
+    if config.window {
+        out.retain(|u| u.epoch > after);
+    } else {
+        for u in &mut out {
+            u.epoch = u.epoch.max(after + 1);
+        }
+    }
     out
 }
 
