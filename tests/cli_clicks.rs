@@ -264,7 +264,7 @@ fn open_bandit_dataset_sample_replays_identically_on_both_engines() {
     ] {
         let path = root.join(file);
         if !path.is_file() {
-            eprintln!("skipping {file}: not found");
+            common::skip_note(&format!("skipping {file}: not found"));
             continue;
         }
         let seq = replay(&path, &["--algo", "topk-adaptive", "--learners", "5"]);

@@ -5,6 +5,9 @@
 //! delayed-label learning equals immediate learning; and the counts account for every
 //! event.
 
+mod common;
+
+use common::engines::bits;
 use flowboost::connectors::generators::{Generator, GeneratorConfig};
 use flowboost::operators::boosters::{Algorithm, BoosterConfig, TreeParams, build};
 use flowboost::operators::data::Example;
@@ -33,26 +36,6 @@ impl PredictionSink for Collect {
     fn finish(self) -> Self::Output {
         (self.0, self.1)
     }
-}
-
-/// A prediction as exact bit patterns.
-type Bits = (u64, u64, u32, Vec<u32>, Vec<u64>, u32, Vec<u32>, Vec<u32>);
-
-fn bits(p: &[Prediction]) -> Vec<Bits> {
-    p.iter()
-        .map(|p| {
-            (
-                p.seq,
-                p.id,
-                p.class,
-                p.labels.clone(),
-                p.scores.iter().map(|s| s.to_bits()).collect(),
-                p.expert,
-                p.top.clone(),
-                p.shown.clone(),
-            )
-        })
-        .collect()
 }
 
 fn stream(multilabel: bool, examples: u64) -> GeneratorConfig {
@@ -241,7 +224,7 @@ fn no_delay_equals_immediate_labels_and_a_delay_changes_the_run() {
         bits(p)
             .into_iter()
             .map(|mut b| {
-                b.0 = 0;
+                b.seq = 0;
                 b
             })
             .collect::<Vec<_>>()

@@ -139,15 +139,19 @@ struct EvalSink {
     feedback_run: Option<FeedbackRun>,
 }
 
-/// What an evaluation run returns: the scores, the examples seen, the feedback counters
-/// and the learning curve.
-type SinkOutput = (
-    Scorer,
-    u64,
-    Option<JoinCounts>,
-    Option<Curve>,
-    Option<Instant>,
-);
+/// What an evaluation run returns.
+struct SinkOutput {
+    /// The scores.
+    scorer: Scorer,
+    /// The examples seen.
+    seen: u64,
+    /// The feedback join's counts (with feedback).
+    counters: Option<JoinCounts>,
+    /// The learning curve (when asked).
+    curve: Option<Curve>,
+    /// When the evaluated part (holdout: the test part) began.
+    eval_started: Option<Instant>,
+}
 
 impl PredictionSink for EvalSink {
     type Output = Result<SinkOutput, String>;
@@ -216,13 +220,13 @@ impl PredictionSink for EvalSink {
             w.flush()
                 .map_err(|e| format!("{}: cannot write the predictions: {e}", path.display()))?;
         }
-        Ok((
-            self.scorer,
-            self.seen,
-            self.counters,
-            self.curve,
-            self.eval_started,
-        ))
+        Ok(SinkOutput {
+            scorer: self.scorer,
+            seen: self.seen,
+            counters: self.counters,
+            curve: self.curve,
+            eval_started: self.eval_started,
+        })
     }
 }
 
@@ -255,9 +259,13 @@ fn all_parts_until(
     Ok(Box::new(streams.into_iter().flatten()))
 }
 
-/// The frozen test part: its examples (shuffled when asked) without their labels, and
-/// the labels apart, in the same order.
-type FrozenTest = (Arc<Vec<Example>>, Arc<Vec<Option<Label>>>);
+/// The frozen test part (`--frozen-test`).
+struct FrozenTest {
+    /// Its examples (shuffled when asked) without their labels.
+    examples: Arc<Vec<Example>>,
+    /// Their labels, in the same order.
+    labels: Arc<Vec<Option<Label>>>,
+}
 
 fn frozen_test_part(data: &Dataset, shuffle: Option<u64>) -> Result<FrozenTest, String> {
     let part = 1;
@@ -273,7 +281,10 @@ fn frozen_test_part(data: &Dataset, shuffle: Option<u64>) -> Result<FrozenTest, 
             ex
         })
         .collect();
-    Ok((Arc::new(hidden), Arc::new(labels)))
+    Ok(FrozenTest {
+        examples: Arc::new(hidden),
+        labels: Arc::new(labels),
+    })
 }
 
 /// Runs `config` over `data` with `spec`'s protocol on `engine` and returns the report
@@ -377,16 +388,16 @@ pub fn evaluate(
         if spec.protocol != Protocol::Holdout {
             return Err("--frozen-test needs the holdout protocol (--data and --test)".into());
         }
-        let (examples, labels) = frozen_test_part(&data, spec.shuffle)?;
+        let FrozenTest { examples, labels } = frozen_test_part(&data, spec.shuffle)?;
         let examples = match &scaling {
             Some(sc) => Arc::new(examples.iter().map(|e| sc.apply(e.clone())).collect()),
             None => examples,
         };
-        Some((examples, labels))
+        Some(FrozenTest { examples, labels })
     } else {
         None
     };
-    let truth = frozen.as_ref().map(|(_, labels)| labels.clone());
+    let truth = frozen.as_ref().map(|f| f.labels.clone());
     let writer = match &spec.predictions {
         Some(p) => Some((
             p.clone(),
@@ -438,7 +449,7 @@ pub fn evaluate(
     let rule = epoch_rule(spec.epoch_size, feedback.is_some());
     let snapshots = plan.snapshots;
     let start_state = resumed_source.unwrap_or_default();
-    let frozen_examples = frozen.map(|(examples, _)| examples);
+    let frozen_examples = frozen.map(|f| f.examples);
     let source_of = move |data: &Dataset| -> Result<ItemStream<ExampleStream>, String> {
         let scaled = |s: ExampleStream| -> ExampleStream {
             match &scaling {
@@ -474,7 +485,13 @@ pub fn evaluate(
     let build_config = config.clone();
     let source_data = data.clone();
     let start_model = plan.start.clone();
-    let (scorer, seen, counters, curve, eval_started) = engine.run(
+    let SinkOutput {
+        scorer,
+        seen,
+        counters,
+        curve,
+        eval_started,
+    } = engine.run(
         // Every worker decodes the start model (stages are not shared across threads).
         move || match &start_model {
             Some(saved) => saved.chain(&start_name()).map_err(String::from),

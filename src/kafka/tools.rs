@@ -4,7 +4,9 @@
 use crate::source::Dataset;
 use clap::{Args, Subcommand};
 use flowboost_connectors::kafka::testing::unique_name;
-use flowboost_connectors::kafka::{KafkaConfig, KafkaSink, PartitionedSource, StartFrom, admin};
+use flowboost_connectors::kafka::{
+    KafkaConfig, KafkaSink, PartitionedSource, SourceRecord, StartFrom, admin,
+};
 use flowboost_operators::data::{Example, Features, Label, Schema};
 use serde_json::{Value, json};
 use std::collections::HashMap;
@@ -593,9 +595,7 @@ fn produce_clicks(a: ProduceArgs) -> Result<(), String> {
     crate::cli::output::print_json(&summary)
 }
 
-/// Reads every record of `topic` from the start: (key, value, timestamp ms).
-type Rec = (Option<Vec<u8>>, Vec<u8>, Option<i64>);
-
+/// Reads every record of `topic` from the start.
 fn read_all(
     config: &KafkaConfig,
     topic: &str,
@@ -603,7 +603,7 @@ fn read_all(
     max: Option<u64>,
     expect: Option<(u64, Duration)>,
     to_end: bool,
-) -> Result<Vec<Rec>, String> {
+) -> Result<Vec<SourceRecord>, String> {
     let mut source = PartitionedSource::new(
         config,
         topic,
@@ -619,9 +619,7 @@ fn read_all(
         let batch = source
             .poll_batch(10_000, Duration::from_millis(100))
             .map_err(|e| e.to_string())?;
-        for r in batch {
-            out.push((r.key, r.payload, r.timestamp_ms));
-        }
+        out.extend(batch);
         if max.is_some_and(|m| out.len() as u64 >= m) {
             break;
         }
@@ -673,17 +671,19 @@ fn read(a: ReadArgs) -> Result<(), String> {
     }
     if let Some(path) = &a.output {
         let mut f = crate::cli::output::Output::create(Some(path))?;
-        for (_, v, _) in &records {
-            f.write(v)?;
+        for r in &records {
+            f.write(&r.payload)?;
             f.write(b"\n")?;
         }
         f.flush()?;
     }
     let mut keys: HashMap<&[u8], usize> = HashMap::new();
-    for (k, _, _) in &records {
-        *keys.entry(k.as_deref().unwrap_or_default()).or_default() += 1;
+    for r in &records {
+        *keys
+            .entry(r.key.as_deref().unwrap_or_default())
+            .or_default() += 1;
     }
-    let ts: Vec<i64> = records.iter().filter_map(|r| r.2).collect();
+    let ts: Vec<i64> = records.iter().filter_map(|r| r.timestamp_ms).collect();
     let mut summary = json!({
         "topic": a.topic,
         "records": records.len(),
@@ -703,9 +703,9 @@ fn read(a: ReadArgs) -> Result<(), String> {
             true,
         )?;
         let mut produced: HashMap<&[u8], i64> = HashMap::new();
-        for (k, _, t) in &events {
-            if let (Some(k), Some(t)) = (k, t) {
-                produced.entry(k.as_slice()).or_insert(*t);
+        for r in &events {
+            if let (Some(k), Some(t)) = (&r.key, r.timestamp_ms) {
+                produced.entry(k.as_slice()).or_insert(t);
             }
         }
         let skip_before = produced
@@ -716,8 +716,8 @@ fn read(a: ReadArgs) -> Result<(), String> {
         let mut first_event = i64::MAX;
         let mut last_out = i64::MIN;
         let mut skipped = 0u64;
-        for (k, _, t) in &records {
-            if let (Some(k), Some(t)) = (k, t)
+        for r in &records {
+            if let (Some(k), Some(t)) = (&r.key, r.timestamp_ms)
                 && let Some(&e) = produced.get(k.as_slice())
             {
                 if e < skip_before {
@@ -726,7 +726,7 @@ fn read(a: ReadArgs) -> Result<(), String> {
                 }
                 lat.push((t - e) as f64);
                 first_event = first_event.min(e);
-                last_out = last_out.max(*t);
+                last_out = last_out.max(t);
             }
         }
         lat.sort_by(f64::total_cmp);

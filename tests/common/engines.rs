@@ -24,23 +24,32 @@ impl PredictionSink for Collect {
     }
 }
 
-/// A prediction as exact bit patterns: seq, id, class, labels, scores, expert, top, shown.
-pub type Bits = (u64, u64, u32, Vec<u32>, Vec<u64>, u32, Vec<u32>, Vec<u32>);
+/// A prediction as exact bit patterns, so that comparisons are exact (and NaN-safe).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PredictionBits {
+    pub seq: u64,
+    pub id: u64,
+    pub class: u32,
+    pub labels: Vec<u32>,
+    /// The scores' bits.
+    pub scores: Vec<u64>,
+    pub expert: u32,
+    pub top: Vec<u32>,
+    pub shown: Vec<u32>,
+}
 
-/// Bit patterns, so that the comparison is exact (and NaN-safe).
-pub fn bits(p: &[Prediction]) -> Vec<Bits> {
+/// The bit patterns of predictions.
+pub fn bits(p: &[Prediction]) -> Vec<PredictionBits> {
     p.iter()
-        .map(|p| {
-            (
-                p.seq,
-                p.id,
-                p.class,
-                p.labels.clone(),
-                p.scores.iter().map(|s| s.to_bits()).collect(),
-                p.expert,
-                p.top.clone(),
-                p.shown.clone(),
-            )
+        .map(|p| PredictionBits {
+            seq: p.seq,
+            id: p.id,
+            class: p.class,
+            labels: p.labels.clone(),
+            scores: p.scores.iter().map(|s| s.to_bits()).collect(),
+            expert: p.expert,
+            top: p.top.clone(),
+            shown: p.shown.clone(),
         })
         .collect()
 }

@@ -14,9 +14,17 @@ pub fn shared_data(test: &str) -> Option<PathBuf> {
     if dir.is_dir() {
         Some(dir)
     } else {
-        eprintln!("skipping {test}: ../shared/data not found");
+        skip_note(&format!("skipping {test}: ../shared/data not found"));
         None
     }
+}
+
+/// Says that a test skips (some of) its work, where the test runner shows it: written to
+/// the process's stderr directly, which the test harness does not capture (it captures
+/// `eprintln!`, shown only for failing tests).
+pub fn skip_note(message: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr().lock(), "{message}");
 }
 
 /// Runs the `flowboost` binary with `args`.
