@@ -28,6 +28,11 @@ client spins on empty fetches):
               about 100 MB at once); the events produced in the first fifth (at least 1 s)
               are left out (`kafka read --latency-skip S`: the producer's and the job's
               warm-up).
+  live        the maximum rate of the live pipeline on this machine: the job running, a
+              producer as fast as it goes (the producer, the broker and the job share the
+              cores), its end-to-end rate (predictions over the time from the first event
+              to the last prediction, the first second left out); then the latency at half
+              that rate, for binary + adaboost-ol N=10 and multilabel + ada-olmr N=10.
   workers     total CPU per event (the process's utime + stime over the events) with 2
               workers / with 1 worker on the same backlog, and each worker thread's CPU
               seconds (the job's summary, from /proc/thread-self/schedstat). Not pinned: this
@@ -302,6 +307,39 @@ def idle(fb, quick, report):
     report.append("")
 
 
+def live_latency(fb, generator, algo, n, rate, examples, skip):
+    """The job (1 worker) running before a producer of `examples` events at `rate` events/s
+    (None: as fast as it can) starts; the produce-to-prediction latency of the events after
+    the first `skip` seconds, and the end-to-end rate (`kafka read --latency-from`)."""
+    with Broker() as b:
+        tag = f"lat-{generator}-{n}-{int(rate or 0)}"
+        create(fb, b.address, f"{tag}-events", 4)
+        create(fb, b.address, f"{tag}-pred")
+        p = subprocess.Popen(job_cmd(fb, b.address, tag, generator, algo, n, 1, idle=10),
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        time.sleep(2)
+        produce(fb, b.address, f"{tag}-events", generator, examples, seed=2, rate=rate)
+        out, err = p.communicate(timeout=600)
+        if p.returncode != 0:
+            raise SystemExit(f"the job failed: {err.decode()[-2000:]}")
+        out, _, _, _ = run_with_cpu(
+            [fb, "kafka", "read", "--brokers", b.address, "--topic", f"{tag}-pred",
+             "--expect", str(examples), "--timeout", "120", "--latency-from",
+             f"{tag}-events", "--latency-skip", str(skip)])
+        summary = last_json(out)
+        lat = summary["latency_ms"]
+        log(f"   {lat}, end to end {summary['end_to_end_events_per_second']:.0f} events/s")
+        if not lat["matched"]:
+            raise SystemExit(f"no prediction matched an event: {out}")
+        return lat, summary["end_to_end_events_per_second"]
+
+
+def latency_row(generator, algo, n, what, examples, skip, lat):
+    return (f"| {generator} | {algo} | {n} | {what} | {examples} | {skip} | "
+            f"{lat['matched']} | {lat['p50']:.0f} | {lat['p90']:.0f} | "
+            f"**{lat['p99']:.0f}** | {lat['max']:.0f} |")
+
+
 def latency(fb, quick, report, rates):
     rows = []
     seconds = 8 if quick else 15
@@ -322,33 +360,41 @@ def latency(fb, quick, report, rates):
         examples = min(int(rate * seconds), 150_000)
         skip = max(1, round(examples / rate / 5))
         log(f"== latency: {generator} {algo} N={n} at {rate:.0f} events/s, {examples} events")
-        with Broker() as b:
-            tag = f"lat-{generator}-{n}-{int(rate)}"
-            create(fb, b.address, f"{tag}-events", 4)
-            create(fb, b.address, f"{tag}-pred")
-            p = subprocess.Popen(job_cmd(fb, b.address, tag, generator, algo, n, 1, idle=10),
-                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-            time.sleep(2)
-            produce(fb, b.address, f"{tag}-events", generator, examples, seed=2, rate=rate)
-            out, err = p.communicate(timeout=600)
-            if p.returncode != 0:
-                raise SystemExit(f"the job failed: {err.decode()[-2000:]}")
-            out, _, _, _ = run_with_cpu(
-                [fb, "kafka", "read", "--brokers", b.address, "--topic", f"{tag}-pred",
-                 "--expect", str(examples), "--timeout", "120", "--latency-from",
-                 f"{tag}-events", "--latency-skip", str(skip)])
-            lat = last_json(out)["latency_ms"]
-            log(f"   {lat}")
-            if not lat["matched"]:
-                raise SystemExit(f"no prediction matched an event: {out}")
-            rows.append(f"| {generator} | {algo} | {n} | {rate:.0f} | {examples} | {skip} | "
-                        f"{lat['matched']} | {lat['p50']:.0f} | {lat['p90']:.0f} | "
-                        f"**{lat['p99']:.0f}** | {lat['max']:.0f} |")
+        lat, _ = live_latency(fb, generator, algo, n, rate, examples, skip)
+        rows.append(latency_row(generator, algo, n, f"{rate:.0f}", examples, skip, lat))
     report.append("### Produce-to-prediction latency at half the maximum rate, and at 1,000 events/s "
                   "(1 worker, ms)\n")
-    report.append("| generator | algo | N | events/s | events | warm-up left out (s) | measured | "
-                  "p50 | p90 | p99 | max |")
-    report.append("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    report.append(LATENCY_HEADER)
+    report.extend(rows)
+    report.append("")
+
+
+LATENCY_HEADER = ("| generator | algo | N | events/s | events | warm-up left out (s) | measured | "
+                  "p50 | p90 | p99 | max |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+
+
+def live(fb, quick, report):
+    """The maximum rate of the whole live pipeline on this machine (the producer, the
+    broker and the job sharing its cores): a producer as fast as it can go with the job
+    running, its end-to-end rate (predictions matched over the time from the first event
+    to the last prediction, warm-up left out); then the latency at half that rate."""
+    rows = []
+    seconds = 8 if quick else 15
+    for generator, algo, n in CONFIGS[:2]:
+        examples = sizes(quick)[(generator, n)] if quick else (150_000 if generator == "binary"
+                                                              else 60_000)
+        log(f"== live maximum: {generator} {algo} N={n}, {examples} events as fast as they go")
+        lat, top = live_latency(fb, generator, algo, n, None, examples, 1)
+        rows.append(latency_row(generator, algo, n, f"max: {top:.0f}", examples, 1, lat))
+        half = top / 2
+        count = min(int(half * seconds), 150_000)
+        skip = max(1, round(count / half / 5))
+        log(f"== latency at half the live maximum: {half:.0f} events/s, {count} events")
+        lat, _ = live_latency(fb, generator, algo, n, half, count, skip)
+        rows.append(latency_row(generator, algo, n, f"{half:.0f} (half)", count, skip, lat))
+    report.append("### The live pipeline's maximum rate, and the latency at half of it "
+                  "(1 worker, ms)\n")
+    report.append(LATENCY_HEADER)
     report.extend(rows)
     report.append("")
 
@@ -426,7 +472,7 @@ def checkpoints(fb, quick, report, repeat):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="small streams (a smoke run)")
-    ap.add_argument("--sections", default="throughput,idle,latency,workers,checkpoints")
+    ap.add_argument("--sections", default="throughput,idle,latency,live,workers,checkpoints")
     ap.add_argument("--out", help="also write the Markdown report to this file")
     ap.add_argument("--rates", default="",
                     help="the job's maximum rates for the latency section, e.g. "
@@ -445,7 +491,7 @@ def main():
         rates[(generator, int(n))] = float(rate)
     sections = args.sections.split(",")
     for s in sections:
-        if s not in ("throughput", "idle", "latency", "workers", "checkpoints"):
+        if s not in ("throughput", "idle", "latency", "live", "workers", "checkpoints"):
             raise SystemExit(f"unknown section {s}")
     if "throughput" in sections:
         throughput(fb, args.quick, report, rates, args.repeat)
@@ -453,6 +499,8 @@ def main():
         idle(fb, args.quick, report)
     if "latency" in sections:
         latency(fb, args.quick, report, rates)
+    if "live" in sections:
+        live(fb, args.quick, report)
     if "workers" in sections:
         workers(fb, args.quick, report)
     if "checkpoints" in sections:
