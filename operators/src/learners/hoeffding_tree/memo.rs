@@ -6,9 +6,16 @@
 //! It only ever gives what the computation it replaces would give, bit for bit: it is
 //! keyed by the example's bits, and every `learn` either brings it up to date or
 //! forgets it.
+//!
+//! The view of an example is the same for every tree with the same layout (an ensemble's
+//! trees share one, see `shared_layout`): the first tree of a thread to see an example
+//! builds it, and the next ones take it from a per-thread cache (keyed by the layout's
+//! identity and the example's bits) instead of building it again.
 
 use super::node::{AttrSlot, Layout, View};
 use crate::data::Features;
+use std::cell::RefCell;
+use std::sync::Arc;
 
 /// The bits of an example, kept to recognize it again (allocations reused).
 #[derive(Clone, Debug, Default)]
@@ -68,14 +75,72 @@ impl FeaturesKey {
     }
 }
 
-/// What the tree found out about the last example it looked at.
-#[derive(Clone, Debug, Default)]
-pub(super) struct Memo {
-    /// Whether `key`, `view` and `path` describe an example.
-    valid: bool,
+/// An example (its bits) and its view under one layout.
+#[derive(Debug, Default)]
+pub(super) struct ExampleView {
     key: FeaturesKey,
     /// The example as a leaf sees it.
     pub view: View,
+}
+
+/// The last example a thread's trees looked at, under the layout it was viewed with
+/// (held, so its address is not reused while it is here).
+struct LastExample {
+    layout: Arc<Layout>,
+    pub example: Arc<ExampleView>,
+}
+
+thread_local! {
+    static LAST_EXAMPLE: RefCell<Option<LastExample>> = const { RefCell::new(None) };
+}
+
+/// Makes `mine` the view of `x` under `layout`: the thread's last one when it is of the
+/// same layout and example; else `mine` rebuilt in place when no other tree holds it (a
+/// new one otherwise), which becomes the thread's last.
+fn set_example(mine: &mut Arc<ExampleView>, layout: &Arc<Layout>, x: &Features) {
+    LAST_EXAMPLE.with(|last| {
+        let mut last = last.try_borrow_mut().ok();
+        if let Some(slot) = last.as_mut()
+            && let Some(l) = slot.as_ref()
+        {
+            if Arc::ptr_eq(&l.layout, layout) && l.example.key.matches(x) {
+                *mine = l.example.clone();
+                return;
+            }
+            if Arc::ptr_eq(&l.example, mine) {
+                // The cache need not keep it: rebuilt in place if no other tree holds it.
+                **slot = None;
+            }
+        }
+        match Arc::get_mut(mine) {
+            Some(example) => {
+                example.key.set(x);
+                example.view.set(layout, x);
+            }
+            None => {
+                let mut example = ExampleView::default();
+                example.key.set(x);
+                example.view.set(layout, x);
+                *mine = Arc::new(example);
+            }
+        }
+        if let Some(slot) = last.as_mut() {
+            **slot = Some(LastExample {
+                layout: layout.clone(),
+                example: mine.clone(),
+            });
+        }
+    })
+}
+
+/// What the tree found out about the last example it looked at.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Memo {
+    /// Whether `example` and `path` describe an example.
+    valid: bool,
+    /// The example and its view (shared with the other trees of the thread that have
+    /// the same layout).
+    pub example: Arc<ExampleView>,
     /// The split nodes from the root to `leaf` and the branch taken at each.
     pub path: Vec<(u32, u32)>,
     /// The node the path ends at (a leaf, unless the leaf has split since).
@@ -102,13 +167,12 @@ impl Memo {
     /// Whether the memo describes `x`.
     #[inline]
     pub fn matches(&self, x: &Features) -> bool {
-        self.valid && self.key.matches(x)
+        self.valid && self.example.key.matches(x)
     }
 
     /// Starts describing `x`: its view; no path, no likelihoods yet.
-    pub fn set(&mut self, layout: &Layout, x: &Features) {
-        self.key.set(x);
-        self.view.set(layout, x);
+    pub fn set(&mut self, layout: &Arc<Layout>, x: &Features) {
+        set_example(&mut self.example, layout, x);
         self.path.clear();
         self.leaf = usize::MAX;
         self.path_ok = true;
@@ -124,7 +188,7 @@ impl Memo {
     pub fn value(&self, layout: &Layout, i: usize) -> f64 {
         match layout.slots[i] {
             AttrSlot::Numeric { column } => {
-                let entries = &self.view.entries;
+                let entries = &self.example.view.entries;
                 match entries.binary_search_by_key(&(column as u32), |&(col, _)| col) {
                     Ok(p) => entries[p].1,
                     Err(_) => 0.0,
@@ -133,7 +197,7 @@ impl Memo {
             AttrSlot::Nominal { .. } => layout
                 .nominal
                 .binary_search(&i)
-                .map_or(0.0, |n| self.view.nominal_values[n]),
+                .map_or(0.0, |n| self.example.view.nominal_values[n]),
         }
     }
 }

@@ -516,7 +516,7 @@ impl HoeffdingTree {
             naive_bayes::likelihoods(
                 &self.layout,
                 leaf,
-                &memo.view,
+                &memo.example.view,
                 &mut memo.terms,
                 &mut memo.locals,
                 &mut memo.lik,
@@ -526,7 +526,7 @@ impl HoeffdingTree {
             naive_bayes::update_likelihoods(
                 &self.layout,
                 leaf,
-                &memo.view,
+                &memo.example.view,
                 &memo.pending,
                 &mut memo.terms,
                 &mut memo.locals,
@@ -1099,7 +1099,13 @@ impl WeakLearner for HoeffdingTree {
         };
         let tracked = self.max_bytes.is_some();
         let before = if tracked { leaf.heap_bytes() } else { 0 };
-        let all_changed = leaf.update(&self.layout, &memo.view, c, weight, &mut memo.locals);
+        let all_changed = leaf.update(
+            &self.layout,
+            &memo.example.view,
+            c,
+            weight,
+            &mut memo.locals,
+        );
         if tracked {
             self.bytes = self.bytes - before + leaf.heap_bytes();
         }
