@@ -334,6 +334,18 @@ def live_latency(fb, generator, algo, n, rate, examples, skip):
         return lat, summary["end_to_end_events_per_second"]
 
 
+def paced_latency(fb, generator, algo, n, rate, seconds):
+    """`live_latency` at `rate` events/s for `seconds` or 150,000 events, whichever is
+    fewer (the emulator fails a consumer whose fetch exceeds about 100 MB: it ignores fetch
+    size limits, and `kafka read --latency-from` reads the whole events topic back), the
+    first fifth (at least 1 s) left out as the warm-up. Returns the events, the seconds
+    left out and the latency."""
+    examples = min(int(rate * seconds), 150_000)
+    skip = max(1, round(examples / rate / 5))
+    lat, _ = live_latency(fb, generator, algo, n, rate, examples, skip)
+    return examples, skip, lat
+
+
 def latency_row(generator, algo, n, what, examples, skip, lat):
     return (f"| {generator} | {algo} | {n} | {what} | {examples} | {skip} | "
             f"{lat['matched']} | {lat['p50']:.0f} | {lat['p90']:.0f} | "
@@ -354,13 +366,8 @@ def latency(fb, quick, report, rates):
         plan.append((generator, algo, n, rate / 2))
     plan.append(("binary", "adaboost-ol", 10, 1000.0))
     for generator, algo, n, rate in plan:
-        # At most 150,000 events: the emulator fails a consumer whose fetch exceeds about
-        # 100 MB (it ignores fetch size limits), and `kafka read --latency-from` reads the
-        # whole events topic back. The first fifth (at least 1 s) is the warm-up.
-        examples = min(int(rate * seconds), 150_000)
-        skip = max(1, round(examples / rate / 5))
-        log(f"== latency: {generator} {algo} N={n} at {rate:.0f} events/s, {examples} events")
-        lat, _ = live_latency(fb, generator, algo, n, rate, examples, skip)
+        log(f"== latency: {generator} {algo} N={n} at {rate:.0f} events/s")
+        examples, skip, lat = paced_latency(fb, generator, algo, n, rate, seconds)
         rows.append(latency_row(generator, algo, n, f"{rate:.0f}", examples, skip, lat))
     report.append("### Produce-to-prediction latency at half the maximum rate, and at 1,000 events/s "
                   "(1 worker, ms)\n")
@@ -377,7 +384,7 @@ def live(fb, quick, report):
     """The maximum rate of the whole live pipeline on this machine (the producer, the
     broker and the job sharing its cores): a producer as fast as it can go with the job
     running, its end-to-end rate (predictions matched over the time from the first event
-    to the last prediction, warm-up left out); then the latency at half that rate."""
+    to the last prediction, nothing left out); then the latency at half that rate."""
     rows = []
     seconds = 8 if quick else 15
     for generator, algo, n in CONFIGS[:2]:
@@ -389,10 +396,8 @@ def live(fb, quick, report):
         lat, top = live_latency(fb, generator, algo, n, None, examples, 0)
         rows.append(latency_row(generator, algo, n, f"max: {top:.0f}", examples, 0, lat))
         half = top / 2
-        count = min(int(half * seconds), 150_000)
-        skip = max(1, round(count / half / 5))
-        log(f"== latency at half the live maximum: {half:.0f} events/s, {count} events")
-        lat, _ = live_latency(fb, generator, algo, n, half, count, skip)
+        log(f"== latency at half the live maximum: {half:.0f} events/s")
+        count, skip, lat = paced_latency(fb, generator, algo, n, half, seconds)
         rows.append(latency_row(generator, algo, n, f"{half:.0f} (half)", count, skip, lat))
     report.append("### The live pipeline's maximum rate, and the latency at half of it "
                   "(1 worker, ms)\n")

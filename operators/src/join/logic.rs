@@ -127,9 +127,8 @@ fn window_timers(id: u64, e: &WaitingEvent, ttl: u64, after: u64) -> Vec<FactUpd
 ///
 /// Without the click window, every timer of a fact present after `after` falls after it
 /// under the configuration the fact was admitted with. Under a shorter time-to-live (a
-/// library `Model` given another one), the timers
-/// already due fall due in the next epoch: what waited longer than the new limit expires
-/// then.
+/// library `Model` given another one), the timers already due fall due in the next
+/// epoch: what waited longer than the new limit expires then.
 pub fn timers(id: u64, fact: &JoinFact, config: &JoinConfig, after: u64) -> Vec<FactUpdate> {
     let Some(ttl) = config.ttl else {
         return Vec::new();

@@ -87,7 +87,7 @@ pub(super) struct ExampleView {
 /// (held, so its address is not reused while it is here).
 struct LastExample {
     layout: Arc<Layout>,
-    pub example: Arc<ExampleView>,
+    example: Arc<ExampleView>,
 }
 
 thread_local! {
