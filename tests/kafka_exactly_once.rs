@@ -207,6 +207,8 @@ impl<'a> Job<'a> {
             if p == 0 {
                 let stdout = String::from_utf8_lossy(&out.stdout);
                 summary = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+                // A replay: every record placed by the data, none by its arrival.
+                assert_eq!(summary["merge_late_records"], 0, "{summary}");
             }
         }
         summary
@@ -282,12 +284,24 @@ impl<'a> Job<'a> {
                 );
             }
         }
-        // Every checkpoint names the merge's clamp per partition with the timestamp
-        // order, and nothing more with the offsets order.
+        self.check_offsets();
+        // The crash left events waiting for their feedback in every checkpoint.
+        let left = self.checkpoints();
+        assert!(!left.is_empty(), "round {round}: no checkpoint");
+        assert!(
+            left.values().all(|&pending| pending > 0),
+            "round {round}: a checkpoint without pending feedback: {left:?}"
+        );
+    }
+
+    /// Every checkpoint names the offset of each of the 8 partitions (4 of events, 4 of
+    /// feedback), with the merge's clamp per partition with the timestamp order and
+    /// nothing more with the offsets order.
+    fn check_offsets(&self) {
         for path in self.checkpoints().keys() {
             let bytes = std::fs::read(path).unwrap();
             let (header, _) = read_header(&bytes, "checkpoint").unwrap();
-            assert!(!header.offsets.is_empty());
+            assert_eq!(header.offsets.len(), 8, "{}", path.display());
             for o in &header.offsets {
                 assert_eq!(
                     o.order_key.is_some(),
@@ -297,13 +311,6 @@ impl<'a> Job<'a> {
                 );
             }
         }
-        // The crash left events waiting for their feedback in every checkpoint.
-        let left = self.checkpoints();
-        assert!(!left.is_empty(), "round {round}: no checkpoint");
-        assert!(
-            left.values().all(|&pending| pending > 0),
-            "round {round}: a checkpoint without pending feedback: {left:?}"
-        );
     }
 
     /// The predictions a read_committed consumer sees, by id (each id once).
@@ -417,6 +424,22 @@ fn crashed_equals_uninterrupted_in(processes: usize, victims: [usize; 3], order:
         a.len(),
         b.len()
     );
+
+    // A restart after the end (as when a crash came after the last record) reads
+    // nothing, writes nothing, and saves the same model, offsets included; its checkpoint
+    // at the end still names every partition's offset.
+    let again = job.finish(7);
+    assert_eq!(again["events_in"], 0, "{again}");
+    assert_eq!(again["join"], whole["join"], "{again}\n{whole}");
+    assert_eq!(job.predictions(), got);
+    let c = std::fs::read(&job.model).unwrap();
+    assert!(
+        a == c,
+        "a restart after the end changed the model ({} and {} bytes)",
+        a.len(),
+        c.len()
+    );
+    job.check_offsets();
 }
 
 #[test]

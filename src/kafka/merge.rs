@@ -84,8 +84,11 @@ pub enum Raw<B> {
 #[derive(Debug)]
 struct PartitionState<B> {
     queue: VecDeque<RawRecord<B>>,
-    /// Every record before this offset was received (`None`: the owner has not reported).
+    /// Every record before this offset was received (`None`: nothing came yet).
     known: Option<i64>,
+    /// The owner's first [`Raw::Progress`] came (with the backlog's end): until then the
+    /// partition holds everything back, even when some of its records came first.
+    reported: bool,
     caught_up: bool,
     backlog_end: i64,
     /// The key of the last record received (timestamps: every later record's key is at
@@ -98,6 +101,7 @@ impl<B> Default for PartitionState<B> {
         PartitionState {
             queue: VecDeque::new(),
             known: None,
+            reported: false,
             caught_up: false,
             backlog_end: 0,
             last_key: i64::MIN,
@@ -130,12 +134,18 @@ pub enum Release {
 /// key, offset)`. A partition that
 /// is caught up (read to its end) does not hold the others back, so on a live stream a
 /// quiet partition does not stall the job (the order then depends on arrival times).
-/// A partition whose owner has not reported its start holds everything back.
+/// A partition whose owner has not reported its start holds everything back (even when
+/// some of its records came first); [`late`](Merger::late) counts records placed by their
+/// arrival.
 #[derive(Debug)]
 pub struct Merger<B> {
     block: i64,
     order: MergeOrder,
     parts: BTreeMap<(StreamId, i32), PartitionState<B>>,
+    /// The last block released (`None`: nothing yet).
+    released: Option<i64>,
+    /// Records that arrived after their block was released (see [`Merger::late`]).
+    late: u64,
 }
 
 impl<B> Merger<B> {
@@ -158,6 +168,8 @@ impl<B> Merger<B> {
                 .into_iter()
                 .map(|k| (k, PartitionState::default()))
                 .collect(),
+            released: None,
+            late: 0,
         }
     }
 
@@ -183,6 +195,12 @@ impl<B> Merger<B> {
                     MergeOrder::Timestamps => r.key.max(state.last_key),
                 };
                 state.last_key = r.key;
+                if self
+                    .released
+                    .is_some_and(|b| r.key.div_euclid(self.block) <= b)
+                {
+                    self.late += 1;
+                }
                 state.known = Some(state.known.map_or(r.offset + 1, |k| k.max(r.offset + 1)));
                 state.caught_up = false;
                 state.queue.push_back(r);
@@ -196,6 +214,7 @@ impl<B> Merger<B> {
             } => {
                 let state = self.parts.entry((stream, partition)).or_default();
                 state.known = Some(state.known.map_or(position, |k| k.max(position)));
+                state.reported = true;
                 state.caught_up = caught_up;
                 state.backlog_end = backlog_end;
             }
@@ -208,12 +227,15 @@ impl<B> Merger<B> {
     fn bound(&self, waited: bool) -> i64 {
         let mut bound = i64::MAX;
         for state in self.parts.values() {
-            match state.known {
-                None => return i64::MIN,
-                Some(_) if state.caught_up => {}
-                Some(known) if waited && known >= state.backlog_end => {}
-                Some(known) => bound = bound.min(self.block_start(self.lowest_next(known, state))),
+            // Records that come before their partition's first progress report (the
+            // source sends them first) say nothing of its backlog: it still holds back.
+            let Some(known) = state.known.filter(|_| state.reported) else {
+                return i64::MIN;
+            };
+            if state.caught_up || (waited && known >= state.backlog_end) {
+                continue;
             }
+            bound = bound.min(self.block_start(self.lowest_next(known, state)));
         }
         bound
     }
@@ -299,6 +321,9 @@ impl<B> Merger<B> {
             }
         }
         let block = self.block;
+        if let Some(last) = out.iter().map(|r| r.key.div_euclid(block)).max() {
+            self.released = Some(self.released.map_or(last, |b| b.max(last)));
+        }
         out.sort_unstable_by_key(|r| {
             (
                 r.key.div_euclid(block),
@@ -316,7 +341,16 @@ impl<B> Merger<B> {
     pub fn all_caught_up(&self) -> bool {
         self.parts
             .values()
-            .all(|s| s.known.is_some() && s.caught_up && s.queue.is_empty())
+            .all(|s| s.reported && s.caught_up && s.queue.is_empty())
+    }
+
+    /// Records that arrived after the block they belong to was released, so that their
+    /// place in the sequence depends on when they arrived, not only on the data: their
+    /// partition was taken as caught up (read to its end) or as live after a wait (see
+    /// [`release_waited`](Self::release_waited)) and then delivered older records. Always
+    /// 0 on a replay of topics written before the job started.
+    pub fn late(&self) -> u64 {
+        self.late
     }
 
     /// How many records are held.
@@ -621,9 +655,17 @@ mod tests {
         use super::*;
         use proptest::prelude::*;
 
-        /// Offsets per (topic, partition) with gaps, an arrival order, release points and
-        /// a block size.
-        type Replay = (Vec<Vec<i64>>, Vec<usize>, Vec<bool>, i64);
+        /// Offsets per (topic, partition) with gaps, an arrival order, release points (0:
+        /// none, 1: by the data's rule, 2: after a wait), a block size, and per partition
+        /// whether its first progress report comes after its first record.
+        #[derive(Clone, Debug)]
+        struct Replay {
+            parts: Vec<Vec<i64>>,
+            order: Vec<usize>,
+            releases: Vec<u8>,
+            block: i64,
+            reports_late: Vec<bool>,
+        }
 
         /// A replay: per (topic, partition), increasing offsets with gaps; how records
         /// arrive: an interleaving of the partitions (each in its own order), with
@@ -640,39 +682,51 @@ mod tests {
             (prop::collection::vec(partition, 1..5), 1i64..9).prop_flat_map(|(parts, block)| {
                 let n: usize = parts.iter().map(Vec::len).sum();
                 let order = prop::collection::vec(0..parts.len(), n..=n);
-                let releases = prop::collection::vec(any::<bool>(), n..=n);
-                (Just(parts), order, releases, Just(block))
+                let releases = prop::collection::vec(0u8..3, n..=n);
+                let late = prop::collection::vec(any::<bool>(), parts.len()..=parts.len());
+                (Just(parts), order, releases, Just(block), late).prop_map(
+                    |(parts, order, releases, block, reports_late)| Replay {
+                        parts,
+                        order,
+                        releases,
+                        block,
+                        reports_late,
+                    },
+                )
             })
         }
 
-        /// Feeds the replay in the given arrival order, releasing (by the data's rule)
-        /// wherever `releases` says, and everything at the end.
-        fn merge(
-            parts: &[Vec<i64>],
-            order: &[usize],
-            releases: &[bool],
-            block: i64,
-        ) -> Vec<(u8, i32, i64)> {
+        /// Feeds the replay in its arrival order, releasing wherever `releases` says, and
+        /// everything at the end; every partition is a backlog (written before the job
+        /// started), so not even a wait may change the order. Also returns the late
+        /// records the merger counted.
+        fn merge(r: &Replay) -> (Vec<(u8, i32, i64)>, u64) {
+            let parts = &r.parts;
             let ids: Vec<(StreamId, i32)> = (0..parts.len())
                 .map(|i| ((i % 2) as StreamId, (i / 2) as i32))
                 .collect();
-            let mut m: Merger<()> = Merger::new(ids.iter().copied(), block);
+            let mut m: Merger<()> = Merger::new(ids.iter().copied(), r.block);
             let ends: Vec<i64> = parts
                 .iter()
                 .map(|p| p.last().map_or(0, |o| o + 1))
                 .collect();
-            for (i, &(s, p)) in ids.iter().enumerate() {
+            let report = |m: &mut Merger<()>, i: usize, position: i64, caught_up: bool| {
                 m.push(Raw::Progress {
-                    stream: s,
-                    partition: p,
-                    position: 0,
-                    caught_up: parts[i].is_empty(),
+                    stream: ids[i].0,
+                    partition: ids[i].1,
+                    position,
+                    caught_up,
                     backlog_end: ends[i],
                 });
+            };
+            for i in 0..parts.len() {
+                if !r.reports_late[i] || parts[i].is_empty() {
+                    report(&mut m, i, 0, parts[i].is_empty());
+                }
             }
             let mut next = vec![0usize; parts.len()];
             let mut out = Vec::new();
-            for (k, &i) in order.iter().enumerate() {
+            for (k, &i) in r.order.iter().enumerate() {
                 // The interleaving picks a partition; one with nothing left gives way to
                 // the next that has records.
                 let Some(i) = (0..parts.len())
@@ -683,6 +737,10 @@ mod tests {
                 };
                 let (s, p) = ids[i];
                 let offset = parts[i][next[i]];
+                if next[i] == 1 && r.reports_late[i] {
+                    // The source sent its first batch's records before its progress.
+                    report(&mut m, i, offset, false);
+                }
                 next[i] += 1;
                 m.push(Raw::Record(RawRecord {
                     stream: s,
@@ -692,28 +750,25 @@ mod tests {
                     body: (),
                 }));
                 if next[i] == parts[i].len() {
-                    m.push(Raw::Progress {
-                        stream: s,
-                        partition: p,
-                        position: ends[i],
-                        caught_up: true,
-                        backlog_end: ends[i],
-                    });
+                    report(&mut m, i, ends[i], true);
                 }
-                if releases[k] {
-                    out.extend(
-                        m.release()
-                            .into_iter()
-                            .map(|r| (r.stream, r.partition, r.offset)),
-                    );
-                }
+                let released = match r.releases[k] {
+                    1 => m.release(),
+                    2 => m.release_waited(),
+                    _ => Vec::new(),
+                };
+                out.extend(
+                    released
+                        .into_iter()
+                        .map(|r| (r.stream, r.partition, r.offset)),
+                );
             }
             out.extend(
                 m.release_all()
                     .into_iter()
                     .map(|r| (r.stream, r.partition, r.offset)),
             );
-            out
+            (out, m.late())
         }
 
         /// Timestamps per (topic, partition) (any order), an arrival order, release
@@ -784,13 +839,15 @@ mod tests {
 
         proptest! {
             /// Every record comes out once, in the order of (block, topic, partition,
-            /// offset), whatever the arrival order and wherever the releases fall.
+            /// offset), whatever the arrival order, wherever the releases (and waits) fall,
+            /// and whether a partition's records or its first progress report come first.
             #[test]
-            fn a_replay_merges_in_the_data_order_for_any_arrival(
-                (parts, order, releases, block) in replay()
-            ) {
-                let got = merge(&parts, &order, &releases, block);
-                let mut want: Vec<(u8, i32, i64)> = parts
+            fn a_replay_merges_in_the_data_order_for_any_arrival(r in replay()) {
+                let (got, late) = merge(&r);
+                prop_assert_eq!(late, 0);
+                let block = r.block;
+                let mut want: Vec<(u8, i32, i64)> = r
+                    .parts
                     .iter()
                     .enumerate()
                     .flat_map(|(i, offs)| {

@@ -57,6 +57,10 @@ pub struct MergeOptions {
     pub hold_for_checkpoint: bool,
     /// Where the sequence starts (a model's position).
     pub start: SourceState,
+    /// The job resumes from a checkpoint: a run that stamps nothing then takes no snapshot
+    /// at its end (its state is the checkpoint's, which the sink saves as it is; a new
+    /// snapshot would take an epoch and learn the passes due in it).
+    pub resumed: bool,
 }
 
 /// What the merge hands on.
@@ -143,6 +147,7 @@ pub fn merge<'scope>(
                 return;
             };
             metrics.note_held(merger.held() + ready.len());
+            metrics.merge_late.store(merger.late(), Ordering::Relaxed);
             let sources_done = frontiers[0].is_empty();
             let now = Instant::now();
             // What can be released: the data's order; everything at the end; when the
@@ -278,7 +283,16 @@ pub fn merge<'scope>(
                 // The end marker always takes the epoch after the last (held or not), so
                 // the final state does not depend on when the last checkpoint came.
                 held = None;
-                if options.snapshot_at_end {
+                // The end's cut names every partition's offset (and clamp) even when this
+                // run stamped nothing (a restart after the stream's end): the final model
+                // and the checkpoint at the end must say where the stream stands.
+                let end = sequencer.epoch();
+                side_buf.push((end, SideRecord::Commit(commit_marks(&merger, &ready))));
+                if !stamped_keys.is_empty() {
+                    side_buf.push((end, order_keys(&stamped_keys)));
+                }
+                let stamped = sequencer.epoch() != options.start.epoch;
+                if options.snapshot_at_end && (stamped || !options.resumed) {
                     items_buf.push(sequencer.snapshot(None));
                 }
             }

@@ -37,6 +37,9 @@ pub struct JobMetrics {
     pub commits: AtomicU64,
     /// The most records the merge held at once (read, not yet stamped).
     pub merge_held_peak: AtomicU64,
+    /// Records the merge placed by their arrival, not by the data (see
+    /// [`Merger::late`](super::merge::Merger::late)).
+    pub merge_late: AtomicU64,
     /// Checkpoints written, the last one's size and write time, and all write times.
     checkpoints: Mutex<CheckpointStats>,
     /// Transient consumer errors of this process's sources (connection lost, a partition
@@ -108,6 +111,9 @@ pub struct MetricsSnapshot {
     /// The most records the merge held at once (read, not yet stamped): bounded by the
     /// partitions times `--max-read-ahead`.
     pub merge_held_peak: u64,
+    /// Records that arrived after their merge block was released, so placed by arrival
+    /// time: 0 on a replay (a live stream's quiet partitions may cause some).
+    pub merge_late_records: u64,
     /// Checkpoints written (with `--checkpoint-dir`).
     pub checkpoints: CheckpointStats,
     /// With one model per key (`--keys`): each key's counters (empty otherwise).
@@ -145,6 +151,7 @@ impl JobMetrics {
             click_window: std::sync::atomic::AtomicBool::new(false),
             commits: AtomicU64::new(0),
             merge_held_peak: AtomicU64::new(0),
+            merge_late: AtomicU64::new(0),
             checkpoints: Mutex::new(CheckpointStats::default()),
             consumer_errors: AtomicU64::new(0),
             producer_errors: AtomicU64::new(0),
@@ -253,6 +260,7 @@ impl JobMetrics {
             lag: self.lag_total.load(Ordering::Relaxed),
             commits: self.commits.load(Ordering::Relaxed),
             merge_held_peak: self.merge_held_peak.load(Ordering::Relaxed),
+            merge_late_records: self.merge_late.load(Ordering::Relaxed),
             checkpoints: *lock(&self.checkpoints),
             keys: lock(&self.keys).clone(),
         }
@@ -322,7 +330,7 @@ impl Collector for Exposition {
         let e = &self.0;
         let s = &e.snapshot;
         let j = &s.join;
-        let counters: [(&str, &str, u64); 15] = [
+        let counters: [(&str, &str, u64); 16] = [
             (
                 "flowboost_events_in",
                 "Event records consumed and decoded.",
@@ -359,6 +367,11 @@ impl Collector for Exposition {
                 s.no_click,
             ),
             ("flowboost_commits", "Offset commits.", s.commits),
+            (
+                "flowboost_merge_late_records",
+                "Records that arrived after their merge block was released, so ordered by arrival time (0 on a replay).",
+                s.merge_late_records,
+            ),
             (
                 "flowboost_checkpoints",
                 "Checkpoints written (and their transactions committed).",
