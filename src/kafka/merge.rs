@@ -719,9 +719,9 @@ mod tests {
                     backlog_end: ends[i],
                 });
             };
-            for i in 0..parts.len() {
-                if !r.reports_late[i] || parts[i].is_empty() {
-                    report(&mut m, i, 0, parts[i].is_empty());
+            for (i, part) in parts.iter().enumerate() {
+                if !r.reports_late[i] || part.is_empty() {
+                    report(&mut m, i, 0, part.is_empty());
                 }
             }
             let mut next = vec![0usize; parts.len()];
