@@ -20,7 +20,8 @@ pub fn logistic_rank_gradient(scores: &[f64], relevant: &[u32], out: &mut [f64])
     logistic_rank_gradient_with(scores, relevant, out, &mut Vec::new())
 }
 
-/// [`logistic_rank_gradient`] with a scratch vector for the `k` exponentials.
+/// [`logistic_rank_gradient`] with a scratch vector (for the `k` exponentials and `k`
+/// ratios).
 ///
 /// Each pair's `1 / (1 + exp(s[l] - s[r]))` is computed as `e_r / (e_r + e_l)` with
 /// `e_j = exp(s[j] - max s)` (in `(0, 1]`, no overflow): `k` exponentials instead of one
@@ -45,9 +46,17 @@ pub fn logistic_rank_gradient_with(
     let max = scores.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
     exps.clear();
     exps.extend(scores.iter().map(|&s| (s - max).exp()));
+    // The second half: each pair's ratio for the current `l`, for every label at once (a
+    // loop without branches, which the compiler vectorizes; the divisions are most of the
+    // work), then summed in label order as before: the same bits.
+    exps.resize(2 * k, 0.0);
+    let (exps, ratios) = exps.split_at_mut(k);
     for &l in relevant {
         let sl = scores[l as usize];
         let el = exps[l as usize];
+        for (q, &er) in ratios.iter_mut().zip(exps.iter()) {
+            *q = er / (er + el);
+        }
         let mut sum = 0.0;
         let mut next_relevant = 0;
         for (r, &sr) in scores.iter().enumerate() {
@@ -58,7 +67,7 @@ pub fn logistic_rank_gradient_with(
             let er = exps[r];
             let total = er + el;
             let sigma = if total > 0.0 && total.is_finite() {
-                w * (er / total)
+                w * ratios[r]
             } else {
                 w * logistic_weight(sl - sr)
             };
@@ -133,7 +142,7 @@ impl AdaOlmrStage {
             next: vec![0.0; k],
             cost: vec![0.0; k],
             grad: vec![0.0; k],
-            exps: Vec::with_capacity(k),
+            exps: Vec::with_capacity(2 * k),
         }
     }
 
