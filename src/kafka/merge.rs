@@ -771,46 +771,66 @@ mod tests {
             (out, m.late())
         }
 
-        /// Timestamps per (topic, partition) (any order), an arrival order, release
-        /// points and a block in milliseconds.
-        type TimedReplay = (Vec<Vec<i64>>, Vec<usize>, Vec<bool>, i64);
+        /// Timestamps per (topic, partition) (any order), an arrival order, release points
+        /// (as in [`Replay`]), a block in milliseconds, and per partition whether its first
+        /// progress report comes after its first record.
+        #[derive(Clone, Debug)]
+        struct TimedReplay {
+            parts: Vec<Vec<i64>>,
+            order: Vec<usize>,
+            releases: Vec<u8>,
+            block: i64,
+            reports_late: Vec<bool>,
+        }
 
         fn timed_replay() -> impl Strategy<Value = TimedReplay> {
             let partition = prop::collection::vec(0i64..60, 0..30);
             (prop::collection::vec(partition, 1..5), 1i64..20).prop_flat_map(|(parts, block)| {
                 let n: usize = parts.iter().map(Vec::len).sum();
                 let order = prop::collection::vec(0..parts.len(), n..=n);
-                let releases = prop::collection::vec(any::<bool>(), n..=n);
-                (Just(parts), order, releases, Just(block))
+                let releases = prop::collection::vec(0u8..3, n..=n);
+                let late = prop::collection::vec(any::<bool>(), parts.len()..=parts.len());
+                (Just(parts), order, releases, Just(block), late).prop_map(
+                    |(parts, order, releases, block, reports_late)| TimedReplay {
+                        parts,
+                        order,
+                        releases,
+                        block,
+                        reports_late,
+                    },
+                )
             })
         }
 
-        /// Feeds a timed replay (offsets 0.. per partition) in the given arrival order,
-        /// releasing by the data's rule where `releases` says, and everything at the end.
-        fn merge_timed(
-            parts: &[Vec<i64>],
-            order: &[usize],
-            releases: &[bool],
-            block: i64,
-        ) -> Vec<(u8, i32, i64, i64)> {
+        /// Feeds a timed replay (offsets 0.. per partition) in its arrival order, releasing
+        /// where `releases` says (by the data's rule, or after a wait: every partition is a
+        /// backlog, so not even a wait may change the order), and everything at the end.
+        /// Also returns the late records the merger counted.
+        fn merge_timed(r: &TimedReplay) -> (Vec<(u8, i32, i64, i64)>, u64) {
+            let parts = &r.parts;
             let ids: Vec<(StreamId, i32)> = (0..parts.len())
                 .map(|i| ((i % 2) as StreamId, (i / 2) as i32))
                 .collect();
             let mut m: Merger<()> =
-                Merger::with_order(ids.iter().copied(), block, MergeOrder::Timestamps);
-            for (i, &(s, p)) in ids.iter().enumerate() {
+                Merger::with_order(ids.iter().copied(), r.block, MergeOrder::Timestamps);
+            let report = |m: &mut Merger<()>, i: usize, position: i64, caught_up: bool| {
                 m.push(Raw::Progress {
-                    stream: s,
-                    partition: p,
-                    position: 0,
-                    caught_up: parts[i].is_empty(),
+                    stream: ids[i].0,
+                    partition: ids[i].1,
+                    position,
+                    caught_up,
                     backlog_end: parts[i].len() as i64,
                 });
+            };
+            for (i, part) in parts.iter().enumerate() {
+                if !r.reports_late[i] || part.is_empty() {
+                    report(&mut m, i, 0, part.is_empty());
+                }
             }
             let mut next = vec![0usize; parts.len()];
             let mut out = Vec::new();
             let key = |r: RawRecord<()>| (r.stream, r.partition, r.key, r.offset);
-            for (k, &i) in order.iter().enumerate() {
+            for (k, &i) in r.order.iter().enumerate() {
                 let Some(i) = (0..parts.len())
                     .map(|d| (i + d) % parts.len())
                     .find(|&j| next[j] < parts[j].len())
@@ -818,23 +838,24 @@ mod tests {
                     break;
                 };
                 let (s, p) = ids[i];
+                if next[i] == 1 && r.reports_late[i] {
+                    // The source sent its first batch's records before its progress.
+                    report(&mut m, i, 1, false);
+                }
                 m.push(stamped(s, p, next[i] as i64, parts[i][next[i]]));
                 next[i] += 1;
                 if next[i] == parts[i].len() {
-                    m.push(Raw::Progress {
-                        stream: s,
-                        partition: p,
-                        position: next[i] as i64,
-                        caught_up: true,
-                        backlog_end: next[i] as i64,
-                    });
+                    report(&mut m, i, next[i] as i64, true);
                 }
-                if releases[k] {
-                    out.extend(m.release().into_iter().map(key));
-                }
+                let released = match r.releases[k] {
+                    1 => m.release(),
+                    2 => m.release_waited(),
+                    _ => Vec::new(),
+                };
+                out.extend(released.into_iter().map(key));
             }
             out.extend(m.release_all().into_iter().map(key));
-            out
+            (out, m.late())
         }
 
         proptest! {
@@ -860,14 +881,15 @@ mod tests {
 
             /// By timestamps: every record comes out once, with its timestamp clamped to
             /// its partition's running maximum, in the order of (block, topic, partition,
-            /// key, offset), whatever the arrival order and wherever the releases fall.
+            /// key, offset), whatever the arrival order, wherever the releases (and waits)
+            /// fall, and whether a partition's records or its first report come first.
             #[test]
-            fn a_timed_replay_merges_in_the_data_order_for_any_arrival(
-                (parts, order, releases, block) in timed_replay()
-            ) {
-                let got = merge_timed(&parts, &order, &releases, block);
+            fn a_timed_replay_merges_in_the_data_order_for_any_arrival(r in timed_replay()) {
+                let (got, late) = merge_timed(&r);
+                prop_assert_eq!(late, 0);
+                let block = r.block;
                 let mut want: Vec<(u8, i32, i64, i64)> = Vec::new();
-                for (i, ts) in parts.iter().enumerate() {
+                for (i, ts) in r.parts.iter().enumerate() {
                     let mut last = i64::MIN;
                     for (o, &t) in ts.iter().enumerate() {
                         last = last.max(t);
@@ -886,10 +908,11 @@ mod tests {
             /// stamped can have keys below its clamp, and those records come next anyway).
             #[test]
             fn a_restart_at_any_cut_continues_the_timed_order(
-                (parts, order, releases, block) in timed_replay(),
+                r in timed_replay(),
                 cut in 0.0f64..1.0,
             ) {
-                let whole = merge_timed(&parts, &order, &releases, block);
+                let (whole, _) = merge_timed(&r);
+                let (parts, block) = (&r.parts, r.block);
                 let k = (cut * whole.len() as f64) as usize;
                 let ids: Vec<(StreamId, i32)> = (0..parts.len())
                     .map(|i| ((i % 2) as StreamId, (i / 2) as i32))
