@@ -655,9 +655,10 @@ mod tests {
         use super::*;
         use proptest::prelude::*;
 
-        /// Offsets per (topic, partition) with gaps, an arrival order, release points (0:
-        /// none, 1: by the data's rule, 2: after a wait), a block size, and per partition
-        /// whether its first progress report comes after its first record.
+        /// Per (topic, partition) its records' order values (offsets, or timestamps), an
+        /// arrival order, release points (0: none, 1: by the data's rule, 2: after a
+        /// wait), a block size, and per partition whether its first progress report comes
+        /// after its first record.
         #[derive(Clone, Debug)]
         struct Replay {
             parts: Vec<Vec<i64>>,
@@ -667,19 +668,14 @@ mod tests {
             reports_late: Vec<bool>,
         }
 
-        /// A replay: per (topic, partition), increasing offsets with gaps; how records
-        /// arrive: an interleaving of the partitions (each in its own order), with
-        /// releases at random points; the merge block.
-        fn replay() -> impl Strategy<Value = Replay> {
-            let partition = prop::collection::vec(1i64..4, 0..40).prop_map(|gaps| {
-                gaps.iter()
-                    .scan(0i64, |o, g| {
-                        *o += g;
-                        Some(*o)
-                    })
-                    .collect::<Vec<i64>>()
-            });
-            (prop::collection::vec(partition, 1..5), 1i64..9).prop_flat_map(|(parts, block)| {
+        /// A replay of 1 to 4 partitions drawn from `partition`, a block from `blocks`; how
+        /// records arrive: an interleaving of the partitions (each in its own order), with
+        /// releases at random points.
+        fn arrivals(
+            partition: impl Strategy<Value = Vec<i64>>,
+            blocks: std::ops::Range<i64>,
+        ) -> impl Strategy<Value = Replay> {
+            (prop::collection::vec(partition, 1..5), blocks).prop_flat_map(|(parts, block)| {
                 let n: usize = parts.iter().map(Vec::len).sum();
                 let order = prop::collection::vec(0..parts.len(), n..=n);
                 let releases = prop::collection::vec(0u8..3, n..=n);
@@ -694,6 +690,19 @@ mod tests {
                     },
                 )
             })
+        }
+
+        /// Offsets: per partition, increasing offsets with gaps.
+        fn replay() -> impl Strategy<Value = Replay> {
+            let partition = prop::collection::vec(1i64..4, 0..40).prop_map(|gaps| {
+                gaps.iter()
+                    .scan(0i64, |o, g| {
+                        *o += g;
+                        Some(*o)
+                    })
+                    .collect::<Vec<i64>>()
+            });
+            arrivals(partition, 1..9)
         }
 
         /// Feeds the replay in its arrival order, releasing wherever `releases` says, and
@@ -771,42 +780,16 @@ mod tests {
             (out, m.late())
         }
 
-        /// Timestamps per (topic, partition) (any order), an arrival order, release points
-        /// (as in [`Replay`]), a block in milliseconds, and per partition whether its first
-        /// progress report comes after its first record.
-        #[derive(Clone, Debug)]
-        struct TimedReplay {
-            parts: Vec<Vec<i64>>,
-            order: Vec<usize>,
-            releases: Vec<u8>,
-            block: i64,
-            reports_late: Vec<bool>,
-        }
-
-        fn timed_replay() -> impl Strategy<Value = TimedReplay> {
-            let partition = prop::collection::vec(0i64..60, 0..30);
-            (prop::collection::vec(partition, 1..5), 1i64..20).prop_flat_map(|(parts, block)| {
-                let n: usize = parts.iter().map(Vec::len).sum();
-                let order = prop::collection::vec(0..parts.len(), n..=n);
-                let releases = prop::collection::vec(0u8..3, n..=n);
-                let late = prop::collection::vec(any::<bool>(), parts.len()..=parts.len());
-                (Just(parts), order, releases, Just(block), late).prop_map(
-                    |(parts, order, releases, block, reports_late)| TimedReplay {
-                        parts,
-                        order,
-                        releases,
-                        block,
-                        reports_late,
-                    },
-                )
-            })
+        /// Timestamps (in any order; offsets 0.. per partition), blocks in milliseconds.
+        fn timed_replay() -> impl Strategy<Value = Replay> {
+            arrivals(prop::collection::vec(0i64..60, 0..30), 1..20)
         }
 
         /// Feeds a timed replay (offsets 0.. per partition) in its arrival order, releasing
         /// where `releases` says (by the data's rule, or after a wait: every partition is a
         /// backlog, so not even a wait may change the order), and everything at the end.
         /// Also returns the late records the merger counted.
-        fn merge_timed(r: &TimedReplay) -> (Vec<(u8, i32, i64, i64)>, u64) {
+        fn merge_timed(r: &Replay) -> (Vec<(u8, i32, i64, i64)>, u64) {
             let parts = &r.parts;
             let ids: Vec<(StreamId, i32)> = (0..parts.len())
                 .map(|i| ((i % 2) as StreamId, (i / 2) as i32))

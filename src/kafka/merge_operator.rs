@@ -291,7 +291,7 @@ pub fn merge<'scope>(
                 if !stamped_keys.is_empty() {
                     side_buf.push((end, order_keys(&stamped_keys)));
                 }
-                let stamped = sequencer.epoch() != options.start.epoch;
+                let stamped = end != options.start.epoch;
                 if options.snapshot_at_end && (stamped || !options.resumed) {
                     items_buf.push(sequencer.snapshot(None));
                 }
