@@ -426,19 +426,13 @@ fn crashed_equals_uninterrupted_in(processes: usize, victims: [usize; 3], order:
     );
 
     // A restart after the end (as when a crash came after the last record) reads
-    // nothing, writes nothing, and saves the same model, offsets included; its checkpoint
-    // at the end still names every partition's offset.
+    // nothing and writes nothing; its checkpoint at the end still names every partition's
+    // offset. (Its end snapshot takes one more epoch, whose due learning passes it learns:
+    // docs/kafka.md, Checkpoints, "At the end".)
     let again = job.finish(7);
     assert_eq!(again["events_in"], 0, "{again}");
     assert_eq!(again["join"], whole["join"], "{again}\n{whole}");
     assert_eq!(job.predictions(), got);
-    let c = std::fs::read(&job.model).unwrap();
-    assert!(
-        a == c,
-        "a restart after the end changed the model ({} and {} bytes)",
-        a.len(),
-        c.len()
-    );
     job.check_offsets();
 }
 

@@ -498,7 +498,6 @@ pub fn run_job(
                 .map(|_| options.checkpoint_every),
             hold_for_checkpoint: options.transactional,
             start: start_state,
-            resumed: restore.is_some(),
         };
         let progress = restore.as_ref().and_then(|s| s.body.progress.clone());
         let model = SinkModel {
@@ -518,9 +517,6 @@ pub fn run_job(
                 .as_ref()
                 .map(|s| s.body.key_progress.clone())
                 .unwrap_or_default(),
-            resumed_from: restore
-                .clone()
-                .filter(|_| options.save_model.is_some() && index == 0),
         };
         let scorer = progress.map_or_else(
             || Scorer::new(schema.task, schema.num_labels()),

@@ -57,10 +57,6 @@ pub struct MergeOptions {
     pub hold_for_checkpoint: bool,
     /// Where the sequence starts (a model's position).
     pub start: SourceState,
-    /// The job resumes from a checkpoint: a run that stamps nothing then takes no snapshot
-    /// at its end (its state is the checkpoint's, which the sink saves as it is; a new
-    /// snapshot would take an epoch and learn the passes due in it).
-    pub resumed: bool,
 }
 
 /// What the merge hands on.
@@ -291,8 +287,7 @@ pub fn merge<'scope>(
                 if !stamped_keys.is_empty() {
                     side_buf.push((end, order_keys(&stamped_keys)));
                 }
-                let stamped = end != options.start.epoch;
-                if options.snapshot_at_end && (stamped || !options.resumed) {
+                if options.snapshot_at_end {
                     items_buf.push(sequencer.snapshot(None));
                 }
             }

@@ -72,9 +72,6 @@ pub struct SinkModel {
     /// With one model per key: each key's predictions and metrics a restored run's
     /// checkpoint had already made (empty: none).
     pub key_progress: Vec<Progress>,
-    /// The checkpoint a resumed job started from (with `--save-model`, on worker 0): the
-    /// model saved at the end when the run took no snapshot (it read nothing new).
-    pub resumed_from: Option<Arc<SavedModel>>,
 }
 
 /// The progressive loss a scorer's headline value stands for: 1 - accuracy for single-label
@@ -183,7 +180,7 @@ pub fn kafka_sink<'scope>(
         // With --merge-order timestamps, the order keys at those marks.
         let mut latest_keys: std::collections::BTreeMap<(StreamId, i32), i64> = Default::default();
         // The model to save at the end (the last snapshot's).
-        let mut last_model: Option<SavedModel> = model.resumed_from.as_deref().cloned();
+        let mut last_model: Option<SavedModel> = None;
         let mut checkpoints_written = 0u64;
         let mut committed: BTreeMap<(StreamId, i32), i64> = BTreeMap::new();
         let mut last_commit = Instant::now();
