@@ -13,7 +13,7 @@ mod common;
 use common::kafka::{brokers, create};
 use common::{flowboost, last_json, temp_dir};
 use flowboost::connectors::kafka::testing::unique_name;
-use flowboost::model::read_header;
+use flowboost::model::{ModelHeader, read_header};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -214,8 +214,8 @@ impl<'a> Job<'a> {
         summary
     }
 
-    /// The checkpoint files now, with their headers' pending events.
-    fn checkpoints(&self) -> BTreeMap<PathBuf, usize> {
+    /// The checkpoint files now, with their headers.
+    fn checkpoints(&self) -> BTreeMap<PathBuf, ModelHeader> {
         let Ok(entries) = std::fs::read_dir(&self.dir) else {
             return BTreeMap::new();
         };
@@ -226,7 +226,7 @@ impl<'a> Job<'a> {
             .filter_map(|p| {
                 let bytes = std::fs::read(&p).ok()?;
                 let (header, _) = read_header(&bytes, &p.display().to_string()).ok()?;
-                Some((p, header.pending))
+                Some((p, header))
             })
             .collect()
     }
@@ -234,15 +234,26 @@ impl<'a> Job<'a> {
     /// One crash: with `fault`, every process runs until process 0 aborts at that point
     /// (the others then stop with an error); without, `victim` is killed with SIGKILL once
     /// a checkpoint newer than those present at the start was written (the others stop).
+    ///
+    /// A checkpoint is new when its file is (a checkpoint at the same cut as an older one,
+    /// such as the end's snapshot taken again by a restart after the end, replaces it).
     fn crash(&self, round: usize, fault: Option<&str>, victim: usize) {
-        let before: Vec<PathBuf> = self.checkpoints().into_keys().collect();
+        let before = self.checkpoint_files();
         let mut children = self.spawn(fault, round);
         let start = Instant::now();
         if fault.is_none() {
             loop {
-                let now = self.checkpoints();
-                if now.keys().any(|p| !before.contains(p)) {
+                let now = self.checkpoint_files();
+                if now.iter().any(|f| !before.contains(f)) {
                     break;
+                }
+                for (p, (child, log)) in children.iter_mut().enumerate() {
+                    if let Some(status) = child.try_wait().unwrap() {
+                        let stderr = std::fs::read_to_string(log).unwrap_or_default();
+                        panic!(
+                            "round {round}: process {p} ended ({status}) before a new checkpoint:\n{stderr}"
+                        );
+                    }
                 }
                 assert!(
                     start.elapsed() < Duration::from_secs(60),
@@ -285,13 +296,29 @@ impl<'a> Job<'a> {
             }
         }
         self.check_offsets();
-        // The crash left events waiting for their feedback in every checkpoint.
+        // The crash left events waiting for their feedback in every checkpoint before the
+        // end's.
         let left = self.checkpoints();
         assert!(!left.is_empty(), "round {round}: no checkpoint");
-        assert!(
-            left.values().all(|&pending| pending > 0),
-            "round {round}: a checkpoint without pending feedback: {left:?}"
-        );
+        for (path, header) in &left {
+            assert!(
+                header.pending > 0 || header.at_end,
+                "round {round}: a checkpoint without pending feedback: {}",
+                path.display()
+            );
+        }
+    }
+
+    /// The checkpoint files now, each with its last modification (a file replaced by a
+    /// rename is new).
+    fn checkpoint_files(&self) -> Vec<(PathBuf, std::time::SystemTime)> {
+        self.checkpoints()
+            .into_keys()
+            .filter_map(|p| {
+                let modified = std::fs::metadata(&p).ok()?.modified().ok()?;
+                Some((p, modified))
+            })
+            .collect()
     }
 
     /// Every checkpoint names the offset of each of the 8 partitions (4 of events, 4 of
@@ -425,15 +452,30 @@ fn crashed_equals_uninterrupted_in(processes: usize, victims: [usize; 3], order:
         b.len()
     );
 
-    // A restart after the end (as when a crash came after the last record) reads
-    // nothing and writes nothing; its checkpoint at the end still names every partition's
-    // offset. (Its end snapshot takes one more epoch, whose due learning passes it learns:
-    // docs/kafka.md, Checkpoints, "At the end".)
+    // The saved model is the end's snapshot, and says so.
+    assert!(read_header(&a, "final.fbm").unwrap().0.at_end);
+
+    // A restart after the end (as when a crash came after the end's snapshot) reads
+    // nothing, writes nothing, and takes the end's snapshot again: the same model, and a
+    // checkpoint that still names every partition's offset.
     let again = job.finish(7);
     assert_eq!(again["events_in"], 0, "{again}");
     assert_eq!(again["join"], whole["join"], "{again}\n{whole}");
     assert_eq!(job.predictions(), got);
     job.check_offsets();
+    assert!(
+        a == std::fs::read(&job.model).unwrap(),
+        "a restart after the end saved another model"
+    );
+    // And one killed after it saved the end again: the next restart ends the same way.
+    job.crash(8, None, victims[2]);
+    let last = job.finish(9);
+    assert_eq!(last["events_in"], 0, "{last}");
+    assert_eq!(job.predictions(), got);
+    assert!(
+        a == std::fs::read(&job.model).unwrap(),
+        "a restart after a crash after the end saved another model"
+    );
 }
 
 #[test]

@@ -498,6 +498,7 @@ pub fn run_job(
                 .map(|_| options.checkpoint_every),
             hold_for_checkpoint: options.transactional,
             start: start_state,
+            resumed_at_end: restore.as_ref().is_some_and(|s| s.header.at_end),
         };
         let progress = restore.as_ref().and_then(|s| s.body.progress.clone());
         let model = SinkModel {
@@ -517,6 +518,10 @@ pub fn run_job(
                 .as_ref()
                 .map(|s| s.body.key_progress.clone())
                 .unwrap_or_default(),
+            resumed_end: restore
+                .as_ref()
+                .filter(|s| s.header.at_end && index == 0)
+                .map(|s| Box::new(SavedModel::clone(s))),
         };
         let scorer = progress.map_or_else(
             || Scorer::new(schema.task, schema.num_labels()),

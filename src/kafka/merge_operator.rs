@@ -57,6 +57,10 @@ pub struct MergeOptions {
     pub hold_for_checkpoint: bool,
     /// Where the sequence starts (a model's position).
     pub start: SourceState,
+    /// `start` is the snapshot of a run's end (a checkpoint with
+    /// [`at_end`](crate::model::ModelHeader::at_end)): if no record comes, the run ends
+    /// with that snapshot again ([`SideRecord::EndAgain`]), unchanged.
+    pub resumed_at_end: bool,
 }
 
 /// What the merge hands on.
@@ -124,6 +128,8 @@ pub fn merge<'scope>(
         let mut last_checkpoint = Instant::now();
         // The last epoch, ended on a quiet stream, held open for its checkpoint.
         let mut held: Option<u64> = None;
+        // Resumed from the end's snapshot, and no record came yet.
+        let mut end_again = options.resumed_at_end;
         move |frontiers| {
             control_in.for_each(|_t, data| {
                 if data.iter().any(|c| matches!(c, Control::Stop { .. })) {
@@ -235,6 +241,9 @@ pub fn merge<'scope>(
                     }
                 }
             }
+            if progressed || !ready.is_empty() {
+                end_again = false;
+            }
             if events > 0 {
                 metrics.events_in.fetch_add(events, Ordering::Relaxed);
                 metrics.learned.fetch_add(labeled, Ordering::Relaxed);
@@ -287,7 +296,13 @@ pub fn merge<'scope>(
                 if !stamped_keys.is_empty() {
                     side_buf.push((end, order_keys(&stamped_keys)));
                 }
-                if options.snapshot_at_end {
+                if end_again {
+                    // Resumed from the end's snapshot, and nothing came: the state is
+                    // that snapshot's, which stays the end (a new snapshot would take one
+                    // more epoch and learn the passes due in it).
+                    side_buf.push((end, SideRecord::EndAgain));
+                } else if options.snapshot_at_end {
+                    side_buf.push((end, SideRecord::End));
                     items_buf.push(sequencer.snapshot(None));
                 }
             }

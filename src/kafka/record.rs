@@ -68,6 +68,12 @@ pub enum SideRecord {
     /// partition, the order key of the last record before its commit mark (where the
     /// merge's clamp goes on after a restore from that cut).
     OrderKeys(Vec<(StreamId, i32, i64)>),
+    /// The snapshot of this epoch is the run's last, at its stream's end
+    /// ([`ModelHeader::at_end`](crate::model::ModelHeader::at_end)).
+    End,
+    /// The run resumed from the snapshot of a run's end and read nothing: that snapshot is
+    /// its end too, unchanged (the sink saves it again; no snapshot is taken).
+    EndAgain,
 }
 
 /// A message of the job's control stream (broadcast to every worker).

@@ -72,6 +72,9 @@ pub struct SinkModel {
     /// With one model per key: each key's predictions and metrics a restored run's
     /// checkpoint had already made (empty: none).
     pub key_progress: Vec<Progress>,
+    /// The snapshot of a run's end this run resumed from, if it did: saved again as this
+    /// run's end when nothing new comes ([`SideRecord::EndAgain`]).
+    pub resumed_end: Option<Box<SavedModel>>,
 }
 
 /// The progressive loss a scorer's headline value stands for: 1 - accuracy for single-label
@@ -146,7 +149,7 @@ pub fn kafka_sink<'scope>(
     items: Stream<'scope, u64, Vec<Item>>,
     join: Option<JoinOutputs<'scope>>,
     clients: Option<SinkClients>,
-    model: SinkModel,
+    mut model: SinkModel,
     mut scorer: Scorer,
     metrics: Arc<JobMetrics>,
     worker: Rc<RefCell<WorkerState>>,
@@ -179,6 +182,10 @@ pub fn kafka_sink<'scope>(
         let mut latest: Vec<(StreamId, i32, i64)> = Vec::new();
         // With --merge-order timestamps, the order keys at those marks.
         let mut latest_keys: std::collections::BTreeMap<(StreamId, i32), i64> = Default::default();
+        // The epoch whose snapshot is the run's last, at the stream's end.
+        let mut end_epoch: Option<u64> = None;
+        // The snapshot of the end resumed from, to save again.
+        let mut end_again: Option<Box<SavedModel>> = None;
         // The model to save at the end (the last snapshot's).
         let mut last_model: Option<SavedModel> = None;
         let mut checkpoints_written = 0u64;
@@ -341,47 +348,60 @@ pub fn kafka_sink<'scope>(
                         SideRecord::OrderKeys(keys) => {
                             latest_keys = keys.into_iter().map(|(s, p, k)| ((s, p), k)).collect();
                         }
+                        SideRecord::End => end_epoch = Some(t),
+                        SideRecord::EndAgain => end_again = model.resumed_end.take(),
                         SideRecord::Commit(offsets) => {
                             latest.clone_from(&offsets);
                             marks.push(offsets, c.predictions.stats().produced);
                         }
                     }
                 }
-                if let Some(snapshot) =
-                    assembler.take(t, model.stages, model.score_dim, has_join, models.max(1))
-                {
-                    let progress = Progress {
-                        seen: model.seen + metrics.predictions_sent.load(Ordering::Relaxed),
-                        scorer: scorer.clone(),
-                    };
-                    let result = snapshot.and_then(|s| {
-                        let mut saved = SavedModel::from_snapshot(
-                            &model.config,
-                            &model.schema,
-                            s,
-                            Some(progress),
-                            None,
-                        );
-                        if let Some(keys) = &model.keys {
-                            let progress = key_scorers
-                                .iter()
-                                .zip(&key_predictions)
-                                .map(|(s, &seen)| Progress {
-                                    seen,
-                                    scorer: s.clone(),
-                                })
-                                .collect();
-                            saved = saved.with_keys(keys.names().to_vec(), progress);
-                        }
-                        saved.header.offsets = latest
-                            .iter()
-                            .map(|&(s, p, o)| SourceOffset {
-                                topic: c.topics[s as usize].clone(),
-                                partition: p,
-                                offset: o,
-                                order_key: latest_keys.get(&(s, p)).copied(),
+                // The model of this epoch's snapshot: assembled from its parts, or the end
+                // resumed from, unchanged.
+                let snapshot = match end_again.take() {
+                    Some(saved) => Some(Ok(*saved)),
+                    None => assembler
+                        .take(t, model.stages, model.score_dim, has_join, models.max(1))
+                        .map(|snapshot| {
+                            let progress = Progress {
+                                seen: model.seen + metrics.predictions_sent.load(Ordering::Relaxed),
+                                scorer: scorer.clone(),
+                            };
+                            snapshot.map(|s| {
+                                let mut saved = SavedModel::from_snapshot(
+                                    &model.config,
+                                    &model.schema,
+                                    s,
+                                    Some(progress),
+                                    None,
+                                );
+                                if let Some(keys) = &model.keys {
+                                    let progress = key_scorers
+                                        .iter()
+                                        .zip(&key_predictions)
+                                        .map(|(s, &seen)| Progress {
+                                            seen,
+                                            scorer: s.clone(),
+                                        })
+                                        .collect();
+                                    saved = saved.with_keys(keys.names().to_vec(), progress);
+                                }
+                                saved.header.offsets = latest
+                                    .iter()
+                                    .map(|&(s, p, o)| SourceOffset {
+                                        topic: c.topics[s as usize].clone(),
+                                        partition: p,
+                                        offset: o,
+                                        order_key: latest_keys.get(&(s, p)).copied(),
+                                    })
+                                    .collect();
+                                saved.header.at_end = end_epoch == Some(t);
+                                saved
                             })
-                            .collect();
+                        }),
+                };
+                if let Some(saved) = snapshot {
+                    let result = saved.and_then(|saved| {
                         if let Some(dir) = &model.checkpoints {
                             checkpoints_written += 1;
                             checkpoint(dir, &saved, checkpoints_written, c, &latest, &metrics)?;

@@ -55,6 +55,10 @@ pub struct Inspection {
     /// A Kafka job's checkpoint: where each source partition stands.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub offsets: Vec<super::SourceOffset>,
+    /// A Kafka job's snapshot at its stream's end (its `--save-model` file, its last
+    /// checkpoint).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub at_end: bool,
     /// A file with one model per key: each key's model (the fields above and below
     /// describe the first key's).
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -157,6 +161,7 @@ pub fn inspect(path: &Path) -> Result<Inspection, ModelError> {
         position: h.position,
         pending: h.pending,
         offsets: h.offsets.clone(),
+        at_end: h.at_end,
         keys,
         hedge: chain.terminal.hedge_probabilities(),
         stages,

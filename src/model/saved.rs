@@ -40,6 +40,7 @@ impl SavedModel {
                 compression: Compression::None,
                 offsets: Vec::new(),
                 keys: Vec::new(),
+                at_end: false,
             },
             body: ModelBody {
                 stages: snapshot.stages.into_iter().map(StageBytes).collect(),
