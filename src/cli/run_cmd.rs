@@ -203,8 +203,9 @@ pub struct KafkaArgs {
     /// same topics would; the keys' models are spread over the workers of all processes
     /// by key. An event without a key, or with a key not listed, is a dead letter
     /// (missing_key, unknown_key) that keeps its place in the merged sequence.
-    /// Predictions carry their "key"; the summary and the metrics count per key. At most 1,024 keys of at most 256 bytes. Not yet with
-    /// --save-model, --load-model or --checkpoint-dir.
+    /// Predictions carry their "key"; the summary and the metrics count per key. At most
+    /// 1,024 keys of at most 256 bytes. --save-model and --checkpoint-dir keep every key's
+    /// model in one file, which loads only into a job with the same keys in the same order.
     #[arg(requires = "kafka_job", long, value_name = "K1,K2,...")]
     pub keys: Option<String>,
     /// On a live stream, a record waits at most this long in the merge for partitions

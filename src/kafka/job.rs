@@ -16,6 +16,7 @@ use super::merge_operator::{MergeOptions, merge};
 use super::metrics::{self, JobMetrics, MetricsSnapshot};
 use super::sink_operator::{SinkClients, SinkEnd, SinkModel, kafka_sink};
 use super::source_operator::{Backpressure, KafkaReader, kafka_source};
+use super::start_chains::StartChains;
 use super::worker_state::WorkerState;
 use crate::eval::{Scorer, epoch_rule};
 use crate::model::{ModelWriter, SavedModel};
@@ -400,20 +401,20 @@ pub fn run_job(
     let (processes, workers) = (options.cluster.processes, options.workers);
     let shared_metrics = metrics.clone();
     let options = Arc::new(options);
+    // The start model, decoded (and checked) once for all of this process's workers.
+    let start = Arc::new(StartChains::new(
+        start_chains(&options, &schema, &config)?,
+        build(&schema, &config)?,
+        options.workers,
+    ));
     let guards = timely::execute(timely_config, move |worker| -> WorkerEnd {
         let index = worker.index();
         let peers = worker.peers();
         let state = Rc::new(RefCell::new(WorkerState::default()));
         let metrics = shared_metrics.clone();
-        let chains = match start_chains(&options, &schema, &config) {
-            Ok(c) => c,
-            Err(e) => {
-                return WorkerEnd {
-                    error: Some(e),
-                    ..WorkerEnd::default()
-                };
-            }
-        };
+        // Worker 0 holds model 0's terminal and first stage block, or its whole chain
+        // with keys: its `chains[0]` is the real one.
+        let chains = start.take(index, peers);
         let chain = &chains[0];
         let stages = chain.stages.len();
         let score_dim = chain.score_dim;
