@@ -452,8 +452,11 @@ fn crashed_equals_uninterrupted_in(processes: usize, victims: [usize; 3], order:
         b.len()
     );
 
-    // The saved model is the end's snapshot, and says so.
-    assert!(read_header(&a, "final.fbm").unwrap().0.at_end);
+    // The saved model is the end's snapshot, and says so; its stages learned every
+    // label, the feedback joined in the last epochs included.
+    let (header, _) = read_header(&a, "final.fbm").unwrap();
+    assert!(header.at_end);
+    assert_eq!(header.position.learned, EVENTS, "{:?}", header.position);
 
     // A restart after the end (as when a crash came after the end's snapshot) reads
     // nothing, writes nothing, and takes the end's snapshot again: the same model, and a

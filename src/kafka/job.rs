@@ -493,6 +493,11 @@ pub fn run_job(
             read_ahead,
             feedback: options.feedback.is_some(),
             snapshot_at_end: options.save_model.is_some() || options.checkpoints.is_some(),
+            end_epochs: if options.feedback.is_some() {
+                options.feedback_lag.max(1)
+            } else {
+                1
+            },
             checkpoint_every: options
                 .checkpoints
                 .as_ref()

@@ -46,6 +46,11 @@ pub struct MergeOptions {
     /// Put a snapshot marker (for `--save-model` and the last checkpoint) after the last
     /// epoch.
     pub snapshot_at_end: bool,
+    /// The end's snapshot takes the `end_epochs`-th epoch after the last one with records
+    /// (at least the first): the feedback lag with a feedback join, so that the learning
+    /// passes of the feedback joined in the last epochs, due up to the lag later, are in
+    /// the saved stages.
+    pub end_epochs: u64,
     /// Put a checkpoint marker at the end of the first epoch that ends this long after the
     /// previous marker (see [`Sequencer::checkpoint`]: it does not change the epochs, so
     /// the results do not depend on when checkpoints are taken).
@@ -288,6 +293,11 @@ pub fn merge<'scope>(
                 // The end marker always takes the epoch after the last (held or not), so
                 // the final state does not depend on when the last checkpoint came.
                 held = None;
+                // The end's snapshot comes after the learning passes still due (the
+                // epochs between take nothing from the stream).
+                if options.snapshot_at_end && !end_again {
+                    sequencer.skip(options.end_epochs.saturating_sub(1));
+                }
                 // The end's cut names every partition's offset (and clamp) even when this
                 // run stamped nothing (a restart after the stream's end): the final model
                 // and the checkpoint at the end must say where the stream stands.

@@ -147,6 +147,14 @@ impl Sequencer {
         })
     }
 
+    /// Ends the current epoch (if anything is in it), then lets `epochs` empty epochs pass:
+    /// what the dataflow has due in them (learning passes delayed by the feedback loop)
+    /// happens before anything stamped next.
+    pub fn skip(&mut self, epochs: u64) {
+        self.close();
+        self.state.epoch += epochs;
+    }
+
     /// Ends the current epoch (if anything is in it).
     pub fn close(&mut self) {
         if self.state.in_epoch > 0 {
@@ -395,5 +403,31 @@ impl<E: Iterator<Item = Result<Example, String>>> Iterator for ItemStream<E> {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{EpochRule, Input, Sequencer, SourceState};
+
+    /// Skipping closes a partial epoch first, then lets empty epochs pass; positions do not
+    /// move.
+    #[test]
+    fn skip_closes_the_epoch_then_lets_empty_ones_pass() {
+        let rule = EpochRule {
+            size: 2,
+            feedback_closes: false,
+        };
+        let mut s = Sequencer::new(rule, SourceState::default());
+        let epochs: Vec<u64> = (0..3).map(|_| s.stamp(Input::Skipped).epoch).collect();
+        assert_eq!(epochs, [0, 0, 1]);
+        s.skip(3);
+        assert_eq!((s.epoch(), s.in_epoch()), (5, 0));
+        let next = s.stamp(Input::Skipped);
+        assert_eq!((next.seq, next.epoch), (3, 5));
+        // On a closed epoch, only the empty ones pass.
+        s.close();
+        s.skip(0);
+        assert_eq!(s.epoch(), 6);
     }
 }
