@@ -290,11 +290,11 @@ pub fn merge<'scope>(
             }
             let finished = sources_done && ready.is_empty() && merger.held() == 0;
             if finished {
-                // The end marker always takes the epoch after the last (held or not), so
-                // the final state does not depend on when the last checkpoint came.
+                // The end marker's epoch counts from the last with records (held or not),
+                // so the final state does not depend on when the last checkpoint came; it
+                // comes after the learning passes still due (`end_epochs`: the epochs
+                // between take nothing from the stream).
                 held = None;
-                // The end's snapshot comes after the learning passes still due (the
-                // epochs between take nothing from the stream).
                 if options.snapshot_at_end && !end_again {
                     sequencer.skip(options.end_epochs.saturating_sub(1));
                 }
