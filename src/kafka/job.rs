@@ -329,7 +329,9 @@ pub fn run_job(
     if let Some(saved) = &options.start_model {
         check_model_keys(options.keys.as_ref(), saved, options.resume)?;
     }
-    build(&schema, &config)?;
+    // The options build a model (checked before anything is created); a fresh build is
+    // also what the workers' placeholders are cloned from.
+    let fresh = build(&schema, &config)?;
     let kafka = options.kafka();
     // The partitions, known up front: the merge waits for every one of them.
     let mut partitions: Vec<(StreamId, i32)> = Vec::new();
@@ -404,7 +406,7 @@ pub fn run_job(
     // The start model, decoded (and checked) once for all of this process's workers.
     let start = Arc::new(StartChains::new(
         start_chains(&options, &schema, &config)?,
-        build(&schema, &config)?,
+        fresh,
         options.workers,
     ));
     let guards = timely::execute(timely_config, move |worker| -> WorkerEnd {

@@ -63,9 +63,8 @@ pub struct ModelHeader {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub keys: Vec<String>,
     /// A Kafka job's snapshot at its stream's end (its `--save-model` file and last
-    /// checkpoint): a job resumed from it that reads nothing new takes the same snapshot
-    /// again at the same epoch, so it saves the same model. Absent (false) otherwise, and
-    /// in files written before 2026-11-27.
+    /// checkpoint): a job resumed from it that reads nothing new saves it again,
+    /// unchanged. Absent (false) otherwise, and in files written before 2026-11-27.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub at_end: bool,
 }
