@@ -7,7 +7,7 @@ use super::merge::{EVENTS, FEEDBACK, MergeOrder, Raw, RawRecord, StreamId};
 use super::metrics::JobMetrics;
 use super::record::{Control, DeadBody, RecordBody, SourceMessage};
 use super::worker_state::WorkerState;
-use flowboost_connectors::kafka::{PartitionedSource, RecordDecoder};
+use flowboost_connectors::kafka::{PartitionedSource, RecordDecoder, RecordView};
 use flowboost_operators::data::Schema;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -87,63 +87,20 @@ impl KafkaReader {
     pub fn poll(&mut self, max: usize, out: &mut Vec<SourceMessage>) -> Result<usize, String> {
         let mut n = 0;
         let per = (max / self.sources.len().max(1)).max(1);
+        let (decoder, keys, order) = (&self.decoder, &self.keys, self.order);
         for (stream, source) in &mut self.sources {
-            let batch = source
-                .poll_batch(per, Duration::ZERO)
+            let stream = *stream;
+            n += source
+                .poll_with(per, Duration::ZERO, |r| {
+                    out.push(Raw::Record(RawRecord {
+                        stream,
+                        partition: r.partition,
+                        offset: r.offset,
+                        key: r.timestamp_ms.unwrap_or(i64::MIN),
+                        body: body(decoder, keys.as_ref(), order, stream, &r),
+                    }));
+                })
                 .map_err(|e| format!("reading `{}`: {e}", source.topic()))?;
-            for r in batch {
-                let body = if let Some(dead) = missing_timestamp(self.order, &r) {
-                    dead
-                } else if *stream == EVENTS {
-                    match self.decoder.decode_event(r.key.as_deref(), &r.payload) {
-                        Ok(ev) => match &self.keys {
-                            None => RecordBody::Event {
-                                example: ev.example,
-                                model: 0,
-                            },
-                            Some(keys) => match keys.route(ev.key.as_deref()) {
-                                Ok(model) => RecordBody::Event {
-                                    example: ev.example,
-                                    model,
-                                },
-                                Err((kind, reason)) => RecordBody::Unserved(DeadBody {
-                                    kind: kind.to_string(),
-                                    reason,
-                                    key: r.key,
-                                    payload: r.payload,
-                                }),
-                            },
-                        },
-                        Err(e) => RecordBody::Dead(DeadBody {
-                            kind: e.kind.name().to_string(),
-                            reason: e.to_string(),
-                            key: r.key,
-                            payload: r.payload,
-                        }),
-                    }
-                } else {
-                    match self.decoder.decode_feedback(&r.payload) {
-                        Ok(fb) => RecordBody::Feedback {
-                            id: fb.id,
-                            kind: fb.into_join_kind(),
-                        },
-                        Err(e) => RecordBody::Dead(DeadBody {
-                            kind: e.kind.name().to_string(),
-                            reason: e.to_string(),
-                            key: r.key,
-                            payload: r.payload,
-                        }),
-                    }
-                };
-                out.push(Raw::Record(RawRecord {
-                    stream: *stream,
-                    partition: r.partition,
-                    offset: r.offset,
-                    key: r.timestamp_ms.unwrap_or(i64::MIN),
-                    body,
-                }));
-                n += 1;
-            }
         }
         for (stream, source) in &self.sources {
             for (p, position) in source.positions() {
@@ -246,19 +203,64 @@ pub const NO_TIMESTAMP: &str = "no_timestamp";
 /// format) cannot be placed in time: it becomes a dead letter (kind [`NO_TIMESTAMP`]),
 /// placed at its partition's previous key (the merge clamps its key `i64::MIN` up to it),
 /// so that the order stays a function of the data and nothing else is lost.
-fn missing_timestamp(
-    order: MergeOrder,
-    r: &flowboost_connectors::kafka::SourceRecord,
-) -> Option<RecordBody> {
+fn missing_timestamp(order: MergeOrder, r: &RecordView<'_>) -> Option<RecordBody> {
     (order == MergeOrder::Timestamps && r.timestamp_ms.is_none()).then(|| {
-        RecordBody::Dead(DeadBody {
-            kind: NO_TIMESTAMP.to_string(),
-            reason: "the record has no timestamp (--merge-order timestamps orders by it)"
-                .to_string(),
-            key: r.key.clone(),
-            payload: r.payload.clone(),
-        })
+        RecordBody::Dead(dead(
+            NO_TIMESTAMP.to_string(),
+            "the record has no timestamp (--merge-order timestamps orders by it)".to_string(),
+            r,
+        ))
     })
+}
+
+/// What record `r` of `stream` is: decoded where it was read; a dead letter (with a copy
+/// of its bytes) where it does not decode, has no timestamp to be ordered by, or has a key
+/// no model of the job serves.
+fn body(
+    decoder: &RecordDecoder,
+    keys: Option<&super::ModelKeys>,
+    order: MergeOrder,
+    stream: StreamId,
+    r: &RecordView<'_>,
+) -> RecordBody {
+    if let Some(dead) = missing_timestamp(order, r) {
+        return dead;
+    }
+    if stream != EVENTS {
+        return match decoder.decode_feedback(r.payload) {
+            Ok(fb) => RecordBody::Feedback {
+                id: fb.id,
+                kind: fb.into_join_kind(),
+            },
+            Err(e) => RecordBody::Dead(dead(e.kind.name().to_string(), e.to_string(), r)),
+        };
+    }
+    match decoder.decode_event(r.key, r.payload) {
+        Ok(ev) => match keys {
+            None => RecordBody::Event {
+                example: ev.example,
+                model: 0,
+            },
+            Some(keys) => match keys.route(ev.key.as_deref()) {
+                Ok(model) => RecordBody::Event {
+                    example: ev.example,
+                    model,
+                },
+                Err((kind, reason)) => RecordBody::Unserved(dead(kind.to_string(), reason, r)),
+            },
+        },
+        Err(e) => RecordBody::Dead(dead(e.kind.name().to_string(), e.to_string(), r)),
+    }
+}
+
+/// A dead letter of record `r`, its bytes copied.
+fn dead(kind: String, reason: String, r: &RecordView<'_>) -> DeadBody {
+    DeadBody {
+        kind,
+        reason,
+        key: r.key.map(<[u8]>::to_vec),
+        payload: r.payload.to_vec(),
+    }
 }
 
 /// How far the model may fall behind the merge before the sources stop reading.
@@ -422,14 +424,13 @@ pub fn kafka_source<'scope>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use flowboost_connectors::kafka::SourceRecord;
 
-    fn record(timestamp_ms: Option<i64>) -> SourceRecord {
-        SourceRecord {
+    fn record(timestamp_ms: Option<i64>) -> RecordView<'static> {
+        RecordView {
             partition: 0,
             offset: 7,
-            key: Some(b"k".to_vec()),
-            payload: b"{}".to_vec(),
+            key: Some(b"k"),
+            payload: b"{}",
             timestamp_ms,
         }
     }

@@ -46,4 +46,4 @@ pub use config::KafkaConfig;
 pub use dead_letter::{DeadLetter, DeadLetterRecord, DeadLetterTopic, DeadLetterWriter};
 pub use error::KafkaError;
 pub use sink::{Delivery, KafkaSink, SinkStats};
-pub use source::{GroupLag, PartitionLag, PartitionedSource, SourceRecord, StartFrom};
+pub use source::{GroupLag, PartitionLag, PartitionedSource, RecordView, SourceRecord, StartFrom};

@@ -53,6 +53,34 @@ pub struct SourceRecord {
     pub timestamp_ms: Option<i64>,
 }
 
+/// A consumed record borrowed from the client's buffer ([`PartitionedSource::poll_with`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RecordView<'a> {
+    /// The partition it was read from.
+    pub partition: i32,
+    /// Its offset in that partition.
+    pub offset: i64,
+    /// Its key, if any.
+    pub key: Option<&'a [u8]>,
+    /// Its value (empty for a record without one).
+    pub payload: &'a [u8],
+    /// Its timestamp in milliseconds since the epoch (create or log-append time), if any.
+    pub timestamp_ms: Option<i64>,
+}
+
+impl RecordView<'_> {
+    /// The record, copied.
+    pub fn to_record(&self) -> SourceRecord {
+        SourceRecord {
+            partition: self.partition,
+            offset: self.offset,
+            key: self.key.map(<[u8]>::to_vec),
+            payload: self.payload.to_vec(),
+            timestamp_ms: self.timestamp_ms,
+        }
+    }
+}
+
 /// The lag of one partition.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PartitionLag {
@@ -243,15 +271,28 @@ impl PartitionedSource {
         timeout: Duration,
     ) -> Result<Vec<SourceRecord>, KafkaError> {
         let mut batch = Vec::new();
+        self.poll_with(max_records, timeout, |r| batch.push(r.to_record()))?;
+        Ok(batch)
+    }
+
+    /// [`poll_batch`](Self::poll_batch) without copies: hands each record to `each` as a
+    /// [`RecordView`] of the client's buffer (for a reader that decodes in place and keeps
+    /// the bytes only when it must). Returns how many records it handed out.
+    pub fn poll_with(
+        &mut self,
+        max_records: usize,
+        timeout: Duration,
+        mut each: impl FnMut(RecordView<'_>),
+    ) -> Result<usize, KafkaError> {
         let deadline = Instant::now() + timeout;
         let queues = std::mem::take(&mut self.queues);
-        let result = self.poll_queues(&queues, max_records, deadline, &mut batch);
+        let result = self.poll_queues(&queues, max_records, deadline, &mut each);
         self.queues = queues;
-        result?;
-        if !batch.is_empty() {
+        let taken = result?;
+        if taken > 0 {
             self.last_record = Instant::now();
         }
-        Ok(batch)
+        Ok(taken)
     }
 
     fn poll_queues(
@@ -259,33 +300,36 @@ impl PartitionedSource {
         queues: &BTreeMap<i32, PartitionQueue<DefaultConsumerContext>>,
         max_records: usize,
         deadline: Instant,
-        batch: &mut Vec<SourceRecord>,
-    ) -> Result<(), KafkaError> {
+        each: &mut impl FnMut(RecordView<'_>),
+    ) -> Result<usize, KafkaError> {
         let share = max_records.div_ceil(queues.len().max(1)).max(1);
         let consumer = Arc::clone(&self.consumer);
+        let mut taken = 0;
         loop {
             // The consumer's own queue carries the client's events (errors); it must be
             // served even though every partition's records come on the partition queues.
             while let Some(result) = consumer.poll(Duration::ZERO) {
-                self.take(result, batch)?;
+                taken += usize::from(self.take(result, each)?);
             }
             for (&p, queue) in queues {
-                let mut taken = 0;
-                while taken < share && batch.len() < max_records && self.below_limit(p) {
+                let mut from_queue = 0;
+                while from_queue < share && taken < max_records && self.below_limit(p) {
                     let Some(result) = queue.poll(Duration::ZERO) else {
                         break;
                     };
-                    taken += usize::from(self.take(result, batch)?);
+                    let took = usize::from(self.take(result, each)?);
+                    from_queue += took;
+                    taken += took;
                 }
             }
             let now = Instant::now();
-            if !batch.is_empty() || now >= deadline {
-                return Ok(());
+            if taken > 0 || now >= deadline {
+                return Ok(taken);
             }
             // Nothing yet: wait a little (serving the client's events meanwhile).
             let wait = (deadline - now).min(Duration::from_millis(5));
             if let Some(result) = consumer.poll(wait) {
-                self.take(result, batch)?;
+                taken += usize::from(self.take(result, each)?);
             }
         }
     }
@@ -298,12 +342,12 @@ impl PartitionedSource {
     }
 
     /// Takes one result of a poll: a record of an owned partition at or after its position
-    /// goes into `batch` (returns true); the end of a partition is noted; transient errors
+    /// goes to `each` (returns true); the end of a partition is noted; transient errors
     /// are counted; a fatal one is returned.
     fn take(
         &mut self,
         result: Result<BorrowedMessage<'_>, RdKafkaError>,
-        batch: &mut Vec<SourceRecord>,
+        each: &mut impl FnMut(RecordView<'_>),
     ) -> Result<bool, KafkaError> {
         match result {
             Ok(message) => {
@@ -319,11 +363,11 @@ impl PartitionedSource {
                 }
                 *position = offset + 1;
                 self.at_end.remove(&partition);
-                batch.push(SourceRecord {
+                each(RecordView {
                     partition,
                     offset,
-                    key: message.key().map(<[u8]>::to_vec),
-                    payload: message.payload().map(<[u8]>::to_vec).unwrap_or_default(),
+                    key: message.key(),
+                    payload: message.payload().unwrap_or_default(),
                     timestamp_ms: message.timestamp().to_millis(),
                 });
                 Ok(true)

@@ -4,33 +4,22 @@ use super::{DecodeError, DecodeErrorKind, DecodedEvent, RecordDecoder, parse_id}
 use flowboost_operators::data::{Example, Features, Label};
 use serde_json::{Map, Value};
 
-/// The common shape of an event, decoded without building a JSON tree: a numeric id,
-/// dense numeric features, and a label (or labels) as a small tree. Anything else (string
-/// ids, named features, strings or nulls among the values, a parse error) goes to the
-/// general path, which also words every error.
-#[derive(serde::Deserialize)]
-struct DenseEvent {
-    id: u64,
-    features: Vec<f64>,
-    #[serde(default)]
-    label: Option<Value>,
-    #[serde(default)]
-    labels: Option<Value>,
-    #[serde(default)]
-    key: Option<String>,
-}
-
 /// Decodes one JSON event, with its model key (`"key"`) if it has one.
 pub(super) fn decode_event(
     dec: &RecordDecoder,
     payload: &[u8],
 ) -> Result<DecodedEvent, DecodeError> {
-    if let Ok(event) = serde_json::from_slice::<DenseEvent>(payload) {
-        let key = event.key.clone();
-        if let Some(example) = dense_event(dec, event) {
-            return Ok(DecodedEvent { example, key });
-        }
+    match super::json_dense::decode(dec, payload) {
+        Some(event) => Ok(event),
+        None => decode_event_tree(dec, payload),
     }
+}
+
+/// The general path of [`decode_event`]: the payload as a JSON tree, every error worded.
+pub(super) fn decode_event_tree(
+    dec: &RecordDecoder,
+    payload: &[u8],
+) -> Result<DecodedEvent, DecodeError> {
     let object = parse_object(payload)?;
     let id = id(&object)?;
     let key = match object.get("key") {
@@ -71,23 +60,6 @@ pub(super) fn decode_event(
             label,
         },
         key,
-    })
-}
-
-/// The fast path's example, or `None` where the general path must decide (and word the
-/// error): the same checks, in the same order, on the same values.
-fn dense_event(dec: &RecordDecoder, event: DenseEvent) -> Option<Example> {
-    if event.features.len() != dec.schema.dim() {
-        return None;
-    }
-    for (j, &x) in event.features.iter().enumerate() {
-        dec.check_value(j, x).ok()?;
-    }
-    let label = labels(dec, event.label.as_ref(), event.labels.as_ref()).ok()?;
-    Some(Example {
-        id: event.id,
-        features: Features::Dense(event.features),
-        label,
     })
 }
 
@@ -387,7 +359,7 @@ fn label(dec: &RecordDecoder, object: &Map<String, Value>) -> Result<Option<Labe
 }
 
 /// The label of an event from its `label` and `labels` fields.
-fn labels(
+pub(super) fn labels(
     dec: &RecordDecoder,
     single: Option<&Value>,
     several: Option<&Value>,

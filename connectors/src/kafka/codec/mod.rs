@@ -29,6 +29,7 @@
 //! numbers beyond `f64`), unknown label, or anything else malformed.
 
 mod json;
+mod json_dense;
 mod libsvm;
 mod prediction;
 

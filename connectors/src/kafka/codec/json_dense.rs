@@ -1,0 +1,369 @@
+//! The fast path of the JSON event decoder, for the common shape of an event: a numeric
+//! id, dense numeric features and a label (or labels), e.g.
+//! `{"features":[0.5,-0.7],"id":4,"label":"1"}`, its fields in any order.
+//!
+//! It reads the payload in one pass without building a JSON tree: the feature values are
+//! parsed straight into the example's vector by `lexical-core` under its JSON number
+//! grammar (correctly rounded, the same `f64` as `serde_json` with `float_roundtrip`
+//! gives; a test below compares them), the label and the key by `serde_json`, and any
+//! other field is skipped by `serde_json`. Anything it does not take (a string id, named
+//! features, a string among the values, a repeated field, an escape in a field name, any
+//! error) returns `None`, and the general path, which words every error, decides: the
+//! fast path only ever gives the example the general path would give.
+
+use super::{DecodedEvent, RecordDecoder};
+use flowboost_operators::data::{Example, Features};
+use serde::de::IgnoredAny;
+use serde_json::Value;
+
+/// The JSON number grammar (no leading `+`, no leading zeros, digits on both sides of a
+/// point, no `NaN` or `Infinity`).
+const JSON_NUMBER: u128 = lexical_core::format::JSON;
+
+/// The event of `payload` if it has the common shape and decodes without error; `None`
+/// where the general path must decide.
+pub(super) fn decode(dec: &RecordDecoder, payload: &[u8]) -> Option<DecodedEvent> {
+    let mut c = Cursor {
+        bytes: payload,
+        at: 0,
+    };
+    let mut id = None;
+    let mut features = None;
+    let mut label = None;
+    let mut labels = None;
+    let mut key = None;
+    c.skip_space();
+    c.expect(b'{')?;
+    c.skip_space();
+    if !c.eat(b'}') {
+        loop {
+            c.skip_space();
+            let name = c.plain_string()?;
+            c.skip_space();
+            c.expect(b':')?;
+            c.skip_space();
+            match name {
+                b"id" => set_once(&mut id, c.id()?)?,
+                b"features" => set_once(&mut features, c.dense(dec)?)?,
+                b"label" => set_once(&mut label, c.value::<Value>()?)?,
+                b"labels" => set_once(&mut labels, c.value::<Value>()?)?,
+                b"key" => set_once(&mut key, c.value::<Option<String>>()?)?,
+                _ => {
+                    c.value::<IgnoredAny>()?;
+                }
+            }
+            c.skip_space();
+            if c.eat(b',') {
+                continue;
+            }
+            c.expect(b'}')?;
+            break;
+        }
+    }
+    c.skip_space();
+    if c.at != payload.len() {
+        return None;
+    }
+    let label = super::json::labels(dec, label.as_ref(), labels.as_ref()).ok()?;
+    Some(DecodedEvent {
+        example: Example {
+            id: id?,
+            features: Features::Dense(features?),
+            label,
+        },
+        key: key.flatten(),
+    })
+}
+
+/// Sets a field seen for the first time; `None` for a repeated one (the general path
+/// keeps its last value).
+fn set_once<T>(slot: &mut Option<T>, value: T) -> Option<()> {
+    if slot.is_some() {
+        return None;
+    }
+    *slot = Some(value);
+    Some(())
+}
+
+/// A position in the payload.
+struct Cursor<'a> {
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Cursor<'a> {
+    fn skip_space(&mut self) {
+        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.bytes.get(self.at) {
+            self.at += 1;
+        }
+    }
+
+    /// Takes `byte` if it comes next.
+    fn eat(&mut self, byte: u8) -> bool {
+        let next = self.bytes.get(self.at) == Some(&byte);
+        self.at += usize::from(next);
+        next
+    }
+
+    fn expect(&mut self, byte: u8) -> Option<()> {
+        self.eat(byte).then_some(())
+    }
+
+    /// A string without escapes (a field name), as its bytes between the quotes.
+    fn plain_string(&mut self) -> Option<&'a [u8]> {
+        self.expect(b'"')?;
+        let rest = &self.bytes[self.at..];
+        let len = memchr::memchr2(b'"', b'\\', rest)?;
+        if rest[len] != b'"' {
+            return None;
+        }
+        self.at += len + 1;
+        Some(&rest[..len])
+    }
+
+    /// A non-negative integer that fits a `u64`, digits only.
+    fn id(&mut self) -> Option<u64> {
+        let rest = &self.bytes[self.at..];
+        let len = rest.iter().take_while(|b| b.is_ascii_digit()).count();
+        if len == 0 || (len > 1 && rest[0] == b'0') {
+            return None;
+        }
+        let mut id: u64 = 0;
+        for &d in &rest[..len] {
+            id = id.checked_mul(10)?.checked_add(u64::from(d - b'0'))?;
+        }
+        self.at += len;
+        Some(id)
+    }
+
+    /// An array of exactly the schema's number of values, each a JSON number that passes
+    /// the decoder's checks.
+    fn dense(&mut self, dec: &RecordDecoder) -> Option<Vec<f64>> {
+        let dim = dec.schema.dim();
+        self.expect(b'[')?;
+        self.skip_space();
+        let mut values = Vec::with_capacity(dim);
+        if !self.eat(b']') {
+            loop {
+                if values.len() == dim {
+                    return None;
+                }
+                let (x, used) = lexical_core::parse_partial_with_options::<f64, JSON_NUMBER>(
+                    &self.bytes[self.at..],
+                    &lexical_core::ParseFloatOptions::new(),
+                )
+                .ok()?;
+                self.at += used;
+                values.push(dec.check_value(values.len(), x).ok()?);
+                self.skip_space();
+                if self.eat(b',') {
+                    self.skip_space();
+                    continue;
+                }
+                self.expect(b']')?;
+                break;
+            }
+        }
+        (values.len() == dim).then_some(values)
+    }
+
+    /// One JSON value, by `serde_json`.
+    fn value<T: serde::de::DeserializeOwned>(&mut self) -> Option<T> {
+        let mut stream =
+            serde_json::Deserializer::from_slice(&self.bytes[self.at..]).into_iter::<T>();
+        let value = stream.next()?.ok()?;
+        self.at += stream.byte_offset();
+        Some(value)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use flowboost_operators::data::{Attribute, Label, Schema, Task};
+
+    fn decoder(dim: usize) -> RecordDecoder {
+        let schema = Schema {
+            attributes: (0..dim)
+                .map(|j| Attribute::numeric(format!("x{j}")))
+                .collect(),
+            task: Task::Binary,
+            labels: vec!["0".into(), "1".into()],
+        };
+        RecordDecoder::new(&schema, super::super::RecordFormat::Json)
+    }
+
+    #[test]
+    fn the_common_shape_decodes_in_any_field_order_with_other_fields_skipped() {
+        let dec = decoder(2);
+        for text in [
+            r#"{"features":[0.5,-2e-3],"id":4,"label":"1"}"#,
+            r#" { "id" : 4 , "extra": {"a": [1, "x\"y"]}, "label": 1, "features" : [ 0.5 , -0.002 ] } "#,
+        ] {
+            let ev = decode(&dec, text.as_bytes()).expect(text);
+            assert_eq!(ev.example.id, 4);
+            assert_eq!(ev.example.features, Features::Dense(vec![0.5, -0.002]));
+            assert_eq!(ev.example.label, Some(Label::Class(1)));
+            assert_eq!(ev.key, None);
+        }
+        let ev = decode(&dec, br#"{"id":0,"features":[1,2],"key":"k"}"#).unwrap();
+        assert_eq!(ev.example.label, None);
+        assert_eq!(ev.key.as_deref(), Some("k"));
+    }
+
+    #[test]
+    fn anything_else_is_left_to_the_general_path() {
+        let dec = decoder(2);
+        for text in [
+            r#"{"id":"4","features":[1,2]}"#,
+            r#"{"id":4.0,"features":[1,2]}"#,
+            r#"{"id":04,"features":[1,2]}"#,
+            r#"{"id":18446744073709551616,"features":[1,2]}"#,
+            r#"{"id":4,"features":{"x0":1}}"#,
+            r#"{"id":4,"features":[1]}"#,
+            r#"{"id":4,"features":[1,2,3]}"#,
+            r#"{"id":4,"features":[1,"2"]}"#,
+            r#"{"id":4,"features":[1,NaN]}"#,
+            r#"{"id":4,"features":[1,1e400]}"#,
+            r#"{"id":4,"features":[1,.5]}"#,
+            r#"{"id":4,"features":[1,+5]}"#,
+            r#"{"id":4,"features":[1,5.]}"#,
+            r#"{"id":4,"features":[1,0x5]}"#,
+            r#"{"id":4,"features":[1,2],"id":5}"#,
+            r#"{"id":4,"features":[1,2],"label":"7"}"#,
+            r#"{"id":4,"features":[1,2],"key":3}"#,
+            r#"{"i\u0064":4,"features":[1,2]}"#,
+            r#"{"id":4,"features":[1,2]} x"#,
+            r#"{"id":4,"features":[1,2],}"#,
+            r#"{"id":4,"features":[1,2]"#,
+            r#"{"features":[1,2]}"#,
+            r#"[1,2]"#,
+            "",
+        ] {
+            assert!(decode(&dec, text.as_bytes()).is_none(), "{text}");
+        }
+    }
+
+    /// The values the fast path parses are the `f64`s `serde_json` (with
+    /// `float_roundtrip`, as the general path parses) gives, bit for bit, on numbers
+    /// written every way JSON allows: shortest, with 17 to 25 digits, exponents, integers,
+    /// subnormals and near the overflow.
+    #[test]
+    fn numbers_parse_as_serde_json_parses_them() {
+        use flowboost_operators::rng::{seeded, uniform};
+        use rand::Rng as _;
+        let mut rng = seeded(7, 0);
+        let dec = decoder(1);
+        let mut checked = 0;
+        for i in 0..200_000 {
+            let x = f64::from_bits(rng.next_u64());
+            if !x.is_finite() {
+                continue;
+            }
+            let text = match i % 6 {
+                0 => format!("{x}"),
+                1 => format!("{x:e}"),
+                2 => format!("{x:.17e}"),
+                3 => format!("{:.25e}", x),
+                4 => format!("{}", (x.abs().log10().clamp(-300.0, 300.0) * 1e6) as i64),
+                _ => format!("{:.3}", uniform(&mut rng) * 1e6 - 5e5),
+            };
+            let text = text.replace("e", if i % 2 == 0 { "e" } else { "E" });
+            let payload = format!(r#"{{"id":1,"features":[{text}]}}"#);
+            let want: f64 = serde_json::from_str(&text).unwrap();
+            let got = decode(&dec, payload.as_bytes()).unwrap();
+            assert_eq!(
+                got.example.features,
+                Features::Dense(vec![want]),
+                "{text}: {want:e}"
+            );
+            assert_eq!(
+                match &got.example.features {
+                    Features::Dense(v) => v[0].to_bits(),
+                    _ => unreachable!(),
+                },
+                want.to_bits(),
+                "{text}"
+            );
+            checked += 1;
+        }
+        assert!(checked > 190_000);
+    }
+
+    /// Wherever the fast path takes a record, the general path gives the same event: on
+    /// events of a multi-label schema with a nominal attribute, mutated (spaces, reordered
+    /// and extra fields, repeated fields, bytes changed, cut or inserted).
+    #[test]
+    fn the_fast_path_agrees_with_the_general_path() {
+        use flowboost_operators::rng::{below, seeded};
+        let schema = Schema {
+            attributes: vec![
+                Attribute::numeric("a"),
+                Attribute::nominal("c", vec!["x".into(), "y".into()]),
+                Attribute::numeric("b"),
+            ],
+            task: Task::Multilabel,
+            labels: vec!["p".into(), "q".into(), "r".into()],
+        };
+        let dec = RecordDecoder::new(&schema, super::super::RecordFormat::Json);
+        let mut rng = seeded(11, 0);
+        let pieces = [
+            r#""id":12"#,
+            r#""id":"12""#,
+            r#""features":[0.25,1,-3e2]"#,
+            r#""features":[0.25,"y",-3e2]"#,
+            r#""features":[0.25,1.5,-3e2]"#,
+            r#""features":{"a":1}"#,
+            r#""labels":["p","r"]"#,
+            r#""labels":[2,0,2]"#,
+            r#""labels":[]"#,
+            r#""label":"q""#,
+            r#""labels":null"#,
+            r#""key":"m1""#,
+            r#""key":null"#,
+            r#""note":{"x":[1,{"y":""}"}]}"#,
+        ];
+        let (mut fast, mut total) = (0, 0);
+        for _ in 0..20_000 {
+            let n = below(&mut rng, 4) as usize;
+            let mut fields: Vec<&str> = (0..n)
+                .map(|_| pieces[below(&mut rng, pieces.len() as u64) as usize])
+                .collect();
+            if below(&mut rng, 2) == 0 {
+                fields.insert(0, pieces[2]);
+                fields.insert(0, pieces[0]);
+            }
+            let sep = [",", " , ", ",\n"][below(&mut rng, 3) as usize];
+            let mut text = format!("{{{}}}", fields.join(sep)).into_bytes();
+            match below(&mut rng, 6) {
+                0 => {
+                    let at = below(&mut rng, text.len() as u64) as usize;
+                    let bytes = b" ,:[]{}\"0-e.9x";
+                    text[at] = bytes[below(&mut rng, bytes.len() as u64) as usize];
+                }
+                1 => {
+                    let at = below(&mut rng, text.len() as u64 + 1) as usize;
+                    text.truncate(at);
+                }
+                2 => {
+                    let at = below(&mut rng, text.len() as u64 + 1) as usize;
+                    text.insert(at, b' ');
+                }
+                _ => {}
+            }
+            total += 1;
+            if let Some(event) = decode(&dec, &text) {
+                fast += 1;
+                let general = super::super::json::decode_event_tree(&dec, &text);
+                assert_eq!(
+                    general.as_ref(),
+                    Ok(&event),
+                    "{}",
+                    String::from_utf8_lossy(&text)
+                );
+            }
+        }
+        // Both kinds of case occur.
+        assert!(fast > total / 10 && fast < total, "{fast} of {total}");
+    }
+}
