@@ -316,17 +316,31 @@ pub fn merge<'scope>(
                     items_buf.push(sequencer.snapshot(None));
                 }
             }
-            for item in items_buf {
-                if *icap.time() < item.epoch {
-                    icap.downgrade(&item.epoch);
+            // One container per epoch (a session per item would send a container of one).
+            let mut items = items_buf.into_iter().peekable();
+            while let Some(first) = items.next() {
+                let epoch = first.epoch;
+                if *icap.time() < epoch {
+                    icap.downgrade(&epoch);
                 }
-                items_out.activate().session(&*icap).give(item);
+                let mut out = items_out.activate();
+                let mut session = out.session(&*icap);
+                session.give(first);
+                while let Some(item) = items.next_if(|i| i.epoch == epoch) {
+                    session.give(item);
+                }
             }
-            for (epoch, record) in side_buf {
+            let mut side = side_buf.into_iter().peekable();
+            while let Some((epoch, first)) = side.next() {
                 if *scap.time() < epoch {
                     scap.downgrade(&epoch);
                 }
-                side_out.activate().session(&*scap).give(record);
+                let mut out = side_out.activate();
+                let mut session = out.session(&*scap);
+                session.give(first);
+                while let Some((_, record)) = side.next_if(|r| r.0 == epoch) {
+                    session.give(record);
+                }
             }
             // The sources may read each partition up to `read_ahead` past what is stamped.
             // With timestamps, a block may hold more than the read-ahead of one partition:

@@ -320,7 +320,8 @@ impl KafkaSink {
         if let Some(p) = partition {
             record = record.partition(p);
         }
-        let deadline = Instant::now() + Duration::from_secs(60);
+        // Set at the first full queue: no clock read per record.
+        let mut deadline = None;
         loop {
             match self.producer.send(record) {
                 Ok(()) => {
@@ -332,7 +333,9 @@ impl KafkaSink {
                     return Ok(());
                 }
                 Err((RdKafkaError::MessageProduction(RDKafkaErrorCode::QueueFull), back))
-                    if Instant::now() < deadline =>
+                    if Instant::now()
+                        < *deadline
+                            .get_or_insert_with(|| Instant::now() + Duration::from_secs(60)) =>
                 {
                     // The local queue is full: let deliveries drain it.
                     record = back;

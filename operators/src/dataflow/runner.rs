@@ -64,6 +64,9 @@ where
     source(scope, "Source", move |capability, info| {
         let activator = scope.activator_for(info.address);
         let mut state = items.map(|it| (capability, it.peekable()));
+        // The items of one epoch go out as one container (a session per item would send
+        // a container of one).
+        let mut container: Vec<Item> = Vec::new();
         move |output| {
             let Some((capability, items)) = state.as_mut() else {
                 return;
@@ -72,10 +75,11 @@ where
                 state = None;
                 return;
             }
+            let mut open = true;
             for _ in 0..batch {
                 let Some(next) = items.peek() else {
-                    state = None;
-                    return;
+                    open = false;
+                    break;
                 };
                 let epoch = match next {
                     Ok(item) => item.epoch,
@@ -83,24 +87,37 @@ where
                         if let Some(Err(e)) = items.next() {
                             shared.borrow_mut().error.get_or_insert(e);
                         }
-                        state = None;
-                        return;
+                        open = false;
+                        break;
                     }
                 };
                 // Everything before the next item's epoch is complete on the source's side.
                 if *capability.time() < epoch {
+                    if !container.is_empty() {
+                        output.session(&*capability).give_container(&mut container);
+                    }
                     capability.downgrade(&epoch);
                 }
                 // Backpressure: no further than `lag` epochs ahead of the terminal.
                 if probe.less_than(&epoch.saturating_sub(lag)) {
+                    if !container.is_empty() {
+                        output.session(&*capability).give_container(&mut container);
+                    }
                     activator.activate_after(Duration::from_millis(1));
                     return;
                 }
                 if let Some(Ok(item)) = items.next() {
-                    output.session(&*capability).give(item);
+                    container.push(item);
                 }
             }
-            activator.activate();
+            if !container.is_empty() {
+                output.session(&*capability).give_container(&mut container);
+            }
+            if open {
+                activator.activate();
+            } else {
+                state = None;
+            }
         }
     })
 }
