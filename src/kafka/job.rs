@@ -21,8 +21,8 @@ use super::worker_state::WorkerState;
 use crate::eval::{Scorer, epoch_rule};
 use crate::model::{ModelWriter, SavedModel};
 use flowboost_connectors::kafka::{
-    DeadLetterTopic, KafkaConfig, KafkaSink, OffsetCommitter, PredictionEncoder, RecordFormat,
-    StartFrom, admin,
+    CommitThread, DeadLetterTopic, KafkaConfig, KafkaSink, OffsetCommitter, PredictionEncoder,
+    RecordFormat, StartFrom, admin,
 };
 use flowboost_operators::boosters::{Booster, BoosterConfig, build};
 use flowboost_operators::data::{Schema, Task};
@@ -702,11 +702,14 @@ fn sink_clients(options: &JobOptions, schema: &Schema) -> Result<SinkClients, St
         .dead_letter
         .as_ref()
         .map(|t| DeadLetterTopic::new(&kafka, t));
-    let committer = OffsetCommitter::new(&kafka, &options.group).map_err(|e| e.to_string())?;
+    let committer =
+        Arc::new(OffsetCommitter::new(&kafka, &options.group).map_err(|e| e.to_string())?);
+    let commits = CommitThread::start(Arc::clone(&committer)).map_err(|e| e.to_string())?;
     Ok(SinkClients {
         predictions,
         dead_letters,
         committer,
+        commits,
         topics: [
             options.source.clone(),
             options.feedback.clone().unwrap_or_default(),

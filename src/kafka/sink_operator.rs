@@ -12,7 +12,8 @@ use super::worker_state::WorkerState;
 use crate::eval::Scorer;
 use crate::model::{ModelWriter, Progress, SavedModel, SourceOffset};
 use flowboost_connectors::kafka::{
-    DeadLetter, DeadLetterTopic, KafkaSink, OffsetCommitter, PredictionEncoder, PredictionOutput,
+    CommitThread, DeadLetter, DeadLetterTopic, KafkaSink, OffsetCommitter, PredictionEncoder,
+    PredictionOutput,
 };
 use flowboost_operators::boosters::BoosterConfig;
 use flowboost_operators::data::Schema;
@@ -23,7 +24,6 @@ use flowboost_operators::engine::{ChainOutput, Item, SourceState};
 use flowboost_operators::join::{JoinCounts, JoinPart};
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
-use std::fmt::Write as _;
 use std::rc::Rc;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -39,8 +39,10 @@ pub struct SinkClients {
     pub predictions: KafkaSink,
     /// The dead-letter topic, if any.
     pub dead_letters: Option<DeadLetterTopic>,
-    /// Commits the consumed offsets.
-    pub committer: OffsetCommitter,
+    /// The group's committer (a transactional producer's offsets name its group).
+    pub committer: Arc<OffsetCommitter>,
+    /// Commits the consumed offsets (without transactions) from a thread of its own.
+    pub commits: CommitThread,
     /// The input topics' names, by stream id.
     pub topics: [String; 2],
     /// Encodes predictions.
@@ -191,8 +193,10 @@ pub fn kafka_sink<'scope>(
         let mut checkpoints_written = 0u64;
         let mut committed: BTreeMap<(StreamId, i32), i64> = BTreeMap::new();
         let mut last_commit = Instant::now();
+        // Offset commits the broker accepted, already in the metrics.
+        let mut commits_counted = 0u64;
         let mut buf = Vec::with_capacity(256);
-        let mut key = String::with_capacity(20);
+        let mut key = itoa::Buffer::new();
         let mut finished = false;
         // One model per key: each key's progressive metrics and predictions.
         let models = model.keys.as_ref().map_or(0, |k| k.len());
@@ -299,9 +303,8 @@ pub fn kafka_sink<'scope>(
                                 },
                                 &mut buf,
                             );
-                            key.clear();
-                            let _ = write!(key, "{}", p.id);
-                            if let Err(err) = c.predictions.send(Some(key.as_bytes()), &buf) {
+                            let key = key.format(p.id).as_bytes();
+                            if let Err(err) = c.predictions.send(Some(key), &buf) {
                                 worker
                                     .borrow_mut()
                                     .fail(format!("writing a prediction: {err}"));
@@ -425,8 +428,8 @@ pub fn kafka_sink<'scope>(
             let (_, value) = scorer.headline();
             metrics.set_loss(progressive_loss(&scorer, value));
             let done = frontiers.iter().all(|f| f.is_empty());
-            // Deliveries: never wait, except once at the very end.
-            c.predictions.poll();
+            // Deliveries (counted on the producer's thread): never wait, except once at
+            // the very end.
             if done && !finished {
                 let timeout = Duration::from_secs(60);
                 if let Err(err) = c.predictions.flush(timeout) {
@@ -467,12 +470,13 @@ pub fn kafka_sink<'scope>(
                     .map(|&(s, p, o)| (c.topics[s as usize].as_str(), p, o))
                     .collect();
                 if !changed.is_empty() {
-                    match c.committer.commit(&changed) {
+                    // Handed to the commit thread: a broker slow to answer never stops
+                    // the pipeline.
+                    match c.commits.commit(&changed) {
                         Ok(()) => {
                             for &(s, p, o) in &m {
                                 committed.insert((s, p), o);
                             }
-                            metrics.commits.fetch_add(1, Ordering::Relaxed);
                         }
                         Err(err) => worker
                             .borrow_mut()
@@ -481,10 +485,30 @@ pub fn kafka_sink<'scope>(
                 }
                 last_commit = Instant::now();
             }
+            // The broker's answers to the commits sent: collected as they come; awaited
+            // at the end, so that the job ends with its last commit done.
+            let answers = if done {
+                c.commits.wait(Duration::from_secs(60))
+            } else {
+                c.commits.stats()
+            };
+            let mut commits_pending = false;
+            match answers {
+                Ok(stats) => {
+                    metrics
+                        .commits
+                        .fetch_add(stats.succeeded - commits_counted, Ordering::Relaxed);
+                    commits_counted = stats.succeeded;
+                    commits_pending = stats.pending() > 0;
+                }
+                Err(err) => worker
+                    .borrow_mut()
+                    .fail(format!("committing offsets: {err}")),
+            }
             if done {
                 finished = true;
                 clients = None;
-            } else if !marks.is_empty() {
+            } else if !marks.is_empty() || commits_pending {
                 activator.activate_after(Duration::from_millis(5));
             }
         }

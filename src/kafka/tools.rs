@@ -391,10 +391,7 @@ fn produce(a: ProduceArgs) -> Result<(), String> {
         let i = i as u64;
         pace(start, i, a.rate);
         if let Some(f) = follow.as_mut() {
-            f.pace(|| {
-                sink.poll();
-                sink.stats().pending()
-            })?;
+            f.pace(|| sink.stats().pending())?;
         }
         let hide = a.unlabeled_every > 0 && (i + 1).is_multiple_of(a.unlabeled_every);
         let mut event = event_json(&schema, &ex, !hide);
@@ -552,10 +549,7 @@ fn produce_clicks(a: ProduceArgs) -> Result<(), String> {
         let i = i as u64;
         pace(start, i, a.rate);
         if let Some(f) = follow.as_mut() {
-            f.pace(|| {
-                sink.poll();
-                sink.stats().pending()
-            })?;
+            f.pace(|| sink.stats().pending())?;
         }
         let (mut event, due_clicks) = encoder.encode(i, &imp);
         if keys.as_ref().is_some_and(|k| !k.mark(i, &mut event)) {

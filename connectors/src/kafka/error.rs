@@ -40,6 +40,18 @@ pub enum KafkaError {
         /// The first failure's message.
         first_error: String,
     },
+    /// The broker refused `failed` offset commits of `group`.
+    #[error(
+        "committing offsets of group `{group}`: {failed} commit(s) failed; first error: {first_error}"
+    )]
+    CommitFailed {
+        /// The consumer group.
+        group: String,
+        /// How many commits failed.
+        failed: u64,
+        /// The first refusal's message.
+        first_error: String,
+    },
     /// A request that makes no sense (a partition this source does not own, a bad
     /// worker index, ...).
     #[error("{0}")]

@@ -29,6 +29,7 @@
 
 pub mod admin;
 mod codec;
+mod commit_thread;
 mod committer;
 mod config;
 mod dead_letter;
@@ -41,6 +42,7 @@ pub use codec::{
     DecodeError, DecodeErrorKind, DecodedEvent, FeedbackKind, FeedbackRecord, PredictionEncoder,
     PredictionOutput, RecordDecoder, RecordFormat,
 };
+pub use commit_thread::{CommitStats, CommitThread};
 pub use committer::OffsetCommitter;
 pub use config::KafkaConfig;
 pub use dead_letter::{DeadLetter, DeadLetterRecord, DeadLetterTopic, DeadLetterWriter};

@@ -4,7 +4,7 @@ use super::OffsetCommitter;
 use super::{KafkaConfig, KafkaError};
 use rdkafka::error::KafkaError as RdKafkaError;
 use rdkafka::message::{DeliveryResult, Message};
-use rdkafka::producer::{BaseProducer, BaseRecord, Producer, ProducerContext};
+use rdkafka::producer::{BaseRecord, Producer, ProducerContext, ThreadedProducer};
 use rdkafka::topic_partition_list::{Offset, TopicPartitionList};
 use rdkafka::types::RDKafkaErrorCode;
 use rdkafka::{ClientConfig, ClientContext};
@@ -44,7 +44,7 @@ impl SinkStats {
     }
 }
 
-/// Counts delivery reports (they are served on the thread that polls the producer).
+/// Counts delivery reports (they are served on the producer's polling thread).
 #[derive(Default)]
 struct DeliveryCounter {
     /// The sink's own topic (records to other topics are counted apart too).
@@ -123,11 +123,15 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// by the broker, or an error if any failed since the previous flush. So: send the
 /// outputs of a batch, flush, then commit the source offsets the batch covers.
 ///
+/// Delivery reports are served on a thread of the producer's own (librdkafka's
+/// `ThreadedProducer`), not on the caller's: a timely worker that sends records does not
+/// spend its time on them.
+///
 /// The producer's defaults (any can be overridden by [`KafkaConfig::settings`]):
 /// `acks=all`, `enable.idempotence=true` (no duplicates or reordering from retries),
 /// `linger.ms=5`, `client.id=flowboost-sink`.
 pub struct KafkaSink {
-    producer: BaseProducer<DeliveryCounter>,
+    producer: ThreadedProducer<DeliveryCounter>,
     topic: String,
     produced: u64,
     /// Failures already reported by a flush.
@@ -182,7 +186,7 @@ impl KafkaSink {
             ("linger.ms", "5"),
             ("transactional.id", transactional_id),
         ]);
-        let producer: BaseProducer<DeliveryCounter> = client
+        let producer: ThreadedProducer<DeliveryCounter> = client
             .create_with_context(DeliveryCounter::for_topic(topic))
             .map_err(|e| KafkaError::client("creating a transactional producer", e))?;
         let timeout = config.timeout.max(Duration::from_secs(30));
@@ -326,10 +330,6 @@ impl KafkaSink {
             match self.producer.send(record) {
                 Ok(()) => {
                     self.produced += 1;
-                    // Serve delivery reports now and then without blocking.
-                    if self.produced.is_multiple_of(1024) {
-                        self.producer.poll(Duration::ZERO);
-                    }
                     return Ok(());
                 }
                 Err((RdKafkaError::MessageProduction(RDKafkaErrorCode::QueueFull), back))
@@ -339,19 +339,13 @@ impl KafkaSink {
                 {
                     // The local queue is full: let deliveries drain it.
                     record = back;
-                    self.producer.poll(Duration::from_millis(10));
+                    std::thread::sleep(Duration::from_millis(10));
                 }
                 Err((e, _)) => {
                     return Err(KafkaError::client(format!("producing to `{topic}`"), e));
                 }
             }
         }
-    }
-
-    /// Serves pending delivery reports without blocking (call it now and then when
-    /// sending without flushing).
-    pub fn poll(&self) {
-        self.producer.poll(Duration::ZERO);
     }
 
     /// Waits until every record sent so far is acknowledged or failed. Returns the
@@ -361,7 +355,6 @@ impl KafkaSink {
     pub fn flush(&mut self, timeout: Duration) -> Result<SinkStats, KafkaError> {
         let deadline = Instant::now() + timeout;
         loop {
-            self.producer.poll(Duration::ZERO);
             let stats = self.stats();
             if stats.pending() == 0 {
                 break;
@@ -377,8 +370,8 @@ impl KafkaSink {
                     timeout,
                 });
             }
-            self.producer
-                .poll((deadline - now).min(Duration::from_millis(20)));
+            // The polling thread counts the deliveries meanwhile.
+            std::thread::sleep((deadline - now).min(Duration::from_millis(1)));
         }
         let stats = self.stats();
         if stats.failed > self.failed_reported {

@@ -45,11 +45,14 @@ pub(super) fn decode(dec: &RecordDecoder, payload: &[u8]) -> Option<DecodedEvent
             match name {
                 b"id" => set_once(&mut id, c.id()?)?,
                 b"features" => set_once(&mut features, c.dense(dec)?)?,
-                b"label" => set_once(&mut label, c.value::<Value>()?)?,
+                b"label" => set_once(&mut label, c.label(dec)?)?,
                 b"labels" => set_once(&mut labels, c.value::<Value>()?)?,
                 b"key" => set_once(&mut key, c.value::<Option<String>>()?)?,
                 _ => {
+                    // Skipped, but checked as the general path's parse checks it.
+                    let start = c.at;
                     c.value::<IgnoredAny>()?;
+                    std::str::from_utf8(&payload[start..c.at]).ok()?;
                 }
             }
             c.skip_space();
@@ -64,7 +67,16 @@ pub(super) fn decode(dec: &RecordDecoder, payload: &[u8]) -> Option<DecodedEvent
     if c.at != payload.len() {
         return None;
     }
-    let label = super::json::labels(dec, label.as_ref(), labels.as_ref()).ok()?;
+    let label = match (label, labels) {
+        (Some(LabelField::Index(l)), None) => Some(dec.make_label(vec![l]).ok()?),
+        (label, labels) => {
+            let label = label.map(|l| match l {
+                LabelField::Index(l) => Value::from(l),
+                LabelField::Tree(v) => v,
+            });
+            super::json::labels(dec, label.as_ref(), labels.as_ref()).ok()?
+        }
+    };
     Some(DecodedEvent {
         example: Example {
             id: id?,
@@ -73,6 +85,13 @@ pub(super) fn decode(dec: &RecordDecoder, payload: &[u8]) -> Option<DecodedEvent
         },
         key: key.flatten(),
     })
+}
+
+/// A `"label"` field: a known label name or index, already looked up, or any other value
+/// (for [`super::json::labels`] to judge).
+enum LabelField {
+    Index(u32),
+    Tree(Value),
 }
 
 /// Sets a field seen for the first time; `None` for a repeated one (the general path
@@ -109,14 +128,17 @@ impl<'a> Cursor<'a> {
         self.eat(byte).then_some(())
     }
 
-    /// A string without escapes (a field name), as its bytes between the quotes.
+    /// A string without escapes (a field name, a label name), as its bytes between the
+    /// quotes.
     fn plain_string(&mut self) -> Option<&'a [u8]> {
         self.expect(b'"')?;
         let rest = &self.bytes[self.at..];
         let len = memchr::memchr2(b'"', b'\\', rest)?;
-        if rest[len] != b'"' {
+        // No escapes here; no control characters and only UTF-8 in any JSON string.
+        if rest[len] != b'"' || rest[..len].iter().any(|&b| b < 0x20) {
             return None;
         }
+        std::str::from_utf8(&rest[..len]).ok()?;
         self.at += len + 1;
         Some(&rest[..len])
     }
@@ -165,6 +187,32 @@ impl<'a> Cursor<'a> {
             }
         }
         (values.len() == dim).then_some(values)
+    }
+
+    /// A `"label"` value: a string without escapes or an integer is looked up here; an
+    /// unknown one is `None`; anything else is parsed by `serde_json`.
+    fn label(&mut self, dec: &RecordDecoder) -> Option<LabelField> {
+        match self.bytes.get(self.at)? {
+            b'"' => {
+                let start = self.at;
+                if let Some(name) = self.plain_string() {
+                    let name = std::str::from_utf8(name).ok()?;
+                    return dec.label_by_name(name).ok().map(LabelField::Index);
+                }
+                self.at = start;
+            }
+            b'0'..=b'9' => {
+                let start = self.at;
+                if let Some(index) = self.id()
+                    && !matches!(self.bytes.get(self.at), Some(b'.' | b'e' | b'E'))
+                {
+                    return dec.label_by_index(index).ok().map(LabelField::Index);
+                }
+                self.at = start;
+            }
+            _ => {}
+        }
+        self.value::<Value>().map(LabelField::Tree)
     }
 
     /// One JSON value, by `serde_json`.
@@ -318,6 +366,9 @@ mod tests {
             r#""labels":[2,0,2]"#,
             r#""labels":[]"#,
             r#""label":"q""#,
+            r#""label":1"#,
+            r#""label":7"#,
+            r#""label":"\u0071""#,
             r#""labels":null"#,
             r#""key":"m1""#,
             r#""key":null"#,
@@ -338,7 +389,7 @@ mod tests {
             match below(&mut rng, 6) {
                 0 => {
                     let at = below(&mut rng, text.len() as u64) as usize;
-                    let bytes = b" ,:[]{}\"0-e.9x";
+                    let bytes = b" ,:[]{}\"0-e.9x\x01\xff";
                     text[at] = bytes[below(&mut rng, bytes.len() as u64) as usize];
                 }
                 1 => {

@@ -275,6 +275,7 @@ impl RecordDecoder {
 
     /// Checks a feature value for attribute `j` (finite; a valid value index for a
     /// nominal attribute).
+    #[inline]
     fn check_value(&self, j: usize, x: f64) -> Result<f64, DecodeError> {
         let name = &self.schema.attributes[j].name;
         if !x.is_finite() {
