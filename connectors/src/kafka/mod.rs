@@ -2,9 +2,12 @@
 //! topic administration, and the record codec (JSON lines and LIBSVM lines in, JSON
 //! predictions out). Behind the cargo feature `kafka`.
 //!
-//! Everything is synchronous, on rdkafka's `BaseConsumer` and `BaseProducer`: a timely
-//! worker calls [`PartitionedSource::poll_batch`] from its source operator and
-//! [`KafkaSink::send`] / [`KafkaSink::flush`] from its sink operator; no async runtime.
+//! No async runtime: a timely worker calls [`PartitionedSource::poll_with`] (or
+//! [`PartitionedSource::poll_batch`]) from its source operator, without blocking, and
+//! [`KafkaSink::send`] / [`KafkaSink::flush`] from its sink operator; the sink's delivery
+//! reports are served on its producer's own polling thread (rdkafka's `ThreadedProducer`),
+//! and a [`CommitThread`] commits offsets from a thread of its own, so that no worker
+//! waits on the broker in the steady state.
 //!
 //! - [`PartitionedSource`]: one per worker. It assigns itself the partitions `p` of a topic
 //!   with `p % workers == index` (manual assignment, no group rebalancing), starts from
@@ -14,7 +17,8 @@
 //! - [`KafkaSink`]: keyed records to a topic; [`KafkaSink::flush`] returns once every
 //!   record sent so far is acknowledged by the broker, or fails if any was not.
 //! - [`OffsetCommitter`]: commits offsets of any partitions for a group from one place
-//!   (the job commits on worker 0 for the partitions every worker reads).
+//!   (the job commits for the partitions every worker reads, through a [`CommitThread`]
+//!   that worker 0's sink hands them to).
 //! - [`DeadLetterWriter`]: rejected records as JSON ([`DeadLetter`]): the reason, where
 //!   the record came from, and its original bytes in base64.
 //! - [`RecordDecoder`]: one record's bytes to an
