@@ -339,3 +339,46 @@ fn a_transaction_commits_records_and_offsets_together_and_a_crash_aborts_its_ope
     );
     assert_eq!(read_all(&config, &dead, "read_uncommitted", 2).len(), 2);
 }
+
+/// Commits handed to a `CommitThread` are committed in the order given (the last one
+/// stands), counted, and awaited by `wait`; a commit that fails (here one the committer
+/// refuses: a negative offset) makes `stats` and `wait` an error that names the group.
+#[test]
+fn a_commit_thread_commits_in_order_and_reports_failures() {
+    use flowboost_connectors::kafka::{CommitThread, OffsetCommitter};
+    use std::sync::Arc;
+    let config = config();
+    let input = topic(&config, "fb-commits", 2);
+    let group = unique_name("fb-commits-group");
+    let committer = Arc::new(OffsetCommitter::new(&config, &group).unwrap());
+    let mut commits = CommitThread::start(Arc::clone(&committer)).unwrap();
+    commits.commit(&[]).unwrap();
+    for offset in 1..=5 {
+        commits
+            .commit(&[(&input, 0, offset), (&input, 1, 10 * offset)])
+            .unwrap();
+    }
+    let stats = commits.wait(Duration::from_secs(60)).unwrap();
+    assert_eq!((stats.sent, stats.succeeded, stats.failed), (5, 5, 0));
+    assert_eq!(stats.pending(), 0);
+    assert_eq!(
+        committer.committed(&[(&input, 0), (&input, 1)]).unwrap(),
+        vec![Some(5), Some(50)]
+    );
+
+    commits.commit(&[(&input, 0, -3)]).unwrap();
+    match commits.wait(Duration::from_secs(60)) {
+        Err(KafkaError::CommitFailed {
+            group: g,
+            failed,
+            first_error,
+        }) => {
+            assert_eq!((g.as_str(), failed), (group.as_str(), 1));
+            assert!(first_error.contains("-3"), "{first_error}");
+        }
+        other => panic!("expected a failed commit, got {other:?}"),
+    }
+    assert!(commits.stats().is_err());
+    // The offsets of the last accepted commit stand.
+    assert_eq!(committer.committed(&[(&input, 0)]).unwrap(), vec![Some(5)]);
+}
