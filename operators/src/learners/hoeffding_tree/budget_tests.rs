@@ -194,8 +194,8 @@ fn the_byte_count_follows_the_statistics() {
     let two = tree.memory_bytes();
     // A class slot: 6 columns of mean, M2, min and max, the slot's class, weight and
     // count, and its naive Bayes sums.
-    let cache_slot =
-        naive_bayes::LeafCache::bytes_for(2, 3, 6) - naive_bayes::LeafCache::bytes_for(1, 3, 6);
+    let cache_slot = naive_bayes::LeafCache::bytes_for(&tree.layout, 2)
+        - naive_bayes::LeafCache::bytes_for(&tree.layout, 1);
     let slot = 6 * 32 + 4 + 8 + 8 + cache_slot;
     assert_eq!(two - one, slot);
     tree.learn(&Features::Dense(vec![0.0, 1.0, 1.0, 1.0, 1.0, 1.0]), 1, 1.0);

@@ -158,7 +158,7 @@ pub(super) struct Memo {
     /// Working space for log scores.
     pub scores: Vec<f64>,
     /// Working space for the nominal terms of naive Bayes.
-    pub terms: Vec<(u32, u32, f64)>,
+    pub terms: Vec<(u32, u32)>,
     /// Working space: the local columns of the view's entries at a leaf.
     pub locals: Vec<u32>,
 }

@@ -264,7 +264,7 @@ impl TryFrom<TreeState> for HoeffdingTree {
         let mut inactive = 0;
         for node in &mut nodes {
             match node {
-                Node::Leaf(leaf) => leaf.cache.rebuild(&leaf.dist, &leaf.numeric),
+                Node::Leaf(leaf) => leaf.rebuild_cache(&state.layout),
                 Node::Inactive(_) => inactive += 1,
                 Node::Split(_) => {}
             }
@@ -891,7 +891,7 @@ impl HoeffdingTree {
         std::mem::size_of::<LeafNode>()
             + self.layout.num_counts * std::mem::size_of::<f64>()
             + stats::NumericStats::dense_bytes(k + 1, d)
-            + naive_bayes::LeafCache::bytes_for(k + 1, k, d)
+            + naive_bayes::LeafCache::bytes_for(&self.layout, k + 1)
     }
 
     /// MOA's `enforceTrackerLimit` (see [`set_max_bytes`](Self::set_max_bytes)): the

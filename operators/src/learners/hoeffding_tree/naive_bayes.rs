@@ -20,8 +20,11 @@
 //! and `Q0 = sum mean^2 / (2 var)` (the quadratic terms of an all-zero example), and an
 //! example costs work for its non-zero values only: `L = C - Q0 + sum over non-zero
 //! x_j of (mean^2 - (x_j - mean)^2) / (2 var)`, or `L = C - sum (x_j - mean)^2 / (2 var)`
-//! when no value is zero (dense data). The nominal terms are multiplied (exactly rescaled
-//! by powers of two) and cost one logarithm per class. Every score is a function of the
+//! when no value is zero (dense data). The nominal terms are sums of logarithms the leaf
+//! keeps per count: `ln(n_vc + 1)` per value and class, and per class the sum of
+//! `ln(n_c + V)` over the attributes, refreshed when a count changes (a table of `ln` of
+//! the whole numbers serves unit and Poisson weights), so an example costs one addition
+//! per attribute and class. Every score is a function of the
 //! leaf's state and the example's values only: the same for a dense and a sparse
 //! example, memoized or computed from scratch.
 
@@ -29,6 +32,7 @@ use super::gaussian::HALF_LN_2PI;
 use super::node::{AttrSlot, Layout, LeafNode, View};
 use super::stats::{NumericStats, Summary};
 use std::cell::Cell;
+use std::sync::OnceLock;
 
 /// What a leaf precomputes per slot of its numeric statistics (see the module
 /// documentation).
@@ -66,6 +70,25 @@ pub(super) struct LeafCache {
     /// ascending order); the others are point masses at 0 for the slot, which add nothing
     /// to its sums. Empty otherwise.
     nonzero_columns: Vec<ColumnSet>,
+    /// The nominal attributes naive Bayes uses at the leaf (not split on above it), in
+    /// layout order.
+    nominal: Vec<NominalAttr>,
+    /// Parallel to the leaf's nominal counts: `ln(n_vc + 1)` at the count of a value and
+    /// class, `ln(n_c + V)` at an attribute's total of a class.
+    ln_counts: Vec<f64>,
+    /// Per class: `ln(n_c + V)` summed over `nominal`, in its order.
+    ln_den: Vec<f64>,
+}
+
+/// A nominal attribute naive Bayes uses at a leaf.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct NominalAttr {
+    /// Its index among the layout's nominal attributes (into `View::nominal`).
+    pub n: u32,
+    /// Its first count (the class totals) in the leaf's counts.
+    pub offset: u32,
+    /// Its number of values.
+    pub values: u32,
 }
 
 /// Not state: two leaves with equal statistics are equal whatever they cache.
@@ -83,6 +106,9 @@ impl LeafCache {
             + size_of_val(self.ln_dist.as_slice())
             + size_of_val(self.active.as_slice())
             + size_of_val(self.nonzero_columns.as_slice())
+            + size_of_val(self.nominal.as_slice())
+            + size_of_val(self.ln_counts.as_slice())
+            + size_of_val(self.ln_den.as_slice())
             + self
                 .nonzero_columns
                 .iter()
@@ -90,15 +116,56 @@ impl LeafCache {
                 .sum::<usize>()
     }
 
-    /// [`heap_bytes`](Self::heap_bytes) of the cache of a leaf with `slots` slots, `k`
-    /// classes and `d` numeric columns that has seen no zero.
-    pub fn bytes_for(slots: usize, k: usize, d: usize) -> usize {
+    /// [`heap_bytes`](Self::heap_bytes) of the cache of a leaf of `layout` with `slots`
+    /// slots that has seen no zero and split on no nominal attribute above it.
+    pub fn bytes_for(layout: &Layout, slots: usize) -> usize {
         use std::mem::size_of;
-        slots * size_of::<Cell<SlotCache>>() + k * size_of::<f64>() + d * size_of::<bool>()
+        let (k, d) = (layout.k, layout.numeric.len());
+        slots * size_of::<Cell<SlotCache>>()
+            + 2 * k * size_of::<f64>()
+            + d * size_of::<bool>()
+            + layout.nominal.len() * size_of::<NominalAttr>()
+            + layout.num_counts * size_of::<f64>()
     }
 
-    /// Computes everything from the statistics (the slots' sums when first needed).
-    pub fn rebuild(&mut self, dist: &[f64], numeric: &NumericStats) {
+    /// Computes everything from a leaf's statistics (the slots' sums when first needed):
+    /// its class weights, numeric statistics, nominal counts and the nominal attributes
+    /// split on above it.
+    pub fn rebuild(
+        &mut self,
+        layout: &Layout,
+        dist: &[f64],
+        numeric: &NumericStats,
+        counts: &[f64],
+        used: &[usize],
+    ) {
+        let k = layout.k;
+        self.nominal.clear();
+        self.ln_counts.clear();
+        self.ln_counts.resize(counts.len(), 0.0);
+        for (n, &i) in layout.nominal.iter().enumerate() {
+            let AttrSlot::Nominal { offset, values } = layout.slots[i] else {
+                continue;
+            };
+            if used.binary_search(&i).is_err() {
+                self.nominal.push(NominalAttr {
+                    n: n as u32,
+                    offset: offset as u32,
+                    values: values as u32,
+                });
+            }
+            for c in 0..k {
+                self.refresh_count(counts, offset, values, None, c, k);
+                for v in 0..values {
+                    self.refresh_count(counts, offset, values, Some(v), c, k);
+                }
+            }
+        }
+        self.ln_den.clear();
+        self.ln_den.resize(k, 0.0);
+        for c in 0..k {
+            self.refresh_den(c);
+        }
         self.ln_dist.clear();
         self.ln_dist.extend(dist.iter().map(|&w| ln_weight(w)));
         self.ln_total = ln_weight(dist.iter().sum());
@@ -187,6 +254,42 @@ impl LeafCache {
         all
     }
 
+    /// The nominal attributes naive Bayes uses at the leaf.
+    #[inline]
+    pub fn nominal(&self) -> &[NominalAttr] {
+        &self.nominal
+    }
+
+    /// Refreshes the logarithm of the count of value `v` (`None`: the total) and class
+    /// `c` of the nominal attribute at `offset` with `values` values (`k` classes).
+    #[inline]
+    pub fn refresh_count(
+        &mut self,
+        counts: &[f64],
+        offset: usize,
+        values: usize,
+        v: Option<usize>,
+        c: usize,
+        k: usize,
+    ) {
+        let (i, add) = match v {
+            None => (offset + c, values as f64),
+            Some(v) => (offset + (v + 1) * k + c, 1.0),
+        };
+        self.ln_counts[i] = ln_count(counts[i] + add);
+    }
+
+    /// Refreshes the sum of the denominators of class `c` (after
+    /// [`refresh_count`](Self::refresh_count) of its totals).
+    #[inline]
+    pub fn refresh_den(&mut self, c: usize) {
+        let mut sum = 0.0;
+        for a in &self.nominal {
+            sum += self.ln_counts[a.offset as usize + c];
+        }
+        self.ln_den[c] = sum;
+    }
+
     /// The log prior of a class with weight at the leaf.
     #[inline]
     fn prior(&self, c: usize) -> f64 {
@@ -261,10 +364,14 @@ fn nonzero_columns(numeric: &NumericStats, s: usize) -> ColumnSet {
     set
 }
 
-/// `ln w` for a positive weight, `-inf` otherwise.
+/// `ln w` for a positive weight (see [`ln_count`]), `-inf` otherwise.
 #[inline]
 fn ln_weight(w: f64) -> f64 {
-    if w > 0.0 { w.ln() } else { f64::NEG_INFINITY }
+    if w > 0.0 {
+        ln_count(w)
+    } else {
+        f64::NEG_INFINITY
+    }
 }
 
 /// The mean and variance naive Bayes uses for slot `s` at local column `j`: the slot's
@@ -515,38 +622,57 @@ fn local_columns(numeric: &NumericStats, x: &View, locals: &mut Vec<u32>) {
 }
 
 /// The nominal attributes naive Bayes uses for `x` at `leaf` (not split on above it, with
-/// a valid value), as `(index of the value's count of class 0, index of the attribute's
-/// total of class 0, number of values)` into the leaf's counts.
-fn nominal_terms(layout: &Layout, leaf: &LeafNode, x: &View, terms: &mut Vec<(u32, u32, f64)>) {
+/// a valid value), as the indices of the value's count and of the attribute's total of
+/// class 0 into the leaf's counts.
+fn nominal_terms(layout: &Layout, leaf: &LeafNode, x: &View, terms: &mut Vec<(u32, u32)>) {
     terms.clear();
-    let k = layout.k;
-    for (n, &i) in layout.nominal.iter().enumerate() {
-        let (AttrSlot::Nominal { offset, values }, Some(v)) = (layout.slots[i], x.nominal[n])
-        else {
-            continue;
-        };
-        if !leaf.is_used(i) {
-            let value = offset + (v as usize + 1) * k;
-            terms.push((value as u32, offset as u32, values as f64));
+    let k = layout.k as u32;
+    for a in leaf.cache.nominal() {
+        if let Some(v) = x.nominal[a.n as usize] {
+            terms.push((a.offset + (v + 1) * k, a.offset));
         }
     }
 }
 
-/// The nominal part of the log likelihood of class `c`: the product of the Laplace-
-/// smoothed frequencies `(n_vc + 1) / (n_c + V)` of the `terms`, one logarithm.
+/// The nominal part of the log likelihood of class `c`: the sum over the `terms` of the
+/// Laplace-smoothed `ln((n_vc + 1) / (n_c + V))`, as the sum of the numerators'
+/// logarithms less the sum of the denominators' (the leaf's sum when no value is
+/// missing, the same).
 #[inline]
-fn nominal_likelihood(leaf: &LeafNode, terms: &[(u32, u32, f64)], c: usize) -> f64 {
-    if terms.is_empty() {
-        return 0.0;
+fn nominal_likelihood(leaf: &LeafNode, terms: &[(u32, u32)], c: usize) -> f64 {
+    let cache = &leaf.cache;
+    let ln = cache.ln_counts.as_slice();
+    let mut num = 0.0;
+    for &(value, _) in terms {
+        num += ln[value as usize + c];
     }
-    let counts = &leaf.counts;
-    let mut product = LogProduct::ONE;
-    for (n, &(value, total, values)) in terms.iter().enumerate() {
-        let q = (counts[value as usize + c] + 1.0) / (counts[total as usize + c] + values);
-        product.mul_positive(q, n as u32 + 1);
+    let den = if terms.len() == cache.nominal.len() {
+        cache.ln_den[c]
+    } else {
+        let mut den = 0.0;
+        for &(_, total) in terms {
+            den += ln[total as usize + c];
+        }
+        den
+    };
+    num - den
+}
+
+/// The length of the table of [`ln_count`].
+const LN_TABLE_LEN: usize = 1 << 14;
+
+/// `ln v` for a count `v > 0`: read from a table of `ln` of the whole numbers below
+/// [`LN_TABLE_LEN`] when `v` is one (the value `f64::ln` gives), computed otherwise.
+#[inline]
+fn ln_count(v: f64) -> f64 {
+    static TABLE: OnceLock<Box<[f64]>> = OnceLock::new();
+    let i = v as u32;
+    if f64::from(i) == v && (i as usize) < LN_TABLE_LEN {
+        let table = TABLE.get_or_init(|| (0..LN_TABLE_LEN).map(|i| (i as f64).ln()).collect());
+        table[i as usize]
+    } else {
+        v.ln()
     }
-    product.rescale();
-    product.ln()
 }
 
 /// Writes the log likelihood `L_c(x)` of every class with weight at `leaf` into `out`
@@ -555,7 +681,7 @@ pub(super) fn likelihoods(
     layout: &Layout,
     leaf: &LeafNode,
     x: &View,
-    terms: &mut Vec<(u32, u32, f64)>,
+    terms: &mut Vec<(u32, u32)>,
     locals: &mut Vec<u32>,
     out: &mut Vec<f64>,
 ) {
@@ -566,7 +692,15 @@ pub(super) fn likelihoods(
         out.fill(0.0);
         return;
     }
-    each_class(layout, leaf, x, terms, locals, out, |_, _| true);
+    nominal_terms(layout, leaf, x, terms);
+    each_class(
+        leaf,
+        x,
+        locals,
+        out,
+        |_, _| true,
+        |o, num, c| *o = num + nominal_likelihood(leaf, terms, c),
+    );
 }
 
 /// Brings `out` (the [`likelihoods`] of `x` at `leaf` before it learned the classes
@@ -577,29 +711,33 @@ pub(super) fn update_likelihoods(
     leaf: &LeafNode,
     x: &View,
     learned: &[u32],
-    terms: &mut Vec<(u32, u32, f64)>,
+    terms: &mut Vec<(u32, u32)>,
     locals: &mut Vec<u32>,
     out: &mut [f64],
 ) {
     let d = leaf.numeric.columns();
-    each_class(layout, leaf, x, terms, locals, out, |c, has_slot| {
-        (d > 0 && !has_slot) || learned.contains(&(c as u32))
-    });
+    nominal_terms(layout, leaf, x, terms);
+    each_class(
+        leaf,
+        x,
+        locals,
+        out,
+        |c, has_slot| (d > 0 && !has_slot) || learned.contains(&(c as u32)),
+        |o, num, c| *o = num + nominal_likelihood(leaf, terms, c),
+    );
 }
 
-/// Computes `out[c]` for every class `c` with weight at `leaf` for which
-/// `wanted(c, has a slot)`.
+/// For every class `c` with weight at `leaf` for which `wanted(c, has a slot)`: computes
+/// its numeric log likelihood `num` and calls `set(&mut out[c], num, c)`.
 #[inline]
 fn each_class(
-    layout: &Layout,
     leaf: &LeafNode,
     x: &View,
-    terms: &mut Vec<(u32, u32, f64)>,
     locals: &mut Vec<u32>,
     out: &mut [f64],
     wanted: impl Fn(usize, bool) -> bool,
+    set: impl Fn(&mut f64, f64, usize),
 ) {
-    nominal_terms(layout, leaf, x, terms);
     let numeric = &leaf.numeric;
     local_columns(numeric, x, locals);
     let d = numeric.columns();
@@ -624,7 +762,7 @@ fn each_class(
         } else {
             *pooled.get_or_insert_with(|| numeric_likelihood(numeric, &leaf.cache, 0, x, locals))
         };
-        *o = num + nominal_likelihood(leaf, terms, c);
+        set(o, num, c);
     }
 }
 
@@ -810,7 +948,13 @@ mod tests {
     fn likelihoods_match_a_dense_brute_force_computation() {
         let schema = schema();
         let layout = Layout::new(&schema, (0..7).collect());
-        for sparse in [false, true] {
+        // Fractional weights, and whole ones (whose logarithms come from a table).
+        for (sparse, weights) in [
+            (false, [1.0, 0.3, 2.0]),
+            (true, [1.0, 0.3, 2.0]),
+            (false, [1.0, 3.0, 2.0]),
+            (true, [1.0, 3.0, 2.0]),
+        ] {
             let mut rng = seeded(8, u64::from(sparse));
             let mut leaf = LeafNode::new(&layout, vec![0.5, 0.0, 0.25], 0, vec![]);
             let mut brute = vec![vec![GaussianEstimator::new(); 6]; 4];
@@ -821,7 +965,7 @@ mod tests {
             let (mut compared, mut impossible) = (0, 0);
             for n in 0..600 {
                 let (x, c) = example(&mut rng, sparse);
-                let w = [1.0, 0.3, 2.0][n % 3];
+                let w = weights[n % 3];
                 view.set(&layout, &x);
                 leaf.update(&layout, &view, c, w, &mut Vec::new());
                 for (j, g) in brute[0].iter_mut().enumerate() {
@@ -905,7 +1049,7 @@ mod tests {
             }
             let mut rebuilt = leaf.clone();
             rebuilt.cache = LeafCache::default();
-            rebuilt.cache.rebuild(&rebuilt.dist, &rebuilt.numeric);
+            rebuilt.rebuild_cache(&layout);
             likelihoods(
                 &layout,
                 &rebuilt,

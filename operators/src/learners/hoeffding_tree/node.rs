@@ -210,8 +210,14 @@ impl LeafNode {
             used,
             cache: LeafCache::default(),
         };
-        leaf.cache.rebuild(&leaf.dist, &leaf.numeric);
+        leaf.rebuild_cache(layout);
         leaf
+    }
+
+    /// Computes the naive Bayes cache from the statistics (see [`LeafCache::rebuild`]).
+    pub fn rebuild_cache(&mut self, layout: &Layout) {
+        self.cache
+            .rebuild(layout, &self.dist, &self.numeric, &self.counts, &self.used);
     }
 
     /// The bytes this leaf holds outside its [`Node`]: the box, its class weights, its
@@ -260,17 +266,22 @@ impl LeafNode {
         self.dist[c] += w;
         self.seen += w;
         let (s, grew) = self.numeric.update(&x.entries, x.sparse, c, w, locals);
-        for (n, &i) in layout.nominal.iter().enumerate() {
-            let AttrSlot::Nominal { offset, values } = layout.slots[i] else {
-                continue;
-            };
-            if self.is_used(i) {
-                continue;
-            }
-            if let Some(v) = x.nominal[n] {
+        let mut learned = false;
+        for j in 0..self.cache.nominal().len() {
+            let a = self.cache.nominal()[j];
+            let (offset, values) = (a.offset as usize, a.values as usize);
+            if let Some(v) = x.nominal[a.n as usize] {
+                let v = v as usize;
                 let len = nominal::slots(values, k);
-                nominal::update(&mut self.counts[offset..offset + len], k, v as usize, c, w);
+                nominal::update(&mut self.counts[offset..offset + len], k, v, c, w);
+                let cache = &mut self.cache;
+                cache.refresh_count(&self.counts, offset, values, None, c, k);
+                cache.refresh_count(&self.counts, offset, values, Some(v), c, k);
+                learned = true;
             }
+        }
+        if learned {
+            self.cache.refresh_den(c);
         }
         self.cache
             .refresh(&self.dist, &self.numeric, x, locals, c, s, grew)
