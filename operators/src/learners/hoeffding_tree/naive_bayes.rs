@@ -665,10 +665,11 @@ const LN_TABLE_LEN: usize = 1 << 14;
 /// [`LN_TABLE_LEN`] when `v` is one (the value `f64::ln` gives), computed otherwise.
 #[inline]
 fn ln_count(v: f64) -> f64 {
-    static TABLE: OnceLock<Box<[f64]>> = OnceLock::new();
+    // In static memory (not on the heap, where a tree's byte count would miss it).
+    static TABLE: OnceLock<[f64; LN_TABLE_LEN]> = OnceLock::new();
     let i = v as u32;
     if f64::from(i) == v && (i as usize) < LN_TABLE_LEN {
-        let table = TABLE.get_or_init(|| (0..LN_TABLE_LEN).map(|i| (i as f64).ln()).collect());
+        let table = TABLE.get_or_init(|| std::array::from_fn(|i| (i as f64).ln()));
         table[i as usize]
     } else {
         v.ln()
