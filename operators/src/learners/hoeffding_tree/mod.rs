@@ -862,18 +862,39 @@ fn promise(dist: &[f64]) -> f64 {
 }
 
 /// The majority class, if clearly the heaviest (see [`HoeffdingTree::predict_top`]).
+///
+/// One pass: the total, the first heaviest class (as [`argmax`]) and the heaviest positive
+/// weight of the others (`w - v` falls as `v` grows, so the others are all clearly lighter
+/// when that one is).
 fn clear_majority(dist: &[f64]) -> Option<usize> {
-    let total: f64 = dist.iter().sum();
+    let mut total = 0.0;
+    let mut best: Option<(usize, f64)> = None;
+    let mut second = f64::NEG_INFINITY;
+    for (c, &v) in dist.iter().enumerate() {
+        total += v;
+        if v.is_nan() {
+            continue;
+        }
+        match best {
+            Some((_, w)) if v <= w => {
+                if v > 0.0 {
+                    second = second.max(v);
+                }
+            }
+            Some((_, w)) => {
+                if w > 0.0 {
+                    second = second.max(w);
+                }
+                best = Some((c, v));
+            }
+            None => best = Some((c, v)),
+        }
+    }
     if !(total > 0.0 && total.is_finite()) {
         return None;
     }
-    let best = argmax(dist)?;
-    let w = dist[best];
-    let clear = dist
-        .iter()
-        .enumerate()
-        .all(|(c, &v)| c == best || v.is_nan() || v <= 0.0 || w - v > w * TOP_MARGIN);
-    clear.then_some(best)
+    let (best, w) = best?;
+    (second == f64::NEG_INFINITY || w - second > w * TOP_MARGIN).then_some(best)
 }
 
 impl HoeffdingTree {
@@ -1140,5 +1161,57 @@ impl WeakLearner for HoeffdingTree {
             }
         }
         *self.last.get_mut() = memo;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::seeded;
+    use rand::RngExt;
+
+    /// [`clear_majority`] in two passes, as its documentation states it.
+    fn clear_majority_by_definition(dist: &[f64]) -> Option<usize> {
+        let total: f64 = dist.iter().sum();
+        if !(total > 0.0 && total.is_finite()) {
+            return None;
+        }
+        let best = argmax(dist)?;
+        let w = dist[best];
+        let clear = dist
+            .iter()
+            .enumerate()
+            .all(|(c, &v)| c == best || v.is_nan() || v <= 0.0 || w - v > w * TOP_MARGIN);
+        clear.then_some(best)
+    }
+
+    /// The one-pass majority agrees with the definition on ties, near ties, zeros,
+    /// negative and non-finite weights.
+    #[test]
+    fn clear_majority_agrees_with_its_definition() {
+        let mut rng = seeded(31, 0);
+        let pool = [
+            0.0,
+            -1.0,
+            1.0,
+            2.0,
+            2.0 + 2.0 * TOP_MARGIN,
+            2.0 * (1.0 + TOP_MARGIN),
+            3.0,
+            f64::NAN,
+            f64::INFINITY,
+            1e-300,
+        ];
+        let mut clear = 0;
+        for _ in 0..20_000 {
+            let k = rng.random_range(1..6usize);
+            let dist: Vec<f64> = (0..k)
+                .map(|_| pool[rng.random_range(0..pool.len())])
+                .collect();
+            let want = clear_majority_by_definition(&dist);
+            assert_eq!(clear_majority(&dist), want, "{dist:?}");
+            clear += usize::from(want.is_some());
+        }
+        assert!(clear > 1_000, "{clear}");
     }
 }
