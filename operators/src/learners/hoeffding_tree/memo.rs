@@ -15,7 +15,7 @@
 use super::node::{AttrSlot, Layout, View};
 use crate::data::Features;
 use std::cell::RefCell;
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 
 /// The bits of an example, kept to recognize it again (allocations reused).
 #[derive(Clone, Debug, Default)]
@@ -134,7 +134,7 @@ fn set_example(mine: &mut Arc<ExampleView>, layout: &Arc<Layout>, x: &Features) 
 }
 
 /// What the tree found out about the last example it looked at.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub(super) struct Memo {
     /// Whether `example` and `path` describe an example.
     valid: bool,
@@ -161,6 +161,27 @@ pub(super) struct Memo {
     pub terms: Vec<(u32, u32)>,
     /// Working space: the local columns of the view's entries at a leaf.
     pub locals: Vec<u32>,
+}
+
+/// A memo that describes no example, without allocating: it holds the shared view of no
+/// example (the tree takes its memo out and puts it back around every `learn`).
+impl Default for Memo {
+    fn default() -> Self {
+        static NO_EXAMPLE: LazyLock<Arc<ExampleView>> = LazyLock::new(Arc::default);
+        Memo {
+            valid: false,
+            example: NO_EXAMPLE.clone(),
+            path: Vec::new(),
+            leaf: 0,
+            path_ok: false,
+            lik_valid: false,
+            lik: Vec::new(),
+            pending: Vec::new(),
+            scores: Vec::new(),
+            terms: Vec::new(),
+            locals: Vec::new(),
+        }
+    }
 }
 
 impl Memo {
