@@ -1,11 +1,12 @@
 //! Offset commits on a thread of their own, so that the worker that commits never waits on
 //! the broker.
 
+use super::settle::wait_settled;
 use super::{KafkaError, OffsetCommitter};
 use std::sync::mpsc::{Sender, channel};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Where the commits handed to a [`CommitThread`] stand.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -142,25 +143,12 @@ impl CommitThread {
     /// Waits until every commit handed over is answered; an error if one failed or some
     /// are still unanswered after `timeout`.
     pub fn wait(&self, timeout: Duration) -> Result<CommitStats, KafkaError> {
-        let deadline = Instant::now() + timeout;
-        loop {
-            let stats = self.stats()?;
-            if stats.pending() == 0 {
-                return Ok(stats);
-            }
-            let now = Instant::now();
-            if now >= deadline {
-                return Err(KafkaError::Timeout {
-                    context: format!(
-                        "waiting for {} offset commits of group `{}`",
-                        stats.pending(),
-                        self.group
-                    ),
-                    timeout,
-                });
-            }
-            std::thread::sleep((deadline - now).min(Duration::from_millis(1)));
-        }
+        wait_settled(
+            timeout,
+            || self.stats(),
+            CommitStats::pending,
+            |n| format!("waiting for {n} offset commits of group `{}`", self.group),
+        )
     }
 }
 

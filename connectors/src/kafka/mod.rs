@@ -38,6 +38,7 @@ mod committer;
 mod config;
 mod dead_letter;
 mod error;
+mod settle;
 mod sink;
 mod source;
 pub mod testing;

@@ -1,6 +1,7 @@
 //! A Kafka sink: keyed records to a topic, with delivery confirmation.
 
 use super::OffsetCommitter;
+use super::settle::wait_settled;
 use super::{KafkaConfig, KafkaError};
 use rdkafka::error::KafkaError as RdKafkaError;
 use rdkafka::message::{DeliveryResult, Message};
@@ -353,27 +354,13 @@ impl KafkaSink {
     /// some did (they are lost: send them again or do not commit what they cover);
     /// [`KafkaError::Timeout`] if some are still pending after `timeout`.
     pub fn flush(&mut self, timeout: Duration) -> Result<SinkStats, KafkaError> {
-        let deadline = Instant::now() + timeout;
-        loop {
-            let stats = self.stats();
-            if stats.pending() == 0 {
-                break;
-            }
-            let now = Instant::now();
-            if now >= deadline {
-                return Err(KafkaError::Timeout {
-                    context: format!(
-                        "waiting for {} deliveries to `{}`",
-                        stats.pending(),
-                        self.topic
-                    ),
-                    timeout,
-                });
-            }
-            // The polling thread counts the deliveries meanwhile.
-            std::thread::sleep((deadline - now).min(Duration::from_millis(1)));
-        }
-        let stats = self.stats();
+        // (The polling thread counts the deliveries meanwhile.)
+        let stats = wait_settled(
+            timeout,
+            || Ok(self.stats()),
+            SinkStats::pending,
+            |n| format!("waiting for {n} deliveries to `{}`", self.topic),
+        )?;
         if stats.failed > self.failed_reported {
             let failed = stats.failed - self.failed_reported;
             self.failed_reported = stats.failed;
