@@ -968,3 +968,47 @@ fn a_producer_following_the_job_s_group_waits_for_its_commits_and_deletes_what_i
     let removed = read["removed_before_read"].as_u64().unwrap();
     assert_eq!(left + removed, n, "{read}");
 }
+
+/// `kafka produce --rate` paces from the delivery of the first record: a new client takes
+/// a while to connect and obtain its producer id, and the events stamped meanwhile would
+/// otherwise leave as one burst. At 10,000 events/s the second event is due 0.1 ms after
+/// the first, but it is stamped only once the first was delivered (milliseconds later).
+#[test]
+fn a_paced_producer_starts_its_clock_at_the_first_delivery() {
+    let b = brokers();
+    let topic = unique_name("fb-pace");
+    let s = produce(
+        &b,
+        &topic,
+        &[
+            "--partitions",
+            "1",
+            "--generator",
+            "binary",
+            "--examples",
+            "2",
+            "--rate",
+            "10000",
+        ],
+    );
+    assert_eq!(s["events"], 2, "{s}");
+    let read = last_json(&flowboost(&[
+        "kafka",
+        "read",
+        "--brokers",
+        &b,
+        "--topic",
+        &topic,
+        "--expect",
+        "2",
+        "--timeout",
+        "60",
+    ]));
+    let first = read["first_timestamp_ms"].as_i64().unwrap();
+    let last = read["last_timestamp_ms"].as_i64().unwrap();
+    assert!(
+        last - first >= 2,
+        "the second event was stamped {} ms after the first: {read}",
+        last - first
+    );
+}

@@ -115,7 +115,8 @@ pub struct ProduceArgs {
     /// wrong dimension, NaN, unknown label) (0: none).
     #[arg(long, default_value_t = 0, value_name = "M")]
     pub malformed_every: u64,
-    /// Events per second (0: as fast as possible; else at least 1e-9).
+    /// Events per second (0: as fast as possible; else at least 1e-9), paced from the
+    /// delivery of the first record (a new client takes up to a second to connect).
     #[arg(long, default_value_t = 0.0, value_name = "PER_SECOND", value_parser = crate::cli::limits::rate, allow_negative_numbers = true)]
     pub rate: f64,
     /// Each event (impression) gets a "key" from this comma-separated list, a
@@ -362,6 +363,7 @@ fn produce(a: ProduceArgs) -> Result<(), String> {
     let mut due: std::collections::VecDeque<(u64, u64, Label)> = Default::default();
     let (mut events, mut bad, mut unlabeled, mut feedback) = (0u64, 0u64, 0u64, 0u64);
     let start = Instant::now();
+    let mut pacer = Pacer::new(a.rate);
     let mut send_feedback = |due: &mut std::collections::VecDeque<(u64, u64, Label)>,
                              now: u64,
                              all: bool,
@@ -389,7 +391,7 @@ fn produce(a: ProduceArgs) -> Result<(), String> {
     for (i, ex) in data.stream(0)?.enumerate() {
         let ex = ex?;
         let i = i as u64;
-        pace(start, i, a.rate);
+        pacer.wait(i, &mut sink)?;
         if let Some(f) = follow.as_mut() {
             f.pace(|| sink.stats().pending())?;
         }
@@ -448,16 +450,44 @@ fn produce(a: ProduceArgs) -> Result<(), String> {
 /// fixes it).
 pub const CLICK_BASE_ROUNDING_MS: i64 = 3_600_000;
 
-/// With a `rate` (events per second; 0: as fast as possible), waits until event `i` is
-/// due, `i / rate` seconds after `start`. The rate is at least 1e-9 (its value parser),
-/// but `i / rate` may still pass what a Duration holds: then the event never comes due.
-fn pace(start: Instant, i: u64, rate: f64) {
-    if rate > 0.0 {
-        let at = Duration::try_from_secs_f64(i as f64 / rate).unwrap_or(Duration::MAX);
+/// Paces a producer at `rate` events per second (0: as fast as possible). The clock starts
+/// once the first record sent is delivered: a new client takes up to a second to connect and
+/// (being idempotent) to obtain its producer id, and the records stamped meanwhile would
+/// wait in it that long and leave as one burst, not at the rate.
+struct Pacer {
+    rate: f64,
+    /// When the clock started, and the index of the first event paced from it.
+    start: Option<(Instant, u64)>,
+}
+
+impl Pacer {
+    fn new(rate: f64) -> Self {
+        Pacer { rate, start: None }
+    }
+
+    /// Waits until event `i` is due: `(i - first) / rate` seconds after the clock started
+    /// (`first`: the event it started at). The rate is at least 1e-9 (its value parser), but
+    /// that may still pass what a Duration holds: then the event never comes due.
+    fn wait(&mut self, i: u64, sink: &mut KafkaSink) -> Result<(), String> {
+        if self.rate <= 0.0 {
+            return Ok(());
+        }
+        let (start, first) = match self.start {
+            Some(started) => started,
+            None if sink.stats().produced == 0 => return Ok(()),
+            None => {
+                sink.flush(Duration::from_secs(120))
+                    .map_err(|e| format!("delivering the first record: {e}"))?;
+                *self.start.insert((Instant::now(), i))
+            }
+        };
+        let at =
+            Duration::try_from_secs_f64((i - first) as f64 / self.rate).unwrap_or(Duration::MAX);
         let now = start.elapsed();
         if at > now {
             std::thread::sleep(at - now);
         }
+        Ok(())
     }
 }
 
@@ -523,6 +553,7 @@ fn produce_clicks(a: ProduceArgs) -> Result<(), String> {
         Default::default();
     let (mut events, mut records, mut clicks, mut clicked) = (0u64, 0u64, 0u64, 0u64);
     let start = Instant::now();
+    let mut pacer = Pacer::new(a.rate);
     let mut send =
         |due: &mut std::collections::BTreeMap<(u64, u64, usize), crate::eval::ClickRecord>,
          now: u64,
@@ -547,7 +578,7 @@ fn produce_clicks(a: ProduceArgs) -> Result<(), String> {
         };
     for (i, imp) in sim.enumerate() {
         let i = i as u64;
-        pace(start, i, a.rate);
+        pacer.wait(i, &mut sink)?;
         if let Some(f) = follow.as_mut() {
             f.pace(|| sink.stats().pending())?;
         }
