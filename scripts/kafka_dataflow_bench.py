@@ -25,9 +25,10 @@ client spins on empty fetches):
               throughput section (--rates gives them without it), and binary N=10 at a
               fixed 1,000 events/s, for 15 s or 150,000
               events, whichever is shorter (the emulator fails a consumer fetching more than
-              about 100 MB at once); the events produced in the first fifth (at least 1 s)
-              are left out (`kafka read --latency-skip S`: the producer's and the job's
-              warm-up).
+              about 100 MB at once); the first fifth of the events is left out as the
+              warm-up (`kafka read --latency-skip-events N`; `kafka produce --rate` paces
+              from its first delivery, so its client's start-up, up to a second, is not
+              in the rate).
   live        the maximum rate of the live pipeline on this machine: the job running, a
               producer as fast as it goes (the producer, the broker and the job share the
               cores), its end-to-end rate (predictions over the time from the first event
@@ -310,7 +311,7 @@ def idle(fb, quick, report):
 def live_latency(fb, generator, algo, n, rate, examples, skip):
     """The job (1 worker) running before a producer of `examples` events at `rate` events/s
     (None: as fast as it can) starts; the produce-to-prediction latency of the events after
-    the first `skip` seconds, and the end-to-end rate (`kafka read --latency-from`)."""
+    the first `skip` events, and the end-to-end rate (`kafka read --latency-from`)."""
     with Broker() as b:
         tag = f"lat-{generator}-{n}-{int(rate or 0)}"
         create(fb, b.address, f"{tag}-events", 4)
@@ -325,7 +326,7 @@ def live_latency(fb, generator, algo, n, rate, examples, skip):
         out, _, _, _ = run_with_cpu(
             [fb, "kafka", "read", "--brokers", b.address, "--topic", f"{tag}-pred",
              "--expect", str(examples), "--timeout", "120", "--latency-from",
-             f"{tag}-events", "--latency-skip", str(skip)])
+             f"{tag}-events", "--latency-skip-events", str(skip)])
         summary = last_json(out)
         lat = summary["latency_ms"]
         log(f"   {lat}, end to end {summary['end_to_end_events_per_second']:.0f} events/s")
@@ -338,10 +339,10 @@ def paced_latency(fb, generator, algo, n, rate, seconds):
     """`live_latency` at `rate` events/s for `seconds` or 150,000 events, whichever is
     fewer (the emulator fails a consumer whose fetch exceeds about 100 MB: it ignores fetch
     size limits, and `kafka read --latency-from` reads the whole events topic back), the
-    first fifth (at least 1 s) left out as the warm-up. Returns the events, the seconds
+    first fifth of the events left out as the warm-up. Returns the events, the events
     left out and the latency."""
     examples = min(int(rate * seconds), 150_000)
-    skip = max(1, round(examples / rate / 5))
+    skip = examples // 5
     lat, _ = live_latency(fb, generator, algo, n, rate, examples, skip)
     return examples, skip, lat
 
@@ -376,7 +377,7 @@ def latency(fb, quick, report, rates):
     report.append("")
 
 
-LATENCY_HEADER = ("| generator | algo | N | events/s | events | warm-up left out (s) | measured | "
+LATENCY_HEADER = ("| generator | algo | N | events/s | events | warm-up left out (events) | measured | "
                   "p50 | p90 | p99 | max |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 
 

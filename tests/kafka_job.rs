@@ -1012,3 +1012,59 @@ fn a_paced_producer_starts_its_clock_at_the_first_delivery() {
         last - first
     );
 }
+
+/// `kafka read --latency-from` matches records to events by key and leaves out a warm-up
+/// given in events (`--latency-skip-events`) or seconds (`--latency-skip`).
+#[test]
+fn kafka_read_measures_latency_from_the_events_after_the_warm_up() {
+    let b = brokers();
+    let events = unique_name("fb-lat-events");
+    let out = unique_name("fb-lat-out");
+    // The same stream twice: the second topic's records carry the events' ids as keys,
+    // stamped later, like a job's predictions.
+    let args = [
+        "--partitions",
+        "1",
+        "--generator",
+        "binary",
+        "--examples",
+        "10",
+        "--rate",
+        "200",
+    ];
+    assert_eq!(produce(&b, &events, &args)["events"], 10);
+    assert_eq!(produce(&b, &out, &args)["events"], 10);
+    let read = |extra: &[&str]| {
+        let mut a = vec![
+            "kafka",
+            "read",
+            "--brokers",
+            &b,
+            "--topic",
+            &out,
+            "--expect",
+            "10",
+            "--latency-from",
+            &events,
+        ];
+        a.extend_from_slice(extra);
+        last_json(&flowboost(&a))["latency_ms"].clone()
+    };
+    let all = read(&[]);
+    assert_eq!(
+        (all["matched"].as_u64(), all["skipped"].as_u64()),
+        (Some(10), Some(0)),
+        "{all}"
+    );
+    assert!(all["p50"].as_f64().unwrap() > 0.0, "{all}");
+    // Events 5 ms apart: exactly the first three are left out.
+    let warm = read(&["--latency-skip-events", "3"]);
+    assert_eq!(
+        (warm["matched"].as_u64(), warm["skipped"].as_u64()),
+        (Some(7), Some(3)),
+        "{warm}"
+    );
+    let everything = read(&["--latency-skip-events", "11"]);
+    assert_eq!(everything["matched"], 0, "{everything}");
+    assert_eq!(everything["skipped"], 10, "{everything}");
+}

@@ -243,6 +243,11 @@ pub struct ReadArgs {
     /// (the producer's and the job's warm-up); 0 to 1e9.
     #[arg(long, value_name = "SECONDS", default_value_t = 0.0, value_parser = crate::cli::limits::seconds, allow_negative_numbers = true)]
     pub latency_skip: f64,
+    /// With --latency-from: also leave out the first this many events (in the order of
+    /// their timestamps): a warm-up that does not depend on when the producer's client got
+    /// ready (`kafka produce --rate` paces from its first delivery).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub latency_skip_events: u64,
     /// Write the records' values as lines to this file.
     #[arg(long)]
     pub output: Option<PathBuf>,
@@ -733,10 +738,19 @@ fn read(a: ReadArgs) -> Result<(), String> {
                 produced.entry(k.as_slice()).or_insert(t);
             }
         }
-        let skip_before = produced
-            .values()
-            .min()
+        let mut stamps: Vec<i64> = produced.values().copied().collect();
+        stamps.sort_unstable();
+        let after_seconds = stamps
+            .first()
             .map_or(i64::MIN, |&t| t + (a.latency_skip * 1000.0) as i64);
+        // (With the events stamped in the same millisecond as the N-th.)
+        let after_events = usize::try_from(a.latency_skip_events)
+            .ok()
+            .and_then(|n| n.checked_sub(1))
+            .map_or(i64::MIN, |n| {
+                stamps.get(n).map_or(i64::MAX, |&t| t.saturating_add(1))
+            });
+        let skip_before = after_seconds.max(after_events);
         let mut lat: Vec<f64> = Vec::new();
         let mut first_event = i64::MAX;
         let mut last_out = i64::MIN;
