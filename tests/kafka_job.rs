@@ -1064,6 +1064,39 @@ fn kafka_read_measures_latency_from_the_events_after_the_warm_up() {
         (Some(7), Some(3)),
         "{warm}"
     );
+    // The series: one line per measured event, in the order of the events' timestamps.
+    let dir = temp_dir(&unique_name("lat"));
+    let file = dir.join("latency.jsonl");
+    let with_series = read(&[
+        "--latency-skip-events",
+        "3",
+        "--latency-output",
+        file.to_str().unwrap(),
+    ]);
+    let lines: Vec<Value> = std::fs::read_to_string(&file)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 7, "{lines:?}");
+    let mut latencies: Vec<f64> = Vec::new();
+    for pair in lines.windows(2) {
+        assert!(
+            pair[0]["produced_ms"].as_i64() < pair[1]["produced_ms"].as_i64(),
+            "{pair:?}"
+        );
+    }
+    for l in &lines {
+        assert!(l["key"].as_str().is_some_and(|k| !k.is_empty()), "{l}");
+        latencies.push(l["latency_ms"].as_f64().unwrap());
+    }
+    latencies.sort_by(f64::total_cmp);
+    assert_eq!(
+        Some(latencies[6]),
+        with_series["max"].as_f64(),
+        "{with_series}"
+    );
+    let _ = std::fs::remove_dir_all(dir);
     let everything = read(&["--latency-skip-events", "11"]);
     assert_eq!(everything["matched"], 0, "{everything}");
     assert_eq!(everything["skipped"], 10, "{everything}");

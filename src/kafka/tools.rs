@@ -248,6 +248,11 @@ pub struct ReadArgs {
     /// ready (`kafka produce --rate` paces from its first delivery).
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub latency_skip_events: u64,
+    /// With --latency-from: also write every measured event's latency to this file, one
+    /// JSON object per line (`{"key":..,"produced_ms":..,"latency_ms":..}`) in the order of
+    /// the events' timestamps: where in a run its tail comes from.
+    #[arg(long, value_name = "FILE", requires = "latency_from")]
+    pub latency_output: Option<PathBuf>,
     /// Write the records' values as lines to this file.
     #[arg(long)]
     pub output: Option<PathBuf>,
@@ -625,6 +630,17 @@ fn produce_clicks(a: ProduceArgs) -> Result<(), String> {
     crate::cli::output::print_json(&summary)
 }
 
+/// One line of `kafka read --latency-output`.
+#[derive(serde::Serialize)]
+struct LatencyLine<'a> {
+    /// The event record's key (the event id).
+    key: std::borrow::Cow<'a, str>,
+    /// The event record's timestamp.
+    produced_ms: i64,
+    /// The output record's timestamp less the event's.
+    latency_ms: i64,
+}
+
 /// Reads every record of `topic` from the start.
 fn read_all(
     config: &KafkaConfig,
@@ -752,6 +768,7 @@ fn read(a: ReadArgs) -> Result<(), String> {
             });
         let skip_before = after_seconds.max(after_events);
         let mut lat: Vec<f64> = Vec::new();
+        let mut series: Vec<LatencyLine<'_>> = Vec::new();
         let mut first_event = i64::MAX;
         let mut last_out = i64::MIN;
         let mut skipped = 0u64;
@@ -764,9 +781,24 @@ fn read(a: ReadArgs) -> Result<(), String> {
                     continue;
                 }
                 lat.push((t - e) as f64);
+                if a.latency_output.is_some() {
+                    series.push(LatencyLine {
+                        produced_ms: e,
+                        key: String::from_utf8_lossy(k),
+                        latency_ms: t - e,
+                    });
+                }
                 first_event = first_event.min(e);
                 last_out = last_out.max(t);
             }
+        }
+        if let Some(path) = &a.latency_output {
+            series.sort_unstable_by(|a, b| (a.produced_ms, &a.key).cmp(&(b.produced_ms, &b.key)));
+            let mut f = crate::cli::output::Output::create(Some(path))?;
+            for line in &series {
+                f.json_line(line)?;
+            }
+            f.flush()?;
         }
         lat.sort_by(f64::total_cmp);
         let mean = lat.iter().sum::<f64>() / lat.len().max(1) as f64;
