@@ -56,7 +56,7 @@ fn main() -> Result<(), String> {
     let (s, c, g) = (schema.clone(), config.clone(), stream.clone());
     let dataflow = run_dataflow(
         &options,
-        move || build(&s, &c),
+        move |_, _| build(&s, &c),
         // The stream, stamped into epochs of 256 events (the dataflow's timestamps).
         move || Ok(ItemStream::plain(Generator::new(g.clone())?.map(Ok), 256)),
         Score::default,

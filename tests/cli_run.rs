@@ -76,3 +76,59 @@ fn run_output_file_is_identical_for_one_and_two_workers_and_multilabel_has_sets(
         serde_json::from_str(outputs[0].lines().next().unwrap()).unwrap();
     assert!(first["labels"].is_array(), "{first}");
 }
+
+/// A run that starts from a model file (decoded once per process, each worker taking its
+/// block of stages) predicts the same on 1 and 3 workers, and not as a fresh model would.
+#[test]
+fn run_from_a_model_file_is_identical_for_one_and_three_workers() {
+    let dir = temp_dir("run-load");
+    let model = dir.join("m.fbm");
+    let model = model.to_str().unwrap();
+    let base = [
+        "run",
+        "--generator",
+        "binary",
+        "--learners",
+        "6",
+        "--report-every",
+        "0",
+    ];
+    let mut train = base.to_vec();
+    train.extend([
+        "--examples",
+        "1500",
+        "--output",
+        "/dev/null",
+        "--save-model",
+        model,
+    ]);
+    let out = flowboost(&train);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut outputs = vec![];
+    for (w, load) in [("1", true), ("3", true), ("1", false)] {
+        let path = dir.join(format!("w{w}-{load}.jsonl"));
+        let mut a = base.to_vec();
+        a.extend(["--examples", "600", "--workers", w]);
+        a.extend(["--output", path.to_str().unwrap()]);
+        if load {
+            a.extend(["--load-model", model]);
+        }
+        let out = flowboost(&a);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        outputs.push(std::fs::read_to_string(&path).unwrap());
+    }
+    assert_eq!(outputs[0].lines().count(), 600);
+    assert_eq!(
+        outputs[0], outputs[1],
+        "1 and 3 workers from the model file"
+    );
+    assert_ne!(outputs[0], outputs[2], "the model file was not used");
+}

@@ -123,7 +123,7 @@ fn check(config: BoosterConfig, g: GeneratorConfig, fb: Fb) -> JoinCounts {
         let (s, c, gc) = (schema, config.clone(), g.clone());
         let (df, df_counters) = run_dataflow(
             &options,
-            move || build(&s, &c),
+            move |_, _| build(&s, &c),
             move || Ok(items(&gc, Some(fb))),
             Collect::default,
             setup(&config, labels, Some(fb)),

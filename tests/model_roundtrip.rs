@@ -187,7 +187,7 @@ impl Case {
                 let source_saved = saved.clone();
                 run_dataflow(
                     &options,
-                    move || Ok::<_, String>(chain(&saved, &s, &c)),
+                    move |_, _| Ok::<_, String>(chain(&saved, &s, &c)),
                     move || Ok(case.items(source_saved.as_deref())),
                     move || recorder.lock().unwrap().take().unwrap(),
                     setup,

@@ -6,7 +6,7 @@ use crate::eval::{Engine, Scorer, epoch_rule};
 use crate::kafka::checkpoint::{Checkpoints, committed_offsets};
 use crate::kafka::cluster::Cluster;
 use crate::kafka::{JobOptions, JobSummary, ModelKeys, run_job};
-use crate::model::{ModelWriter, Progress as SavedProgress};
+use crate::model::{ModelWriter, Progress as SavedProgress, StartChains};
 use clap::Args;
 use flowboost_connectors::generators::clicks::ClickSimConfig;
 use flowboost_connectors::kafka::{RecordFormat, StartFrom};
@@ -594,12 +594,12 @@ pub fn run(args: RunArgs) -> Result<(), String> {
     let data = Arc::new(args.data.open(seed(&args.model, start_model.as_deref()))?);
     let schema = data.schema().clone();
     let (config, plan) = args.model_io.plan(start_model, &args.model, &schema)?;
-    build(&schema, &config)?;
-    if let Some(saved) = &plan.start {
-        saved.chain("the model file")?;
-        if plan.resume && saved.body.feedback_run.is_some() {
-            return Err("--resume: the model was saved with delayed feedback pending; resume it with `flowboost eval`".into());
-        }
+    let fresh = build(&schema, &config)?;
+    if let Some(saved) = &plan.start
+        && plan.resume
+        && saved.body.feedback_run.is_some()
+    {
+        return Err("--resume: the model was saved with delayed feedback pending; resume it with `flowboost eval`".into());
     }
     let resumed = plan.start.as_ref().filter(|_| plan.resume);
     let resumed_source = resumed
@@ -615,6 +615,15 @@ pub fn run(args: RunArgs) -> Result<(), String> {
     .engine()?;
     let Engine::Dataflow(options) = engine else {
         unreachable!("run always uses the dataflow engine")
+    };
+    // The start model, decoded (and checked) once for all workers.
+    let start_chains = match &plan.start {
+        Some(saved) => Some(Arc::new(StartChains::new(
+            vec![saved.chain("the model file")?],
+            fresh,
+            options.workers,
+        ))),
+        None => None,
     };
     let snapshots = plan.snapshots;
     let rule = epoch_rule(args.batch, false);
@@ -641,10 +650,9 @@ pub fn run(args: RunArgs) -> Result<(), String> {
     let source_data = data.clone();
     let build_schema = schema.clone();
     let build_config = config.clone();
-    let start_model = plan.start.clone();
     let (scorer, seen) = Engine::Dataflow(options.clone()).run(
-        move || match &start_model {
-            Some(saved) => saved.chain("the model file").map_err(String::from),
+        move |worker, peers| match &start_chains {
+            Some(start) => start.take_chain(worker, peers),
             None => build(&build_schema, &build_config).map_err(String::from),
         },
         move || {

@@ -31,12 +31,13 @@ impl Engine {
         }
     }
 
-    /// Runs the model that `build` makes on the stamped stream that `items` makes,
+    /// Runs the model that `build(worker, peers)` makes (see [`run_dataflow`]; the
+    /// sequential engine is worker 0 of 1) on the stamped stream that `items` makes,
     /// handing predictions and snapshots to the sink that `sink` makes, with the feedback
     /// join when `feedback` is given. Both engines give the same result.
     pub fn run<K, KF, I, Src>(
         &self,
-        build: impl Fn() -> Result<Booster, String> + Send + Sync + 'static,
+        build: impl Fn(usize, usize) -> Result<Booster, String> + Send + Sync + 'static,
         items: Src,
         sink: KF,
         feedback: Option<FeedbackSetup>,
@@ -49,9 +50,11 @@ impl Engine {
         Src: Fn() -> Result<I, String> + Send + Sync + 'static,
     {
         match self {
-            Engine::Sequential => build()?
-                .into_sequential()
-                .run_items(items()?, sink(), feedback),
+            Engine::Sequential => {
+                build(0, 1)?
+                    .into_sequential()
+                    .run_items(items()?, sink(), feedback)
+            }
             Engine::Dataflow(options) => run_dataflow(options, build, items, sink, feedback),
         }
     }

@@ -743,7 +743,7 @@ pub fn replay_clicks(
     let (source_inbox, source_board) = (inbox.clone(), board.clone());
     let rule = epoch_rule(spec.epoch_size, !spec.batch_feedback);
     let mut sink = engine.run(
-        move || build(&build_schema, &build_config).map_err(String::from),
+        move |_, _| build(&build_schema, &build_config).map_err(String::from),
         move || {
             let examples = events(
                 &source_log,

@@ -1,7 +1,7 @@
 use super::engine::{Engine, FeedbackOptions, default_pending_ttl, epoch_rule};
 use super::{Curve, EvalReport, MinMaxScaling, Scorer};
 use crate::cli::model_io::ModelPlan;
-use crate::model::{FeedbackRun, ModelWriter, Progress as SavedProgress};
+use crate::model::{FeedbackRun, ModelWriter, Progress as SavedProgress, StartChains};
 use crate::source::{Dataset, ExampleStream};
 use flowboost_operators::boosters::{BoosterConfig, build};
 use flowboost_operators::data::{Example, Label, Task};
@@ -312,7 +312,7 @@ pub fn evaluate(
         })
     };
     // Fail early (and identically for both engines) on a configuration that cannot work.
-    build(&schema, config)?;
+    let fresh = build(&schema, config)?;
     // The chain to start from: a fresh one, or the start model's (checked against a fresh
     // build); a resumed run continues its stream, its metrics and its pending feedback.
     let plan = &spec.model;
@@ -328,10 +328,15 @@ pub fn evaluate(
         }
         f
     });
-    let start_name = || "the model file".to_string();
-    if let Some(saved) = &plan.start {
-        saved.chain(&start_name())?;
-    }
+    // The start model, decoded (and checked) once for all workers.
+    let start_chains = match &plan.start {
+        Some(saved) => Some(Arc::new(StartChains::new(
+            vec![saved.chain("the model file")?],
+            fresh,
+            engine.workers(),
+        ))),
+        None => None,
+    };
     let (skip, resumed_progress, resumed_source, resumed_join) = match (&plan.start, plan.resume) {
         (Some(saved), true) => {
             let had = saved.body.feedback_run;
@@ -484,7 +489,6 @@ pub fn evaluate(
     let build_schema = schema.clone();
     let build_config = config.clone();
     let source_data = data.clone();
-    let start_model = plan.start.clone();
     let SinkOutput {
         scorer,
         seen,
@@ -492,9 +496,8 @@ pub fn evaluate(
         curve,
         eval_started,
     } = engine.run(
-        // Every worker decodes the start model (stages are not shared across threads).
-        move || match &start_model {
-            Some(saved) => saved.chain(&start_name()).map_err(String::from),
+        move |worker, peers| match &start_chains {
+            Some(start) => start.take_chain(worker, peers),
             None => build(&build_schema, &build_config).map_err(String::from),
         },
         move || source_of(&source_data),

@@ -16,10 +16,9 @@ use super::merge_operator::{MergeOptions, merge};
 use super::metrics::{self, JobMetrics, MetricsSnapshot};
 use super::sink_operator::{SinkClients, SinkEnd, SinkModel, kafka_sink};
 use super::source_operator::{Backpressure, KafkaReader, kafka_source};
-use super::start_chains::StartChains;
 use super::worker_state::WorkerState;
 use crate::eval::{Scorer, epoch_rule};
-use crate::model::{ModelWriter, SavedModel};
+use crate::model::{ModelWriter, SavedModel, StartChains};
 use flowboost_connectors::kafka::{
     CommitThread, DeadLetterTopic, KafkaConfig, KafkaSink, OffsetCommitter, PredictionEncoder,
     RecordFormat, StartFrom, admin,

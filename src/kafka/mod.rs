@@ -12,8 +12,8 @@
 //! - [`cluster`]: several processes (`--processes`, `--process`, `--hostfile`).
 //! - [`metrics`]: the counters, printed and served in the Prometheus text format.
 //! - [`job_file`]: `flowboost run --config job.toml`.
-//! - [`keys`]: one model per key (`--keys`), the keys spread over the workers;
-//!   [`start_chains`]: the model a job starts from, decoded once per process.
+//! - [`keys`]: one model per key (`--keys`), the keys spread over the workers (the model
+//!   a job starts from is decoded once per process: [`crate::model::StartChains`]).
 //! - [`tools`]: `flowboost kafka produce|read`, the producer and reader of the demo and
 //!   benchmark scripts; [`backlog`]: its closed loop (`--follow-group`).
 
@@ -31,7 +31,6 @@ pub mod metrics;
 pub mod record;
 pub mod sink_operator;
 pub mod source_operator;
-pub mod start_chains;
 pub mod tools;
 pub mod worker_state;
 

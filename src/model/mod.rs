@@ -19,6 +19,7 @@ mod header;
 mod inspect;
 mod legacy;
 mod saved;
+mod start_chains;
 mod writer;
 
 pub use api::{DEFAULT_PENDING_TTL, Feedback, FeedbackOutcome, Model};
@@ -28,4 +29,5 @@ pub use file::{read_all, read_bytes, read_header};
 pub use header::{Compression, FORMAT_VERSION, MAGIC, ModelHeader, SourceOffset};
 pub use inspect::{Inspection, inspect, set_heap_probe};
 pub use saved::{SavedModel, schema_difference};
+pub use start_chains::StartChains;
 pub use writer::ModelWriter;

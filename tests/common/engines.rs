@@ -80,7 +80,7 @@ pub fn sequential_equals_dataflow(
         let (s, c, g) = (schema.clone(), config.clone(), gen_config.clone());
         let dataflow = run_dataflow(
             &options,
-            move || build(&s, &c),
+            move |_, _| build(&s, &c),
             move || Ok(ItemStream::plain(Generator::new(g.clone())?.map(Ok), 7)),
             Collect::default,
             None,

@@ -216,9 +216,11 @@ fn prediction_sink<'scope, K: PredictionSink + 'static>(
 
 /// Runs a model on a stamped stream on `options.workers` timely worker threads.
 ///
-/// Every worker calls `build` (it must return the same chain on every worker: build it
-/// from seeds, as the boosters do, or restore it from the same snapshot) and keeps its
-/// block. On worker 0, `items()` is the source (a timely operator: the items at their
+/// Worker `index` of `peers` calls `build(index, peers)` and keeps its block of the chain
+/// it returns: the chain must be the same on every worker (built from seeds, as the
+/// boosters are, or restored from the same snapshot) at least in the worker's own block
+/// and the terminal, and of the same shape elsewhere (a worker may get placeholders for
+/// the stages it does not run, which the dataflow drops). On worker 0, `items()` is the source (a timely operator: the items at their
 /// epochs, a bounded number of epochs ahead of the terminal), and the sink that `sink()`
 /// makes gets every prediction, with its event, in order, and every snapshot; with
 /// `feedback`, the feedback join runs on every worker. Returns what the sink's `finish`
@@ -261,7 +263,7 @@ fn prediction_sink<'scope, K: PredictionSink + 'static>(
 /// };
 /// let count = run_dataflow(
 ///     &options,
-///     move || build(&schema, &config),
+///     move |_worker, _peers| build(&schema, &config),
 ///     move || Ok(items()),
 ///     || Count(0),
 ///     None,
@@ -278,7 +280,7 @@ pub fn run_dataflow<S, B, E, Src, I, KF, K>(
 ) -> Result<K::Output, String>
 where
     S: Stage + Serialize + 'static,
-    B: Fn() -> Result<Chain<S>, E> + Send + Sync + 'static,
+    B: Fn(usize, usize) -> Result<Chain<S>, E> + Send + Sync + 'static,
     E: std::fmt::Display,
     Src: Fn() -> Result<I, String> + Send + Sync + 'static,
     I: Iterator<Item = Result<Item, String>> + 'static,
@@ -294,7 +296,7 @@ where
     let guards = timely::execute(config, move |worker| -> Option<Result<K::Output, String>> {
         let index = worker.index();
         let peers = worker.peers();
-        let chain = match build() {
+        let chain = match build(index, peers) {
             Ok(b) => b,
             Err(e) => return Some(Err(e.to_string())),
         };

@@ -1,4 +1,5 @@
-//! The chains a job starts from, decoded once per process, each worker taking its part.
+//! The chains a run starts from, decoded once per process, each worker taking its part
+//! (the Kafka job's and the file engines' workers alike).
 //!
 //! A worker runs only some of the model: with one model, the stage block
 //! [`block_range`] gives it (and worker 0 the terminal); with one model per key, the keys
@@ -49,6 +50,13 @@ impl StartChains {
             parts.chains = Vec::new();
         }
         taken
+    }
+
+    /// The chain of a single model as worker `index` of `peers` runs it ([`take`](Self::take)).
+    pub fn take_chain(&self, index: usize, peers: usize) -> Result<Booster, String> {
+        self.take(index, peers)
+            .pop()
+            .ok_or_else(|| format!("worker {index}: the start model was handed out already"))
     }
 
     fn take_parts(parts: &mut Parts, index: usize, peers: usize) -> Vec<Booster> {
