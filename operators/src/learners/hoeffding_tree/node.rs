@@ -110,6 +110,14 @@ impl View {
         self.nominal.clear();
         self.nominal_values.clear();
         let d = layout.numeric.len();
+        // At most one entry per column (or per stored value): one allocation for a new
+        // view instead of a doubling per push.
+        self.entries.reserve(match x {
+            Features::Dense(_) => d,
+            Features::Sparse { values, .. } => values.len().min(d),
+        });
+        self.nominal.reserve(layout.nominal.len());
+        self.nominal_values.reserve(layout.nominal.len());
         let mut missing = false;
         match x {
             Features::Dense(v) => {
