@@ -187,11 +187,38 @@ fn a_format_5_model_with_feedback_pending_resumes_exactly() {
 
 #[test]
 fn a_saved_model_predicts_as_the_frozen_test_of_eval() {
-    let f = files("model-predict");
+    frozen_test_is_the_saved_model_s_prediction("model-predict", &[]);
+}
+
+/// With delayed feedback the training part's feedback still due is learned before the
+/// frozen test part (as at the end of a stream), and nothing during it: the test part is
+/// predicted by the model a run on the training part alone saves.
+#[test]
+fn with_delayed_feedback_the_frozen_test_is_predicted_by_the_trained_model() {
+    frozen_test_is_the_saved_model_s_prediction(
+        "model-predict-delay",
+        &["--feedback-delay", "300"],
+    );
+    frozen_test_is_the_saved_model_s_prediction(
+        "model-predict-delay-dataflow",
+        &[
+            "--feedback-delay",
+            "300",
+            "--engine",
+            "dataflow",
+            "--workers",
+            "2",
+        ],
+    );
+}
+
+fn frozen_test_is_the_saved_model_s_prediction(name: &str, extra: &[&str]) {
+    let f = files(name);
     let test = f.dir.join("test.libsvm");
     write_libsvm(&test, 500, 8, 99);
     let frozen = f.dir.join("frozen.jsonl");
-    let base = ["eval", "--algo", "adaboost-ol", "--learners", "6", "--json"];
+    let mut base = vec!["eval", "--algo", "adaboost-ol", "--learners", "6", "--json"];
+    base.extend_from_slice(extra);
     let mut a: Vec<&str> = base.to_vec();
     a.extend(["--data", s(&f.full), "--test", s(&test), "--frozen-test"]);
     a.extend(["--predictions", s(&frozen)]);

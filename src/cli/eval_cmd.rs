@@ -82,8 +82,9 @@ pub struct EvalArgs {
     pub curve_runs: u64,
 
     /// Holdout: freeze the model after the training file: the test file is predicted with
-    /// its labels hidden from the model (the thresholding paper's protocol). Default: the
-    /// model keeps learning on the test file.
+    /// its labels hidden from the model (the thresholding paper's protocol); with
+    /// --feedback-delay, the training file's feedback still due is learned before the test
+    /// file, as at the end of a stream. Default: the model keeps learning on the test file.
     #[arg(long)]
     pub frozen_test: bool,
 

@@ -13,10 +13,12 @@ use flowboost_operators::join::{JoinConfig, JoinCounts, JoinReport};
 use flowboost_operators::metrics::rank_loss;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde::Serialize;
+use std::cell::Cell;
 use std::fmt;
 use std::fs::File;
 use std::io::{BufWriter, IsTerminal, Write};
 use std::path::PathBuf;
+use std::rc::Rc;
 use std::str::FromStr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -465,13 +467,19 @@ pub fn evaluate(
                 None => s,
             }
         };
+        // With a frozen test part: set when the stream reaches it.
+        let test_started = Rc::new(Cell::new(false));
         let all: ExampleStream = match &frozen_examples {
             None => scaled(all_parts(data, shuffle, loops)?),
             Some(test) => {
                 let train = scaled(all_parts_until(data, shuffle, loops, 1)?);
                 let test = test.clone();
                 let n = test.len();
-                Box::new(train.chain((0..n).map(move |i| Ok(test[i].clone()))))
+                let started = test_started.clone();
+                Box::new(train.chain((0..n).map(move |i| {
+                    started.set(true);
+                    Ok(test[i].clone())
+                })))
             }
         };
         // A resumed run skips the events its model has taken (reading errors included).
@@ -484,7 +492,12 @@ pub fn evaluate(
             )
         });
         let sequencer = Sequencer::new(rule, start_state.clone());
-        Ok(ItemStream::new(examples, oracle, sequencer, snapshots))
+        let items = ItemStream::new(examples, oracle, sequencer, snapshots);
+        Ok(if frozen_examples.is_some() {
+            items.with_frozen_part(test_started)
+        } else {
+            items
+        })
     };
     let build_schema = schema.clone();
     let build_config = config.clone();

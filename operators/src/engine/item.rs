@@ -1,7 +1,9 @@
 use crate::data::Example;
 use crate::join::FeedbackKind;
 use serde::{Deserialize, Serialize};
+use std::cell::Cell;
 use std::collections::VecDeque;
+use std::rc::Rc;
 use std::sync::Arc;
 
 /// An input of the merged sequence, before it is stamped.
@@ -312,6 +314,9 @@ pub struct ItemStream<E> {
     snapshots: super::SnapshotPolicy,
     queue: VecDeque<Item>,
     done: bool,
+    /// Set by the stream when it yields the first example of a frozen test part (see
+    /// [`with_frozen_part`](Self::with_frozen_part)); `None` without one.
+    frozen_part: Option<Rc<Cell<bool>>>,
 }
 
 impl<E: Iterator<Item = Result<Example, String>>> ItemStream<E> {
@@ -329,7 +334,18 @@ impl<E: Iterator<Item = Result<Example, String>>> ItemStream<E> {
             snapshots,
             queue: VecDeque::new(),
             done: false,
+            frozen_part: None,
         }
+    }
+
+    /// A stream whose examples end with a frozen test part (unlabeled events to predict,
+    /// not to learn from), which begins when the stream sets `started` (as it yields the
+    /// part's first example): the oracle gives the feedback still due for the events
+    /// before it first, as at the end of a stream, so that the part is predicted by the
+    /// model trained on everything before it, and nothing is learned during it.
+    pub fn with_frozen_part(mut self, started: Rc<Cell<bool>>) -> Self {
+        self.frozen_part = Some(started);
+        self
     }
 
     /// The examples as events, `epoch_size` per epoch, no oracle, no snapshots.
@@ -369,6 +385,13 @@ impl<E: Iterator<Item = Result<Example, String>>> Iterator for ItemStream<E> {
                     return Some(Err(e));
                 }
                 Some(Ok(example)) => {
+                    if self.frozen_part.as_ref().is_some_and(|f| f.get()) {
+                        // The training part is over: its feedback still due comes first.
+                        self.frozen_part = None;
+                        if let Some(o) = self.oracle.as_mut() {
+                            o.due(true, &mut inputs);
+                        }
+                    }
                     let example = Arc::new(example);
                     match self.oracle.as_mut() {
                         Some(o) => o.event(example, &mut inputs),
