@@ -8,7 +8,7 @@
 mod common;
 
 use common::kafka::{brokers, create, read_lines};
-use common::{flowboost, last_json, temp_dir};
+use common::{flowboost, json_lines, last_json, temp_dir};
 use flowboost::connectors::kafka::testing::unique_name;
 use flowboost::connectors::kafka::{DeadLetterRecord, KafkaConfig};
 use serde_json::Value;
@@ -362,14 +362,9 @@ fn a_job_killed_mid_stream_resumes_without_skipping_a_record() {
         "--output",
         file.to_str().unwrap(),
     ]));
-    let ids: BTreeSet<u64> = std::fs::read_to_string(&file)
-        .unwrap()
-        .lines()
-        .map(|l| {
-            serde_json::from_str::<Value>(l).unwrap()["id"]
-                .as_u64()
-                .unwrap()
-        })
+    let ids: BTreeSet<u64> = json_lines(&file)
+        .iter()
+        .map(|v| v["id"].as_u64().unwrap())
         .collect();
     let missing: Vec<u64> = (0..n).filter(|i| !ids.contains(i)).collect();
     assert!(
@@ -1073,11 +1068,7 @@ fn kafka_read_measures_latency_from_the_events_after_the_warm_up() {
         "--latency-output",
         file.to_str().unwrap(),
     ]);
-    let lines: Vec<Value> = std::fs::read_to_string(&file)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let lines = json_lines(&file);
     assert_eq!(lines.len(), 7, "{lines:?}");
     let mut latencies: Vec<f64> = Vec::new();
     for pair in lines.windows(2) {

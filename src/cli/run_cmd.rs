@@ -6,7 +6,7 @@ use crate::eval::{Engine, Scorer, epoch_rule};
 use crate::kafka::checkpoint::{Checkpoints, committed_offsets};
 use crate::kafka::cluster::Cluster;
 use crate::kafka::{JobOptions, JobSummary, ModelKeys, run_job};
-use crate::model::{ModelWriter, Progress as SavedProgress, StartChains};
+use crate::model::{ModelWriter, Progress as SavedProgress, worker_chains};
 use clap::Args;
 use flowboost_connectors::generators::clicks::ClickSimConfig;
 use flowboost_connectors::kafka::{RecordFormat, StartFrom};
@@ -616,15 +616,13 @@ pub fn run(args: RunArgs) -> Result<(), String> {
     let Engine::Dataflow(options) = engine else {
         unreachable!("run always uses the dataflow engine")
     };
-    // The start model, decoded (and checked) once for all workers.
-    let start_chains = match &plan.start {
-        Some(saved) => Some(Arc::new(StartChains::new(
-            vec![saved.chain("the model file")?],
-            fresh,
-            options.workers,
-        ))),
-        None => None,
-    };
+    let chains = worker_chains(
+        plan.start.as_deref(),
+        fresh,
+        options.workers,
+        schema.clone(),
+        config.clone(),
+    )?;
     let snapshots = plan.snapshots;
     let rule = epoch_rule(args.batch, false);
     let model_writer = plan.save.clone();
@@ -648,13 +646,8 @@ pub fn run(args: RunArgs) -> Result<(), String> {
         model: model_writer.clone(),
     };
     let source_data = data.clone();
-    let build_schema = schema.clone();
-    let build_config = config.clone();
     let (scorer, seen) = Engine::Dataflow(options.clone()).run(
-        move |worker, peers| match &start_chains {
-            Some(start) => start.take_chain(worker, peers),
-            None => build(&build_schema, &build_config).map_err(String::from),
-        },
+        chains,
         move || {
             let mut streams = Vec::new();
             for part in 0..source_data.parts() {

@@ -1,7 +1,7 @@
 use super::engine::{Engine, FeedbackOptions, default_pending_ttl, epoch_rule};
 use super::{Curve, EvalReport, MinMaxScaling, Scorer};
 use crate::cli::model_io::ModelPlan;
-use crate::model::{FeedbackRun, ModelWriter, Progress as SavedProgress, StartChains};
+use crate::model::{FeedbackRun, ModelWriter, Progress as SavedProgress, worker_chains};
 use crate::source::{Dataset, ExampleStream};
 use flowboost_operators::boosters::{BoosterConfig, build};
 use flowboost_operators::data::{Example, Label, Task};
@@ -330,15 +330,13 @@ pub fn evaluate(
         }
         f
     });
-    // The start model, decoded (and checked) once for all workers.
-    let start_chains = match &plan.start {
-        Some(saved) => Some(Arc::new(StartChains::new(
-            vec![saved.chain("the model file")?],
-            fresh,
-            engine.workers(),
-        ))),
-        None => None,
-    };
+    let chains = worker_chains(
+        plan.start.as_deref(),
+        fresh,
+        engine.workers(),
+        schema.clone(),
+        config.clone(),
+    )?;
     let (skip, resumed_progress, resumed_source, resumed_join) = match (&plan.start, plan.resume) {
         (Some(saved), true) => {
             let had = saved.body.feedback_run;
@@ -499,8 +497,6 @@ pub fn evaluate(
             items
         })
     };
-    let build_schema = schema.clone();
-    let build_config = config.clone();
     let source_data = data.clone();
     let SinkOutput {
         scorer,
@@ -508,15 +504,7 @@ pub fn evaluate(
         counters,
         curve,
         eval_started,
-    } = engine.run(
-        move |worker, peers| match &start_chains {
-            Some(start) => start.take_chain(worker, peers),
-            None => build(&build_schema, &build_config).map_err(String::from),
-        },
-        move || source_of(&source_data),
-        make_sink,
-        setup,
-    )??;
+    } = engine.run(chains, move || source_of(&source_data), make_sink, setup)??;
     let end = Instant::now();
     let seconds = (end - start).as_secs_f64();
     let (train_seconds, test_seconds) = match (spec.protocol, eval_started) {

@@ -29,5 +29,5 @@ pub use file::{read_all, read_bytes, read_header};
 pub use header::{Compression, FORMAT_VERSION, MAGIC, ModelHeader, SourceOffset};
 pub use inspect::{Inspection, inspect, set_heap_probe};
 pub use saved::{SavedModel, schema_difference};
-pub use start_chains::StartChains;
+pub use start_chains::{StartChains, worker_chains};
 pub use writer::ModelWriter;

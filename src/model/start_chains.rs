@@ -9,7 +9,9 @@
 //! its own stages and chains out of it. Where a worker runs no part of a chain it gets the
 //! fresh build's (a placeholder the dataflow drops, never run), with the chain's position.
 
-use flowboost_operators::boosters::Booster;
+use super::SavedModel;
+use flowboost_operators::boosters::{Booster, BoosterConfig, build};
+use flowboost_operators::data::Schema;
 use flowboost_operators::dataflow::block_range;
 use std::sync::Mutex;
 
@@ -50,13 +52,6 @@ impl StartChains {
             parts.chains = Vec::new();
         }
         taken
-    }
-
-    /// The chain of a single model as worker `index` of `peers` runs it ([`take`](Self::take)).
-    pub fn take_chain(&self, index: usize, peers: usize) -> Result<Booster, String> {
-        self.take(index, peers)
-            .pop()
-            .ok_or_else(|| format!("worker {index}: the start model was handed out already"))
     }
 
     fn take_parts(parts: &mut Parts, index: usize, peers: usize) -> Vec<Booster> {
@@ -106,6 +101,34 @@ impl StartChains {
             position: chain.position,
         }]
     }
+}
+
+/// What each of a file engine's `workers` starts from (the `build` of `Engine::run`):
+/// the start model `start` (one model), decoded and checked here once, each worker taking
+/// its part of it, `fresh` (a build of `config`) the placeholders; without a start model,
+/// a fresh build of `config` on every worker.
+pub fn worker_chains(
+    start: Option<&SavedModel>,
+    fresh: Booster,
+    workers: usize,
+    schema: Schema,
+    config: BoosterConfig,
+) -> Result<impl Fn(usize, usize) -> Result<Booster, String> + Send + Sync + 'static, String> {
+    let start = match start {
+        Some(saved) => Some(StartChains::new(
+            vec![saved.chain("the model file")?],
+            fresh,
+            workers,
+        )),
+        None => None,
+    };
+    Ok(move |index: usize, peers: usize| match &start {
+        Some(chains) => chains
+            .take(index, peers)
+            .pop()
+            .ok_or_else(|| format!("worker {index}: the start model was handed out already")),
+        None => build(&schema, &config).map_err(String::from),
+    })
 }
 
 #[cfg(test)]

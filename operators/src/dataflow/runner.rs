@@ -220,8 +220,9 @@ fn prediction_sink<'scope, K: PredictionSink + 'static>(
 /// it returns: the chain must be the same on every worker (built from seeds, as the
 /// boosters are, or restored from the same snapshot) at least in the worker's own block
 /// and the terminal, and of the same shape elsewhere (a worker may get placeholders for
-/// the stages it does not run, which the dataflow drops). On worker 0, `items()` is the source (a timely operator: the items at their
-/// epochs, a bounded number of epochs ahead of the terminal), and the sink that `sink()`
+/// the stages it does not run, which the dataflow drops). On worker 0, `items()` is the
+/// source (a timely operator: the items at their epochs, a bounded number of epochs
+/// ahead of the terminal), and the sink that `sink()`
 /// makes gets every prediction, with its event, in order, and every snapshot; with
 /// `feedback`, the feedback join runs on every worker. Returns what the sink's `finish`
 /// returns.
