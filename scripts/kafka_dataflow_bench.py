@@ -6,8 +6,10 @@
     scripts/kafka_dataflow_bench.py --sections throughput,idle
 
 Sections (release build; a fresh broker, the local emulator of scripts/kafka.sh, for every
-run; every job passes --kafka-set queued.min.messages=1, which the emulator needs or the
-client spins on empty fetches):
+run, its data in memory (/dev/shm: the emulator rewrites its whole state to one file every
+second or two, which on a disk stalls it; FLOWBOOST_KAFKA_DATA overrides); every job passes
+--kafka-set queued.min.messages=1, which the emulator needs or the client spins on empty
+fetches):
 
   throughput  events/s of the job on a backlog (4 partitions, produced before the job
               starts; events / the job's busy time, first record read to last prediction
@@ -47,7 +49,8 @@ client spins on empty fetches):
               fsync, committing the transaction), and the restore time (reading, checking
               and decoding the last checkpoint: `flowboost inspect`'s load_seconds).
 
-Environment: FLOWBOOST (the binary; default target/release/flowboost after a build).
+Environment: FLOWBOOST (the binary; default target/release/flowboost after a build);
+FLOWBOOST_KAFKA_DATA (where the broker keeps its data; default /dev/shm/flowboost-kafka).
 """
 
 import argparse
@@ -79,14 +82,23 @@ def binary():
     return os.path.join(target, "release", "flowboost")
 
 
+# The emulator rewrites its whole state as one file every second or two (300 MB after
+# 330,000 binary events); on this machine's disk each rewrite stalls it for up to a second
+# (strace: 0.05 to 0.9 s per write), which made the latency tail. Its data go to memory
+# unless FLOWBOOST_KAFKA_DATA says otherwise.
+BROKER_DATA = os.environ.get("FLOWBOOST_KAFKA_DATA") or (
+    "/dev/shm/flowboost-kafka" if os.path.isdir("/dev/shm") else "")
+
+
 class Broker:
-    """A fresh emulator broker pinned to core 1, stopped on exit."""
+    """A fresh emulator broker pinned to core 1, its data in BROKER_DATA, stopped on exit."""
 
     def __enter__(self):
+        env = dict(os.environ, FLOWBOOST_KAFKA_DATA=BROKER_DATA) if BROKER_DATA else None
         subprocess.run([KAFKA_SH, "stop"], cwd=ROOT, capture_output=True)
         out = subprocess.run(
             ["taskset", "-c", "1", KAFKA_SH, "start"],
-            cwd=ROOT, check=True, capture_output=True, text=True,
+            cwd=ROOT, check=True, capture_output=True, text=True, env=env,
         ).stdout
         self.address = out.strip().splitlines()[-1]
         return self
