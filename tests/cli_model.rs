@@ -222,11 +222,23 @@ fn frozen_test_is_the_saved_model_s_prediction(name: &str, extra: &[&str]) {
     let mut a: Vec<&str> = base.to_vec();
     a.extend(["--data", s(&f.full), "--test", s(&test), "--frozen-test"]);
     a.extend(["--predictions", s(&frozen)]);
-    last_json(&flowboost(&a));
+    let report = last_json(&flowboost(&a));
     let model = f.dir.join("trained.fbm");
     let mut t: Vec<&str> = base.to_vec();
     t.extend(["--data", s(&f.full), "--save-model", s(&model)]);
-    last_json(&flowboost(&t));
+    let trained = last_json(&flowboost(&t));
+    if extra.contains(&"--feedback-delay") {
+        // Only the training part's events wait for feedback, and all of it joins: the
+        // test part's events (no feedback can come for them) neither wait nor expire.
+        let (c, n) = (&report["feedback"], trained["examples"].as_u64());
+        assert_eq!(
+            (c["admitted"].as_u64(), c["joined"].as_u64()),
+            (n, n),
+            "{report}"
+        );
+        assert_eq!(c["expired"].as_u64(), Some(0), "{report}");
+        assert_eq!(report["examples"].as_u64(), n.map(|n| n + 500), "{report}");
+    }
     let served = f.dir.join("served.jsonl");
     let out = flowboost(&[
         "predict",

@@ -120,8 +120,8 @@ fn sequential_reference(b: &str, events: &str, feedback: &str) -> Vec<String> {
                     .decode(r.key.as_deref(), &r.payload)
                     .ok()
                     .map(|ex| Input::Event {
+                        wait: ex.label.is_none(),
                         example: Arc::new(ex),
-                        wait: false,
                         model: 0,
                     })
             } else {

@@ -205,9 +205,11 @@ pub fn merge<'scope>(
                     RecordBody::Event { example, model } => {
                         events += 1;
                         labeled += u64::from(example.label.is_some());
+                        // An unlabeled event waits for its feedback (from the
+                        // feedback topic, when the job has one).
                         items_buf.push(sequencer.stamp(Input::Event {
+                            wait: example.label.is_none(),
                             example: Arc::new(example),
-                            wait: false,
                             model,
                         }));
                     }

@@ -69,7 +69,7 @@ pub fn pipeline<'scope, S: Stage + Serialize + 'static>(
                             wait,
                             model,
                         } => {
-                            let mut rec = if wait || example.label.is_none() {
+                            let mut rec = if wait {
                                 InFlight::predict_only(item.seq, example, score_dim)
                             } else {
                                 InFlight::new(item.seq, example, score_dim)

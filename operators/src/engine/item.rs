@@ -9,14 +9,17 @@ use std::sync::Arc;
 /// An input of the merged sequence, before it is stamped.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub enum Input {
-    /// An event. Labeled (and not `wait`): predicted, then learned from at once. Without a
-    /// label, or with `wait` (its label held back until its feedback comes, as an
-    /// evaluation's oracle does): predicted with no label seen, and kept in the feedback
-    /// join, when the run has one, until its feedback comes.
+    /// An event. With `wait`: predicted with no label seen (its label, if it has one, is
+    /// held back), and kept in the feedback join, when the run has one, until its
+    /// feedback comes. Without: predicted, then learned from at once if it has a label;
+    /// an event without a label then learns nothing and waits for nothing (no feedback
+    /// can come for it, as for the unlabeled events an evaluation's oracle gives).
     Event {
         /// The event.
         example: Arc<Example>,
-        /// Whether its label is held back (its feedback comes later).
+        /// Whether it waits in the feedback join for its feedback (sources of labeled
+        /// and unlabeled records, such as Kafka, set it for the unlabeled ones; an
+        /// evaluation's oracle for the events whose label it gives later).
         wait: bool,
         /// Which of the job's models it belongs to (the index of its key with one model
         /// per key; 0 otherwise).
@@ -395,9 +398,11 @@ impl<E: Iterator<Item = Result<Example, String>>> Iterator for ItemStream<E> {
                     let example = Arc::new(example);
                     match self.oracle.as_mut() {
                         Some(o) => o.event(example, &mut inputs),
+                        // Without an oracle, feedback may come from elsewhere: an
+                        // unlabeled event waits for it.
                         None => inputs.push(Input::Event {
+                            wait: example.label.is_none(),
                             example,
-                            wait: false,
                             model: 0,
                         }),
                     }

@@ -270,7 +270,7 @@ impl ItemRun {
         let dim = runner.score_dim;
         match item.input {
             Input::Event { example, wait, .. } => {
-                let waits = wait || example.label.is_none();
+                let waits = wait;
                 let rec = if waits {
                     InFlight::predict_only(item.seq, example.clone(), dim)
                 } else {
