@@ -138,6 +138,7 @@ fn sequential_reference(b: &str, events: &str, feedback: &str) -> Vec<String> {
                 partition: r.partition,
                 offset: r.offset,
                 key: r.timestamp_ms.unwrap_or(i64::MIN),
+                timestamp_ms: r.timestamp_ms,
                 body: input,
             }));
         }

@@ -139,6 +139,8 @@ fn labeled_events_feedback_and_bad_records_are_all_accounted_for() {
     assert_eq!(summary["feedback_in"], 80);
     assert_eq!(summary["feedback_joined"], 80);
     assert_eq!(summary["learned"], 320 + 80);
+    // Every prediction's latency is measured (dead letters and feedback have none).
+    assert_eq!(summary["latency_ms"]["count"], 400, "{summary}");
     // Conservation: every consumed record (410 events-topic records, 80 feedback) is a
     // prediction, a learned update from feedback, or a dead letter.
     let consumed = 410 + 80;
@@ -315,6 +317,8 @@ fn a_job_killed_mid_stream_resumes_without_skipping_a_record() {
         "flowboost_feedback_expired_total",
         "flowboost_progressive_loss",
         "flowboost_consumer_lag",
+        "flowboost_event_latency_seconds_bucket{le=\"0.001\"}",
+        "flowboost_event_latency_seconds_count",
     ] {
         assert!(metrics.contains(name), "{name} missing:\n{metrics}");
     }
@@ -1095,4 +1099,73 @@ fn kafka_read_measures_latency_from_the_events_after_the_warm_up() {
     let everything = read(&["--latency-skip-events", "11"]);
     assert_eq!(everything["matched"], 0, "{everything}");
     assert_eq!(everything["skipped"], 10, "{everything}");
+}
+
+/// The job measures each prediction's latency (from its event record's timestamp to the
+/// prediction handed to the producer, which stamps the prediction record then) as
+/// `kafka read --latency-from` does from the two records' timestamps.
+#[test]
+fn the_job_s_latency_is_the_records_timestamps_difference() {
+    let b = brokers();
+    let events = unique_name("fb-joblat-events");
+    let sink = create(&b, "fb-joblat-pred", 1);
+    let produced = produce(
+        &b,
+        &events,
+        &[
+            "--generator",
+            "binary",
+            "--examples",
+            "600",
+            "--rate",
+            "2000",
+        ],
+    );
+    assert_eq!(produced["events"], 600);
+    let summary = run_job(&[
+        "--brokers",
+        &b,
+        "--source",
+        &format!("kafka:{events}"),
+        "--sink",
+        &format!("kafka:{sink}"),
+        "--group",
+        &unique_name("g"),
+        "--start",
+        "earliest",
+        "--exit-when-idle",
+        "1.5",
+        "--generator",
+        "binary",
+        "--learners",
+        "3",
+    ]);
+    let job = &summary["latency_ms"];
+    let read = last_json(&flowboost(&[
+        "kafka",
+        "read",
+        "--brokers",
+        &b,
+        "--topic",
+        &sink,
+        "--expect",
+        "600",
+        "--latency-from",
+        &events,
+    ]))["latency_ms"]
+        .clone();
+    assert_eq!(job["count"], 600, "{summary}");
+    assert_eq!(read["matched"], 600, "{read}");
+    // The job reads its clock just before it hands an epoch's predictions over: never
+    // later than the producer stamps them (whole milliseconds both), and only later by
+    // the time a loaded machine takes to hand them over.
+    for q in ["p50", "p99", "max"] {
+        let (j, r) = (job[q].as_f64().unwrap(), read[q].as_f64().unwrap());
+        assert!(
+            j <= r + 1.0 && r <= j + 1000.0,
+            "{q}: job {job}, kafka read {read}"
+        );
+    }
+    // A backlog: every event waited for the job to start.
+    assert!(job["p50"].as_f64().unwrap() > 0.0, "{job}");
 }

@@ -24,6 +24,8 @@ pub struct RawRecord<B> {
     /// (milliseconds; `i64::MIN` when it has none); the merge replaces it with the key it
     /// orders by (the offset, or the timestamp clamped to its partition's previous key).
     pub key: i64,
+    /// Its Kafka timestamp as read (milliseconds), which the merge leaves alone.
+    pub timestamp_ms: Option<i64>,
     /// What it holds.
     pub body: B,
 }
@@ -382,6 +384,7 @@ mod tests {
             partition,
             offset,
             key: 0,
+            timestamp_ms: None,
             body: (),
         })
     }
@@ -512,6 +515,7 @@ mod tests {
             partition,
             offset,
             key: ts,
+            timestamp_ms: Some(ts),
             body: (),
         })
     }
@@ -756,6 +760,7 @@ mod tests {
                     partition: p,
                     offset,
                     key: 0,
+                    timestamp_ms: None,
                     body: (),
                 }));
                 if next[i] == parts[i].len() {

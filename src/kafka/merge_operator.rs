@@ -207,11 +207,15 @@ pub fn merge<'scope>(
                         labeled += u64::from(example.label.is_some());
                         // An unlabeled event waits for its feedback (from the
                         // feedback topic, when the job has one).
-                        items_buf.push(sequencer.stamp(Input::Event {
+                        let item = sequencer.stamp(Input::Event {
                             wait: example.label.is_none(),
                             example: Arc::new(example),
                             model,
-                        }));
+                        });
+                        if let Some(t) = r.timestamp_ms {
+                            worker.borrow_mut().event_times.note(item.seq, t);
+                        }
+                        items_buf.push(item);
                     }
                     RecordBody::Feedback { id, kind } => {
                         metrics.feedback_in.fetch_add(1, Ordering::Relaxed);

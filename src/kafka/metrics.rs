@@ -1,8 +1,9 @@
 //! The job's counters: printed periodically and served in the Prometheus text format.
 
+use super::latency::{LatencyBuckets, LatencyHistogram, LatencySummary};
 use flowboost_operators::join::JoinCounts;
 use prometheus_client::collector::Collector;
-use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};
+use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric, NoLabelSet};
 use prometheus_client::metrics::MetricType;
 use prometheus_client::metrics::counter::ConstCounter;
 use prometheus_client::metrics::gauge::ConstGauge;
@@ -61,6 +62,8 @@ pub struct JobMetrics {
     /// click is learned as "no click" (counted in `no_click`) instead of expiring.
     pub click_window: std::sync::atomic::AtomicBool,
     join: Mutex<JoinCounts>,
+    /// The end-to-end latency of the predictions written (see [`super::latency`]).
+    latency: Mutex<LatencyHistogram>,
     first: Mutex<Option<Instant>>,
     keys: Mutex<BTreeMap<String, KeyStats>>,
 }
@@ -116,6 +119,9 @@ pub struct MetricsSnapshot {
     pub merge_late_records: u64,
     /// Checkpoints written (with `--checkpoint-dir`).
     pub checkpoints: CheckpointStats,
+    /// The end-to-end latency of the predictions written, in milliseconds: from the
+    /// event record's timestamp to its prediction handed to the producer.
+    pub latency_ms: LatencySummary,
     /// With one model per key (`--keys`): each key's counters (empty otherwise).
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub keys: BTreeMap<String, KeyStats>,
@@ -161,6 +167,7 @@ impl JobMetrics {
             lag: Mutex::new(BTreeMap::new()),
             lag_total: AtomicI64::new(0),
             join: Mutex::new(JoinCounts::default()),
+            latency: Mutex::new(LatencyHistogram::default()),
             first: Mutex::new(None),
             keys: Mutex::new(BTreeMap::new()),
             loss_name,
@@ -200,6 +207,14 @@ impl JobMetrics {
     /// Sets the feedback join's counts.
     pub fn set_join(&self, counts: JoinCounts) {
         *lock(&self.join) = counts;
+    }
+
+    /// Counts the end-to-end latencies (milliseconds) of predictions just written.
+    pub fn observe_latencies(&self, ms: &[i64]) {
+        let mut h = lock(&self.latency);
+        for &m in ms {
+            h.observe(m);
+        }
     }
 
     /// Counts one dead letter of reason kind `kind`.
@@ -262,6 +277,7 @@ impl JobMetrics {
             merge_held_peak: self.merge_held_peak.load(Ordering::Relaxed),
             merge_late_records: self.merge_late.load(Ordering::Relaxed),
             checkpoints: *lock(&self.checkpoints),
+            latency_ms: lock(&self.latency).summary(),
             keys: lock(&self.keys).clone(),
         }
     }
@@ -306,6 +322,7 @@ impl JobMetrics {
             producer_errors: self.producer_errors.load(Ordering::Relaxed),
             lag: lock(&self.lag).clone(),
             uptime_seconds: self.start.elapsed().as_secs_f64(),
+            latency: lock(&self.latency).buckets(),
         }
     }
 }
@@ -318,6 +335,7 @@ struct ExportSnapshot {
     producer_errors: u64,
     lag: BTreeMap<(String, i32), i64>,
     uptime_seconds: f64,
+    latency: LatencyBuckets,
 }
 
 /// The job's metrics as a `prometheus-client` collector: every scrape encodes the
@@ -464,6 +482,19 @@ impl Collector for Exposition {
             "Seconds since the job started.",
             e.uptime_seconds,
         )?;
+        encoder
+            .encode_descriptor(
+                "flowboost_event_latency_seconds",
+                "From an event record's timestamp to its prediction handed to the producer.",
+                None,
+                MetricType::Histogram,
+            )?
+            .encode_histogram::<NoLabelSet>(
+                e.latency.sum_seconds,
+                e.latency.count,
+                &e.latency.buckets,
+                None,
+            )?;
         // Dead letters by reason (a label value, escaped by the encoder); 0 with no label
         // before the first one, so that the series exists from the start.
         let name = "flowboost_dead_letters";

@@ -25,6 +25,7 @@ pub mod job;
 pub mod job_file;
 pub mod keys;
 pub mod lag;
+pub mod latency;
 pub mod merge;
 pub mod merge_operator;
 pub mod metrics;

@@ -143,6 +143,13 @@ pub struct SinkEnd {
     pub busy: Option<(Instant, Instant)>,
 }
 
+/// Milliseconds since the Unix epoch, as record timestamps count them.
+fn unix_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}
+
 /// Builds the sink (it exists on every worker; only worker 0 has clients).
 #[allow(clippy::too_many_arguments)]
 pub fn kafka_sink<'scope>(
@@ -172,8 +179,14 @@ pub fn kafka_sink<'scope>(
     let mut states_in = builder.new_input(states, Pipeline);
     let mut counts_in = builder.new_input(counts, Pipeline);
     let mut parts_in = builder.new_input(parts, Pipeline);
+    if clients.is_some() {
+        // The merge on this worker notes the events' timestamps for this sink.
+        worker.borrow_mut().event_times.enable();
+    }
     builder.build(move |_capabilities| {
         let mut clients = clients;
+        // The latencies of an epoch's predictions, counted in the metrics once per epoch.
+        let mut latencies: Vec<i64> = Vec::new();
         let mut epochs: BTreeSet<u64> = BTreeSet::new();
         let mut predictions: BTreeMap<u64, Vec<ChainOutput>> = BTreeMap::new();
         let mut side_records: BTreeMap<u64, Vec<SideRecord>> = BTreeMap::new();
@@ -282,10 +295,16 @@ pub fn kafka_sink<'scope>(
                         );
                     }
                 }
+                // The time the epoch's predictions are handed to the producer (which
+                // stamps their records then).
+                let now_ms = unix_ms();
                 for o in outputs {
                     match o {
                         ChainOutput::Prediction(e) => {
                             let p = &e.prediction;
+                            if let Some(t) = worker.borrow_mut().event_times.take(p.seq) {
+                                latencies.push(now_ms - t);
+                            }
                             if let Some(label) = e.example.label.as_ref() {
                                 scorer.update(p, Some(label));
                             }
@@ -313,6 +332,10 @@ pub fn kafka_sink<'scope>(
                         }
                         ChainOutput::Snapshot(parts) => assembler.chain(t, parts),
                     }
+                }
+                if !latencies.is_empty() {
+                    metrics.observe_latencies(&latencies);
+                    latencies.clear();
                 }
                 if sent > 0 {
                     metrics.predictions_sent.fetch_add(sent, Ordering::Relaxed);

@@ -97,6 +97,7 @@ impl KafkaReader {
                         partition: r.partition,
                         offset: r.offset,
                         key: r.timestamp_ms.unwrap_or(i64::MIN),
+                        timestamp_ms: r.timestamp_ms,
                         body: body(decoder, keys.as_ref(), order, stream, &r),
                     }));
                 })

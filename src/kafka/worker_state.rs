@@ -25,6 +25,9 @@ pub struct WorkerState {
     pub consumer_errors: u64,
     /// The last transient consumer error.
     pub last_consumer_error: Option<String>,
+    /// Worker 0: the timestamps of the events the merge stamped, for the sink to measure
+    /// their predictions' latency.
+    pub event_times: super::latency::EventTimes,
 }
 
 impl std::fmt::Debug for WorkerState {
