@@ -7,6 +7,13 @@
 use serde::Serialize;
 use std::collections::VecDeque;
 
+/// Now, in milliseconds since the Unix epoch, as record timestamps count them.
+pub fn unix_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}
+
 /// The most event timestamps held at once: beyond it the oldest are forgotten (their
 /// predictions are then not measured). The merge holds far fewer in flight.
 pub const MAX_EVENT_TIMES: usize = 1 << 20;

@@ -143,13 +143,6 @@ pub struct SinkEnd {
     pub busy: Option<(Instant, Instant)>,
 }
 
-/// Milliseconds since the Unix epoch, as record timestamps count them.
-fn unix_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
-}
-
 /// Builds the sink (it exists on every worker; only worker 0 has clients).
 #[allow(clippy::too_many_arguments)]
 pub fn kafka_sink<'scope>(
@@ -297,13 +290,14 @@ pub fn kafka_sink<'scope>(
                 }
                 // The time the epoch's predictions are handed to the producer (which
                 // stamps their records then).
-                let now_ms = unix_ms();
+                let now_ms = super::latency::unix_ms();
                 for o in outputs {
                     match o {
                         ChainOutput::Prediction(e) => {
                             let p = &e.prediction;
                             if let Some(t) = worker.borrow_mut().event_times.take(p.seq) {
-                                latencies.push(now_ms - t);
+                                // (Saturating: a record may carry any timestamp.)
+                                latencies.push(now_ms.saturating_sub(t));
                             }
                             if let Some(label) = e.example.label.as_ref() {
                                 scorer.update(p, Some(label));

@@ -510,9 +510,7 @@ fn splitmix64(x: u64) -> u64 {
 
 /// The default start of the simulated clock: now, rounded down to the hour.
 fn click_base_now() -> i64 {
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+    let now = super::latency::unix_ms();
     now - now.rem_euclid(CLICK_BASE_ROUNDING_MS)
 }
 
