@@ -8,7 +8,7 @@
 mod common;
 
 use common::kafka::{brokers, create, read_lines};
-use common::{flowboost, last_json, temp_dir};
+use common::{flowboost, free_ports, last_json, temp_dir};
 use flowboost::connectors::generators::{Generator, GeneratorConfig};
 use flowboost::connectors::kafka::testing::unique_name;
 use flowboost::connectors::kafka::{
@@ -234,7 +234,7 @@ fn a_replay_predicts_the_same_on_1x1_1x2_2x2_and_as_the_sequential_runner() {
         let mut args = job_args(&b, &events, &feedback, &sink);
         args.extend(["--workers".to_string(), workers.to_string()]);
         if processes > 1 {
-            let port = 24000 + (std::process::id() % 2000) as u16 * 2;
+            let port = free_ports(processes as u16);
             args.extend([
                 "--local-cluster".to_string(),
                 processes.to_string(),
@@ -377,7 +377,7 @@ fn a_cluster_process_that_dies_stops_the_others_with_an_error() {
     let sink = create(&b, "fb-die-pred", 1);
     let dir = temp_dir(&unique_name("die"));
     let hosts = dir.join("hosts");
-    let port = 26000 + (std::process::id() % 2000) as u16 * 2;
+    let port = free_ports(2);
     std::fs::write(
         &hosts,
         format!("127.0.0.1:{port}\n127.0.0.1:{}\n", port + 1),

@@ -11,7 +11,7 @@
 mod common;
 
 use common::kafka::{brokers, create};
-use common::{flowboost, last_json, temp_dir};
+use common::{flowboost, free_ports, last_json, temp_dir};
 use flowboost::connectors::kafka::testing::unique_name;
 use flowboost::model::{ModelHeader, read_header};
 use serde_json::Value;
@@ -96,7 +96,7 @@ impl<'a> Job<'a> {
     fn new(replay: &'a Replay, name: &str, processes: usize) -> Job<'a> {
         let dir = temp_dir(&unique_name(name));
         let hostfile = (processes > 1).then(|| {
-            let port = 28000 + (std::process::id() % 1500) as u16 * 4;
+            let port = free_ports(processes as u16);
             let hosts = dir.join("hosts");
             let lines: String = (0..processes)
                 .map(|i| format!("127.0.0.1:{}\n", port + i as u16))

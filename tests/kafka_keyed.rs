@@ -7,7 +7,7 @@
 mod common;
 
 use common::kafka::{brokers, create, read_lines};
-use common::{flowboost, last_json};
+use common::{flowboost, free_ports, last_json};
 use flowboost::connectors::kafka::testing::unique_name;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -148,7 +148,7 @@ fn each_key_s_model_predicts_as_a_job_on_that_key_s_events_alone() {
         solo.insert(key.to_string(), (predictions, summary));
     }
     let keys = KEYS.join(",");
-    let port = (28000 + (std::process::id() % 1000) * 2).to_string();
+    let port = free_ports(2).to_string();
     for (workers, processes) in [(1, 1), (2, 1), (2, 2)] {
         let mut extra = vec!["--keys", keys.as_str()];
         let p = processes.to_string();

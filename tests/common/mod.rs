@@ -67,6 +67,35 @@ pub fn temp_dir(name: &str) -> PathBuf {
 pub mod engines;
 pub mod kafka;
 
+/// The first of `n` consecutive TCP ports on 127.0.0.1 that are free now, for the
+/// processes of a test cluster (`--hostfile`, `--local-base-port`).
+///
+/// The ports lie below Linux's ephemeral range (32768 and up), so no client connection
+/// (the broker's, the jobs') takes one between this call and the processes' bind, as
+/// happened with ports picked from the process id alone. Each call in a test process
+/// starts elsewhere, so tests running in parallel get different ports.
+pub fn free_ports(n: u16) -> u16 {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static CALLS: AtomicU32 = AtomicU32::new(0);
+    const LOW: u32 = 20_000;
+    const SPAN: u32 = 12_000;
+    let call = CALLS.fetch_add(1, Ordering::Relaxed);
+    let start = (std::process::id() % 1_000) * 12 + call * 16;
+    for attempt in 0..SPAN / 16 {
+        let base = (LOW + (start + attempt * 16) % SPAN) as u16;
+        let bound: Vec<_> = (0..n)
+            .map_while(|i| std::net::TcpListener::bind(("127.0.0.1", base + i)).ok())
+            .collect();
+        if bound.len() == n as usize {
+            return base;
+        }
+    }
+    panic!(
+        "no {n} consecutive free ports between {LOW} and {}",
+        LOW + SPAN
+    );
+}
+
 /// Runs flowboost and expects exit code 2 with every piece of `expected` on stderr.
 pub fn usage_error(args: &[&str], expected: &[&str]) -> String {
     let out = flowboost(args);
