@@ -2,7 +2,7 @@
 //! targets and MULAN multi-label labels.
 
 use super::fields::{Fields, Quoting};
-use super::lines::LineReader;
+use super::lines::{DataLines, LineReader};
 use super::mulan_xml;
 use super::nominal::ValueIndex;
 use super::number::{is_missing, number_reason, parse_number};
@@ -782,11 +782,9 @@ impl ArffPlan {
 /// The examples of one ARFF file.
 pub(crate) struct ArffRows {
     plan: Arc<ArffPlan>,
-    reader: LineReader,
+    lines: DataLines,
     scratch: Vec<u8>,
     fields: Fields,
-    next_id: u64,
-    done: bool,
 }
 
 impl ArffRows {
@@ -804,11 +802,9 @@ impl ArffRows {
         }
         Ok(ArffRows {
             plan,
-            reader,
+            lines: DataLines::new(reader),
             scratch: Vec::new(),
             fields: Fields::default(),
-            next_id: 0,
-            done: false,
         })
     }
 }
@@ -817,43 +813,23 @@ impl Iterator for ArffRows {
     type Item = Result<Example, ReadError>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        loop {
-            if self.done {
+        let (plan, scratch, fields) = (&self.plan, &mut self.scratch, &mut self.fields);
+        self.lines.next(|text, id| {
+            let text = text.trim();
+            if text.is_empty() || text.starts_with('%') {
                 return None;
             }
-            let line = match self.reader.next_line() {
-                Ok(Some(line)) => line,
-                Ok(None) => {
-                    self.done = true;
-                    return None;
-                }
-                Err(e) => {
-                    self.done = self.reader.failed();
-                    self.next_id += 1;
-                    return Some(Err(e));
-                }
-            };
-            let text = line.text.trim();
-            if text.is_empty() || text.starts_with('%') {
-                continue;
-            }
-            let number = line.number;
-            let id = self.next_id;
-            self.next_id += 1;
             let parsed = if text.starts_with('{') {
-                self.plan.sparse(text, &mut self.scratch)
+                plan.sparse(text, scratch)
             } else {
-                self.plan.dense(text, &mut self.fields)
+                plan.dense(text, fields)
             };
-            return Some(match parsed {
-                Ok((features, label)) => Ok(Example {
-                    id,
-                    features,
-                    label,
-                }),
-                Err(reason) => Err(ReadError::at(self.reader.path(), number, reason)),
-            });
-        }
+            Some(parsed.map(|(features, label)| Example {
+                id,
+                features,
+                label,
+            }))
+        })
     }
 }
 

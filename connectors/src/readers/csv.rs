@@ -9,7 +9,7 @@
 
 use super::arff::{find_name, resolve_column};
 use super::fields::{Fields, Quoting};
-use super::lines::LineReader;
+use super::lines::{DataLines, LineReader};
 use super::nominal::{ClassIndex, ValueIndex, sort_values};
 use super::number::{is_missing, is_number, number_reason, parse_number};
 use super::options::{Header, ReadOptions, Target};
@@ -624,12 +624,10 @@ impl CsvPlan {
 /// The examples of one CSV file.
 pub(crate) struct CsvRows {
     plan: Arc<CsvPlan>,
-    reader: LineReader,
+    lines: DataLines,
     layout: FileLayout,
     skip_header: bool,
     fields: Fields,
-    next_id: u64,
-    done: bool,
 }
 
 impl CsvRows {
@@ -637,13 +635,11 @@ impl CsvRows {
     pub(crate) fn new(plan: Arc<CsvPlan>, path: &Path, index: usize) -> Result<Self, ReadError> {
         let layout = plan.layouts[index];
         Ok(CsvRows {
-            reader: LineReader::open_with(path, plan.max_line)?,
+            lines: DataLines::new(LineReader::open_with(path, plan.max_line)?),
             plan,
             layout,
             skip_header: layout.header,
             fields: Fields::default(),
-            next_id: 0,
-            done: false,
         })
     }
 }
@@ -652,46 +648,21 @@ impl Iterator for CsvRows {
     type Item = Result<Example, ReadError>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        loop {
-            if self.done {
+        let (plan, delim) = (&self.plan, self.layout.delim);
+        let (skip_header, fields) = (&mut self.skip_header, &mut self.fields);
+        self.lines.next(|text, id| {
+            if is_comment(text) || std::mem::take(skip_header) {
                 return None;
             }
-            let line = match self.reader.next_line() {
-                Ok(Some(line)) => line,
-                Ok(None) => {
-                    self.done = true;
-                    return None;
-                }
-                Err(e) => {
-                    self.done = self.reader.failed();
-                    self.next_id += 1;
-                    return Some(Err(e));
-                }
-            };
-            if is_comment(line.text) {
-                continue;
-            }
-            if self.skip_header {
-                self.skip_header = false;
-                continue;
-            }
-            let number = line.number;
-            let id = self.next_id;
-            self.next_id += 1;
-            return Some(
-                match self
-                    .plan
-                    .parse(line.text, self.layout.delim, &mut self.fields)
-                {
-                    Ok((features, label)) => Ok(Example {
+            Some(
+                plan.parse(text, delim, fields)
+                    .map(|(features, label)| Example {
                         id,
                         features,
                         label,
                     }),
-                    Err(reason) => Err(ReadError::at(self.reader.path(), number, reason)),
-                },
-            );
-        }
+            )
+        })
     }
 }
 

@@ -5,7 +5,7 @@
 //! (0-based). Otherwise two distinct numeric labels make a binary task (the larger one
 //! is the positive class 1), more make a multiclass task (classes sorted numerically).
 
-use super::lines::LineReader;
+use super::lines::{DataLines, LineReader};
 use super::number::{number_reason, parse_number};
 use super::options::ReadOptions;
 use super::{ReadError, excerpt};
@@ -387,19 +387,15 @@ impl LibsvmPlan {
 /// The examples of one LIBSVM file.
 pub(crate) struct LibsvmRows {
     plan: Arc<LibsvmPlan>,
-    reader: LineReader,
-    next_id: u64,
-    done: bool,
+    lines: DataLines,
 }
 
 impl LibsvmRows {
     /// Opens `path` for reading with `plan`.
     pub(crate) fn new(plan: Arc<LibsvmPlan>, path: &Path) -> Result<Self, ReadError> {
         Ok(LibsvmRows {
-            reader: LineReader::open_with(path, plan.max_line)?,
+            lines: DataLines::new(LineReader::open_with(path, plan.max_line)?),
             plan,
-            next_id: 0,
-            done: false,
         })
     }
 }
@@ -408,37 +404,15 @@ impl Iterator for LibsvmRows {
     type Item = Result<Example, ReadError>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        loop {
-            if self.done {
-                return None;
-            }
-            let line = match self.reader.next_line() {
-                Ok(Some(line)) => line,
-                Ok(None) => {
-                    self.done = true;
-                    return None;
-                }
-                Err(e) => {
-                    self.done = self.reader.failed();
-                    self.next_id += 1;
-                    return Some(Err(e));
-                }
-            };
-            let Some((label, rest)) = split(line.text) else {
-                continue;
-            };
-            let number = line.number;
-            let id = self.next_id;
-            self.next_id += 1;
-            return Some(match self.plan.parse(label, rest) {
-                Ok((features, label)) => Ok(Example {
-                    id,
-                    features,
-                    label: Some(label),
-                }),
-                Err(reason) => Err(ReadError::at(self.reader.path(), number, reason)),
-            });
-        }
+        let plan = &self.plan;
+        self.lines.next(|text, id| {
+            let (label, rest) = split(text)?;
+            Some(plan.parse(label, rest).map(|(features, label)| Example {
+                id,
+                features,
+                label: Some(label),
+            }))
+        })
     }
 }
 

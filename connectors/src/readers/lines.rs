@@ -218,6 +218,59 @@ impl LineReader {
     }
 }
 
+/// The lines of a data file that hold examples, each read into the example with its id:
+/// a file's examples are numbered from 0 in the order of their lines, and a line that
+/// cannot be read takes a number too (so the ids after it do not move).
+pub(crate) struct DataLines {
+    reader: LineReader,
+    next_id: u64,
+    done: bool,
+}
+
+impl DataLines {
+    /// Reads the examples of `reader` from where it stands (after a header it has read).
+    pub(crate) fn new(reader: LineReader) -> Self {
+        DataLines {
+            reader,
+            next_id: 0,
+            done: false,
+        }
+    }
+
+    /// The next example: `parse(text, id)` of the next line for which it gives `Some`
+    /// (`None` skips a line: blank, a comment, a header); a line that `parse` rejects or
+    /// that cannot be read is an error naming the file and the line. `None` at the end
+    /// and after an I/O error.
+    pub(crate) fn next<T>(
+        &mut self,
+        mut parse: impl FnMut(&str, u64) -> Option<Result<T, String>>,
+    ) -> Option<Result<T, ReadError>> {
+        while !self.done {
+            let line = match self.reader.next_line() {
+                Ok(Some(line)) => line,
+                Ok(None) => {
+                    self.done = true;
+                    return None;
+                }
+                Err(e) => {
+                    self.done = self.reader.failed();
+                    self.next_id += 1;
+                    return Some(Err(e));
+                }
+            };
+            let Some(parsed) = parse(line.text, self.next_id) else {
+                continue;
+            };
+            self.next_id += 1;
+            let number = line.number;
+            return Some(
+                parsed.map_err(|reason| ReadError::at(self.reader.path(), number, reason)),
+            );
+        }
+        None
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
