@@ -203,6 +203,17 @@ const ENSEMBLE: &[ModelOption] = &[
     O::MaxDepth,
     O::MaxModelBytes,
 ];
+/// An ensemble's options and the weak learners' edge `--gamma` (the optimal boosters).
+const ENSEMBLE_GAMMA: &[ModelOption] = &[
+    O::Learners,
+    O::Weak,
+    O::TreeParams,
+    O::FeatureSubset,
+    O::MaxLeaves,
+    O::MaxDepth,
+    O::MaxModelBytes,
+    O::Gamma,
+];
 const ALL_TASKS: &[Task] = &[Task::Binary, Task::Multiclass, Task::Multilabel];
 const BINARY: &[Task] = &[Task::Binary];
 const SINGLE_LABEL: &[Task] = &[Task::Binary, Task::Multiclass];
@@ -242,16 +253,7 @@ pub const REGISTRY: &[AlgorithmSpec] = &[
         name: "online-bbm",
         tasks: BINARY,
         family: booster(ScoreKind::Margin, ExpertSelection::Last, true, false),
-        reads: &[
-            O::Learners,
-            O::Weak,
-            O::TreeParams,
-            O::FeatureSubset,
-            O::MaxLeaves,
-            O::MaxDepth,
-            O::MaxModelBytes,
-            O::Gamma,
-        ],
+        reads: ENSEMBLE_GAMMA,
         about: "Online BBM, importance weights (Beygelzimer, Kale, Luo 2015, Algorithm 1)",
     },
     AlgorithmSpec {
@@ -259,16 +261,7 @@ pub const REGISTRY: &[AlgorithmSpec] = &[
         name: "online-bbm-s",
         tasks: BINARY,
         family: booster(ScoreKind::Margin, ExpertSelection::Last, true, false),
-        reads: &[
-            O::Learners,
-            O::Weak,
-            O::TreeParams,
-            O::FeatureSubset,
-            O::MaxLeaves,
-            O::MaxDepth,
-            O::MaxModelBytes,
-            O::Gamma,
-        ],
+        reads: ENSEMBLE_GAMMA,
         about: "Online BBM with rejection sampling",
     },
     AlgorithmSpec {
@@ -300,16 +293,7 @@ pub const REGISTRY: &[AlgorithmSpec] = &[
         name: "online-mbbm",
         tasks: SINGLE_LABEL,
         family: booster(ScoreKind::Votes, ExpertSelection::Last, true, false),
-        reads: &[
-            O::Learners,
-            O::Weak,
-            O::TreeParams,
-            O::FeatureSubset,
-            O::MaxLeaves,
-            O::MaxDepth,
-            O::MaxModelBytes,
-            O::Gamma,
-        ],
+        reads: ENSEMBLE_GAMMA,
         about: "OnlineMBBM, exact 0-1 loss potentials (Jung, Goetz, Tewari 2017, Algorithm 1)",
     },
     AlgorithmSpec {
