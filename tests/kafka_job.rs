@@ -306,9 +306,29 @@ fn a_job_killed_mid_stream_resumes_without_skipping_a_record() {
         .trim()
         .trim_end_matches("/metrics")
         .to_string();
-    std::thread::sleep(Duration::from_millis(1500));
-    let metrics = scrape(&addr);
-    assert!(metrics.starts_with("HTTP/1.1 200 OK"), "{metrics}");
+    // Until the job has read events and committed offsets (a loaded machine may take a
+    // while to join the group), so that the kill below leaves something to resume from.
+    let start = Instant::now();
+    let metrics = loop {
+        let metrics = scrape(&addr);
+        assert!(metrics.starts_with("HTTP/1.1 200 OK"), "{metrics}");
+        let value = |name: &str| {
+            metrics
+                .lines()
+                .find(|l| l.starts_with(&format!("{name} ")))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|v| v.parse::<f64>().ok())
+                .unwrap_or(0.0)
+        };
+        if value("flowboost_events_in_total") > 0.0 && value("flowboost_commits_total") > 0.0 {
+            break metrics;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "no events read and committed within 30 s:\n{metrics}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    };
     for name in [
         "flowboost_events_in_total",
         "flowboost_predictions_out_total",
