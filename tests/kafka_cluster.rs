@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::kafka::{brokers, create, read_lines};
+use common::kafka::{brokers, create, metric, read_lines, scrape};
 use common::{flowboost, free_ports, last_json, temp_dir};
 use flowboost::connectors::generators::{Generator, GeneratorConfig};
 use flowboost::connectors::kafka::testing::unique_name;
@@ -261,24 +261,6 @@ fn a_replay_predicts_the_same_on_1x1_1x2_2x2_and_as_the_sequential_runner() {
         }
         assert_eq!(summary["join"], runs[0].3["join"]);
     }
-}
-
-/// The job's metrics page.
-fn scrape(addr: &str) -> String {
-    use std::io::{Read, Write};
-    let mut s = std::net::TcpStream::connect(addr).unwrap();
-    s.write_all(b"GET /metrics HTTP/1.0\r\n\r\n").unwrap();
-    let mut out = String::new();
-    s.read_to_string(&mut out).unwrap();
-    out
-}
-
-fn metric(page: &str, name: &str) -> u64 {
-    page.lines()
-        .find(|l| l.starts_with(&format!("{name} ")))
-        .and_then(|l| l.split_whitespace().nth(1))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or_else(|| panic!("{name} not in:\n{page}"))
 }
 
 #[test]

@@ -43,3 +43,25 @@ pub fn read_lines(brokers: &str, topic: &str, expect: u64) -> Vec<String> {
     let _ = std::fs::remove_dir_all(dir);
     lines
 }
+
+/// GETs the job's metrics page at `addr` (reading to the end: the request asks the server
+/// to close the connection after its answer, as an HTTP/1.1 client must when it reads to
+/// the end).
+pub fn scrape(addr: &str) -> String {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    s.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        .unwrap();
+    let mut text = String::new();
+    s.read_to_string(&mut text).unwrap();
+    text
+}
+
+/// The value of the series `name` (without labels) on a metrics page.
+pub fn metric(page: &str, name: &str) -> u64 {
+    page.lines()
+        .find(|l| l.starts_with(&format!("{name} ")))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("{name} not in:\n{page}"))
+}
