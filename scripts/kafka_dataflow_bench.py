@@ -32,7 +32,10 @@ fetches):
               from its first delivery, so its client's start-up, up to a second, is not
               in the rate). Beside it, the job's own measure over every event
               (`latency_ms` of its summary: the event's timestamp to the prediction
-              handed to the producer).
+              handed to the producer), and over the predictions after the first fifth
+              (its metrics page, scraped every 0.1 s: the difference between the
+              latency histograms of the first scrape past the first fifth and of the
+              last one; quantiles as the bucket bounds they fall in).
   live        the maximum rate of the live pipeline on this machine: the job running, a
               producer as fast as it goes (the producer, the broker and the job share the
               cores), its end-to-end rate (predictions over the time from the first event
@@ -50,6 +53,16 @@ fetches):
               checkpoints' size and write time (the job's summary: writing the file,
               fsync, committing the transaction), and the restore time (reading, checking
               and decoding the last checkpoint: `flowboost inspect`'s load_seconds).
+
+Options beside --quick and --sections: --brokers HOST:PORT runs everything against a broker
+that runs already (a real Kafka cluster: nothing is started, stopped or pinned, and every
+topic and group name ends with this run's suffix); --retention-bytes BYTES creates the
+topics of the paced latency runs (not the maximum-rate ones) with retention.bytes BYTES
+and segment.bytes a quarter of it, so that the emulator, which rewrites its whole state
+every second or two, keeps a bounded state (a real broker appends to its log); their
+latency is then that of the events still on the broker at the end (`kafka read` reads
+what is left), and the events removed count as the warm-up left out. The job must still
+read every event (checked).
 
 Environment: FLOWBOOST (the binary; default target/release/flowboost after a build);
 FLOWBOOST_KAFKA_DATA (where the broker keeps its data; default /dev/shm/flowboost-kafka).
@@ -92,10 +105,25 @@ BROKER_DATA = os.environ.get("FLOWBOOST_KAFKA_DATA") or (
     "/dev/shm/flowboost-kafka" if os.path.isdir("/dev/shm") else "")
 
 
+# Set by main: the address of a broker that runs already (--brokers), for a real Kafka
+# cluster; None: a fresh emulator for every run.
+EXTERNAL = None
+# Set by main: the bytes each partition of the paced latency runs' topics keeps
+# (--retention-bytes); None: no limit.
+RETENTION = None
+# A suffix for every topic and group of this run, so that runs against a broker that
+# already holds other topics (--brokers) never meet old data.
+RUN = f"{os.getpid()}-{int(time.time())}"
+
+
 class Broker:
-    """A fresh emulator broker pinned to core 1, its data in BROKER_DATA, stopped on exit."""
+    """A fresh emulator broker pinned to core 1, its data in BROKER_DATA, stopped on exit;
+    with --brokers, the broker given (not started, not stopped, not pinned)."""
 
     def __enter__(self):
+        if EXTERNAL:
+            self.address = EXTERNAL
+            return self
         env = dict(os.environ, FLOWBOOST_KAFKA_DATA=BROKER_DATA) if BROKER_DATA else None
         subprocess.run([KAFKA_SH, "stop"], cwd=ROOT, capture_output=True)
         out = subprocess.run(
@@ -106,7 +134,8 @@ class Broker:
         return self
 
     def __exit__(self, *exc):
-        subprocess.run([KAFKA_SH, "stop"], cwd=ROOT, capture_output=True)
+        if not EXTERNAL:
+            subprocess.run([KAFKA_SH, "stop"], cwd=ROOT, capture_output=True)
 
 
 def threads_cpu(pid):
@@ -188,9 +217,15 @@ def produce(fb, brokers, topic, generator, examples, seed=1, rate=None):
     return last_json(out)
 
 
-def create(fb, brokers, topic, partitions=1):
-    run_with_cpu([fb, "kafka", "create-topic", "--brokers", brokers, "--topic", topic,
-                  "--partitions", str(partitions)])
+def create(fb, brokers, topic, partitions=1, retention=None):
+    """Creates `topic`; with `retention`, each partition keeps about that many bytes (in
+    segments of a quarter of it)."""
+    cmd = [fb, "kafka", "create-topic", "--brokers", brokers, "--topic", topic,
+           "--partitions", str(partitions)]
+    if retention:
+        cmd += ["--config", f"retention.bytes={retention}",
+                "--config", f"segment.bytes={max(retention // 4, 1)}"]
+    run_with_cpu(cmd)
 
 
 def job_cmd(fb, brokers, tag, generator, algo, n, workers, idle=None):
@@ -296,7 +331,7 @@ def idle(fb, quick, report):
     for workers in (1, 2):
         log(f"== idle: {workers} worker(s)")
         with Broker() as b:
-            tag = f"idle-{workers}"
+            tag = f"idle-{workers}-{RUN}"
             create(fb, b.address, f"{tag}-events", 4)
             create(fb, b.address, f"{tag}-pred")
             p = subprocess.Popen(job_cmd(fb, b.address, tag, "binary", "adaboost-ol", 10, workers),
@@ -322,29 +357,100 @@ def idle(fb, quick, report):
     report.append("")
 
 
+class MetricsWatch(threading.Thread):
+    """Scrapes a job's metrics page every 0.1 s while it runs: the predictions written and
+    the cumulative latency histogram, so that the latency of a window (after the warm-up)
+    is the difference of two scrapes."""
+
+    def __init__(self, address):
+        super().__init__(daemon=True)
+        self.url = f"http://{address}/metrics"
+        self.scrapes = []
+        self.stop = threading.Event()
+
+    def run(self):
+        import urllib.request
+        while not self.stop.wait(0.1):
+            try:
+                text = urllib.request.urlopen(self.url, timeout=1).read().decode()
+            except OSError:
+                continue
+            m = re.search(r"^flowboost_predictions_out_total (\S+)", text, re.M)
+            buckets = {float(le): int(float(c)) for le, c in re.findall(
+                r'^flowboost_event_latency_seconds_bucket\{le="([^"]+)"\} (\S+)', text, re.M)}
+            if m and buckets:
+                self.scrapes.append((int(float(m.group(1))), buckets))
+
+    def window(self, after):
+        """The latency (ms, as bucket bounds) of the predictions written after the first
+        `after`: from the first scrape that had written `after` to the last scrape."""
+        start = next((s for s in self.scrapes if s[0] >= after), None)
+        if start is None or start is self.scrapes[-1]:
+            return None
+        end = self.scrapes[-1]
+        diff = {le: end[1][le] - start[1].get(le, 0) for le in end[1]}
+        bounds = sorted(diff)
+        total = diff[bounds[-1]]
+        if total <= 0:
+            return None
+
+        def q(x):
+            le = next(b for b in bounds if diff[b] >= x * total)
+            return "inf" if le == float("inf") else f"{le * 1000:g}"
+        return {"count": total, "from": start[0], "p50": q(0.5), "p90": q(0.9), "p99": q(0.99),
+                "within_50ms": diff[0.05] / total}
+
+
+def free_port():
+    import socket
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
 def live_latency(fb, generator, algo, n, rate, examples, skip):
     """The job (1 worker) running before a producer of `examples` events at `rate` events/s
     (None: as fast as it can) starts; the produce-to-prediction latency of the events after
-    the first `skip` events, and the end-to-end rate (`kafka read --latency-from`)."""
+    the first `skip` events, and the end-to-end rate (`kafka read --latency-from`). With
+    RETENTION and a rate, the topics keep only their last RETENTION bytes per partition:
+    the latency is that of the events left (`skip` does not apply), and the events
+    removed are returned as the warm-up left out."""
+    retention = RETENTION if rate else None
     with Broker() as b:
-        tag = f"lat-{generator}-{n}-{int(rate or 0)}"
-        create(fb, b.address, f"{tag}-events", 4)
-        create(fb, b.address, f"{tag}-pred")
-        p = subprocess.Popen(job_cmd(fb, b.address, tag, generator, algo, n, 1, idle=10),
+        tag = f"lat-{generator}-{n}-{int(rate or 0)}-{RUN}"
+        create(fb, b.address, f"{tag}-events", 4, retention)
+        create(fb, b.address, f"{tag}-pred", 1, retention)
+        metrics = f"127.0.0.1:{free_port()}"
+        p = subprocess.Popen(job_cmd(fb, b.address, tag, generator, algo, n, 1, idle=10)
+                             + ["--metrics-addr", metrics],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        watch = MetricsWatch(metrics)
+        watch.start()
         time.sleep(2)
         produce(fb, b.address, f"{tag}-events", generator, examples, seed=2, rate=rate)
         out, err = p.communicate(timeout=600)
+        watch.stop.set()
+        watch.join()
         if p.returncode != 0:
             raise SystemExit(f"the job failed: {err.decode()[-2000:]}")
+        s = last_json(out.decode())
+        if s["events_in"] != examples:
+            raise SystemExit(f"the job did not read every event (retention too small?): {s}")
         # The job's own measure (every event, the warm-up included).
-        job = last_json(out.decode())["latency_ms"]
-        out, _, _, _ = run_with_cpu(
-            [fb, "kafka", "read", "--brokers", b.address, "--topic", f"{tag}-pred",
-             "--expect", str(examples), "--timeout", "120", "--latency-from",
-             f"{tag}-events", "--latency-skip-events", str(skip)])
+        job = s["latency_ms"]
+        read = [fb, "kafka", "read", "--brokers", b.address, "--topic", f"{tag}-pred",
+                "--latency-from", f"{tag}-events"]
+        if retention:
+            # The job has written everything: what is left is read until idle.
+            read += ["--idle", "3"]
+        else:
+            read += ["--expect", str(examples), "--timeout", "120",
+                     "--latency-skip-events", str(skip)]
+        out, _, _, _ = run_with_cpu(read)
         summary = last_json(out)
-        lat = dict(summary["latency_ms"], job=job)
+        lat = dict(summary["latency_ms"], job=job, window=watch.window(skip))
+        if retention:
+            lat["skipped"] = examples - lat["matched"]
         log(f"   {lat}, end to end {summary['end_to_end_events_per_second']:.0f} events/s")
         if not lat["matched"]:
             raise SystemExit(f"no prediction matched an event: {out}")
@@ -355,18 +461,21 @@ def paced_latency(fb, generator, algo, n, rate, seconds):
     """`live_latency` at `rate` events/s for `seconds` or 150,000 events, whichever is
     fewer (the emulator fails a consumer whose fetch exceeds about 100 MB: it ignores fetch
     size limits, and `kafka read --latency-from` reads the whole events topic back), the
-    first fifth of the events left out as the warm-up. Returns the events, the events
-    left out and the latency."""
+    first fifth of the events left out as the warm-up (with RETENTION: those removed).
+    Returns the events, the events left out and the latency."""
     examples = min(int(rate * seconds), 150_000)
-    skip = examples // 5
-    lat, _ = live_latency(fb, generator, algo, n, rate, examples, skip)
-    return examples, skip, lat
+    lat, _ = live_latency(fb, generator, algo, n, rate, examples, examples // 5)
+    return examples, lat["skipped"], lat
 
 
 def latency_row(generator, algo, n, what, examples, skip, lat):
+    w = lat["window"]
+    window = (f"{w['count']} | {w['p50']} / {w['p90']} / **{w['p99']}** | {w['within_50ms']:.4f}"
+              if w else "- | - | -")
     return (f"| {generator} | {algo} | {n} | {what} | {examples} | {skip} | "
             f"{lat['matched']} | {lat['p50']:.0f} | {lat['p90']:.0f} | "
-            f"**{lat['p99']:.0f}** | {lat['max']:.0f} | {lat['job']['p50']} / {lat['job']['p99']} |")
+            f"**{lat['p99']:.0f}** | {lat['max']:.0f} | {lat['job']['p50']} / {lat['job']['p99']} | "
+            f"{window} |")
 
 
 def latency(fb, quick, report, rates):
@@ -394,8 +503,10 @@ def latency(fb, quick, report, rates):
 
 
 LATENCY_HEADER = ("| generator | algo | N | events/s | events | warm-up left out (events) | measured | "
-                  "p50 | p90 | p99 | max | the job's own p50 / p99, every event |\n"
-                  "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+                  "p50 | p90 | p99 | max | the job's own p50 / p99, every event | "
+                  "the job's own after the first fifth: predictions | p50 / p90 / p99 at most "
+                  "(bucket bounds) | share within 50 ms |\n"
+                  "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 
 
 def live(fb, quick, report):
@@ -504,11 +615,24 @@ def main():
                          "binary:10=55000,multilabel:10=11700 (default: the throughput section's)")
     ap.add_argument("--repeat", type=int, default=3,
                     help="throughput runs per configuration (odd; the median is reported)")
+    ap.add_argument("--brokers", metavar="HOST:PORT",
+                    help="a broker that runs already (a real Kafka cluster) instead of a fresh "
+                         "emulator per run; every topic and group gets this run's suffix")
+    ap.add_argument("--retention-bytes", type=int, metavar="BYTES",
+                    help="the paced latency runs' topics keep about this many bytes per "
+                         "partition (retention.bytes; the emulator rewrites its whole state "
+                         "every second or two, so a bounded state stalls it less); the "
+                         "latency is then that of the events left")
     args = ap.parse_args()
+    global EXTERNAL, RETENTION
+    EXTERNAL = args.brokers
+    RETENTION = args.retention_bytes
     fb = binary()
+    broker = f"the broker at {EXTERNAL}" if EXTERNAL else "the emulator (scripts/kafka.sh)"
     report = [f"Measured {time.strftime('%Y-%m-%d')} on {os.uname().nodename} "
-              f"({os.cpu_count()} cores), release build, scripts/kafka_dataflow_bench.py"
-              + (" --quick" if args.quick else "") + "\n"]
+              f"({os.cpu_count()} cores), release build, {broker}, scripts/kafka_dataflow_bench.py"
+              + (" --quick" if args.quick else "")
+              + (f" --retention-bytes {RETENTION}" if RETENTION else "") + "\n"]
     rates = {}
     for item in filter(None, args.rates.split(",")):
         key, rate = item.split("=")
