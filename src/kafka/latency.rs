@@ -83,12 +83,12 @@ pub struct LatencyHistogram {
 /// Milliseconds counted one by one (a minute); larger latencies share one count.
 pub const HISTOGRAM_MS: usize = 60_000;
 
-/// The bucket bounds (seconds) of the Prometheus histogram: fine below a second, so that
-/// a quantile over any window (the difference of two scrapes) is known to within a
-/// quarter to a half of itself, with a bound at 50 ms, a usual objective.
+/// The bucket bounds (seconds) of the Prometheus histogram, whole milliseconds: fine below
+/// a second (steps of a quarter to two thirds), so that a quantile over any window (the
+/// difference of two scrapes) is known to within its bucket; 50 ms is a bound.
 const BOUNDS_SECONDS: [f64; 24] = [
-    0.001, 0.002, 0.003, 0.005, 0.007, 0.01, 0.015, 0.02, 0.03, 0.04, 0.05, 0.075, 0.1, 0.15,
-    0.2, 0.3, 0.5, 0.75, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0,
+    0.001, 0.002, 0.003, 0.005, 0.007, 0.01, 0.015, 0.02, 0.03, 0.04, 0.05, 0.075, 0.1, 0.15, 0.2,
+    0.3, 0.5, 0.75, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0,
 ];
 
 /// Percentiles of the latencies counted (milliseconds; `None` before the first).
@@ -249,7 +249,11 @@ mod tests {
             assert_eq!((b * 1000.0).round() / 1000.0, b, "{b}");
         }
         // 50 ms is a bound: its bucket ends at 50, the next one starts at 51.
-        let at_50: u64 = buckets.iter().take_while(|b| b.0 <= 0.05).map(|b| b.1).sum();
+        let at_50: u64 = buckets
+            .iter()
+            .take_while(|b| b.0 <= 0.05)
+            .map(|b| b.1)
+            .sum();
         assert_eq!(at_50, 2 + 49, "the 0, and 1..=50 ms");
     }
 }
