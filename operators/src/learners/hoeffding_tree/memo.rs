@@ -163,8 +163,8 @@ pub(super) struct Memo {
     pub locals: Vec<u32>,
 }
 
-/// A memo that describes no example, without allocating: it holds the shared view of no
-/// example (the tree takes its memo out and puts it back around every `learn`).
+/// A memo that describes no example, without allocating a view: it holds the shared view
+/// of no example.
 impl Default for Memo {
     fn default() -> Self {
         static NO_EXAMPLE: LazyLock<Arc<ExampleView>> = LazyLock::new(Arc::default);

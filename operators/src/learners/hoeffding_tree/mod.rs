@@ -126,9 +126,10 @@ pub struct HoeffdingTree {
     #[serde(skip)]
     bound_scratch: RefCell<bounds::BoundScratch>,
     /// What the tree found out about the last example it looked at (not part of the
-    /// state).
+    /// state; boxed, so that a tree stays small and `learn` moves a pointer to take it
+    /// out and put it back; `None` until the first use).
     #[serde(skip)]
-    last: Box<RefCell<Memo>>,
+    last: RefCell<Option<Box<Memo>>>,
     /// The memory budget in bytes (not part of the state: its owner sets it, see
     /// [`set_max_bytes`](Self::set_max_bytes)).
     #[serde(skip)]
@@ -278,7 +279,7 @@ impl TryFrom<TreeState> for HoeffdingTree {
             depth: state.depth,
             split_scratch: Vec::new(),
             bound_scratch: RefCell::default(),
-            last: Box::default(),
+            last: RefCell::default(),
             max_bytes: None,
             bytes: 0,
             inactive,
@@ -324,7 +325,7 @@ impl HoeffdingTree {
             depth: 0,
             split_scratch: Vec::new(),
             bound_scratch: RefCell::default(),
-            last: Box::default(),
+            last: RefCell::default(),
             max_bytes: None,
             bytes: 0,
             inactive: 0,
@@ -446,7 +447,7 @@ impl HoeffdingTree {
         let Ok(mut memo) = self.last.try_borrow_mut() else {
             return None;
         };
-        let memo = &mut *memo;
+        let memo = &mut **memo.get_or_insert_with(Box::default);
         let index = self.locate(x, memo);
         let leaf = match &self.nodes[index] {
             Node::Leaf(leaf) => leaf,
@@ -1042,7 +1043,7 @@ impl WeakLearner for HoeffdingTree {
         let mut fresh;
         let mut borrowed = self.last.try_borrow_mut();
         let memo = match &mut borrowed {
-            Ok(m) => &mut **m,
+            Ok(m) => &mut **m.get_or_insert_with(Box::default),
             Err(_) => {
                 fresh = Memo::default();
                 &mut fresh
@@ -1077,7 +1078,7 @@ impl WeakLearner for HoeffdingTree {
         if !(weight > 0.0 && weight.is_finite()) || c >= k {
             return;
         }
-        let mut memo = std::mem::take(self.last.get_mut());
+        let mut memo = self.last.get_mut().take().unwrap_or_default();
         let index = self.locate(x, &mut memo);
         for &(node, b) in &memo.path {
             if let Node::Split(s) = &mut self.nodes[node as usize] {
@@ -1088,11 +1089,11 @@ impl WeakLearner for HoeffdingTree {
         if let Node::Inactive(leaf) = &mut self.nodes[index] {
             // MOA's inactive node: the class weights only.
             leaf.dist[c] += weight;
-            *self.last.get_mut() = memo;
+            *self.last.get_mut() = Some(memo);
             return;
         }
         let Node::Leaf(leaf) = &self.nodes[index] else {
-            *self.last.get_mut() = memo;
+            *self.last.get_mut() = Some(memo);
             return;
         };
         if adaptive && leaf.total() > 0.0 {
@@ -1160,7 +1161,7 @@ impl WeakLearner for HoeffdingTree {
                 memo.pending.clear();
             }
         }
-        *self.last.get_mut() = memo;
+        *self.last.get_mut() = Some(memo);
     }
 }
 
