@@ -96,8 +96,16 @@ impl Dataset {
         Ok(all)
     }
 
-    /// Counts the examples of part `i` (a streaming pass).
+    /// Counts the examples of part `i`: the count the readers took while opening the files
+    /// when they took one (CSV, see [`DataSource::records`]), else a streaming pass (which
+    /// stops at the first bad record: the pass that reads the examples would stop there
+    /// too).
     pub fn count(&self, i: usize) -> Result<u64, String> {
+        if let Dataset::Files(s) = self
+            && let Some(n) = s.records(i)
+        {
+            return Ok(n);
+        }
         let mut n = 0;
         for r in self.stream(i)? {
             r?;

@@ -290,3 +290,43 @@ fn a_column_turning_to_text_after_many_numbers_keeps_every_value() {
     assert_eq!(e.line, Some(1025), "{e}");
     assert!(e.reason.contains("3001 distinct values"), "{e}");
 }
+
+/// The count the schema scan takes of each file is what its stream yields, bad records
+/// included: comments, blank lines, a header, a short row, CRLF endings, no final newline,
+/// a gzip-compressed file without a header. (A line that is not UTF-8 fails the scan: no
+/// count is needed then.)
+#[test]
+fn the_scan_counts_the_records_the_stream_yields() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let first = dir.path().join("a.csv");
+    let mut bytes = b"| a comment\nx,y,label\n| another\n1,2,a\n\n3,4,b\n5,6\n".to_vec();
+    bytes.extend_from_slice(b"7,8,a\r\n   \n9,10,b");
+    std::fs::write(&first, bytes).unwrap();
+    let second = write(dir.path(), "b.csv", "x,y,label\n11,12,b\n");
+    let third = dir.path().join("c.csv.gz");
+    let mut gz = flate2::write::GzEncoder::new(
+        std::fs::File::create(&third).unwrap(),
+        flate2::Compression::default(),
+    );
+    gz.write_all(b"13,14,a\n| c\n15,16,b\n").unwrap();
+    gz.finish().unwrap();
+    let source = DataSource::open(&[first, second, third], &ReadOptions::default()).unwrap();
+    let counts: Vec<(Option<u64>, u64)> = (0..3)
+        .map(|i| {
+            let streamed = source.examples(i).unwrap().count() as u64;
+            (source.records(i), streamed)
+        })
+        .collect();
+    assert_eq!(
+        counts,
+        [(Some(5), 5), (Some(1), 1), (Some(2), 2)],
+        "(the scan's count, the stream's)"
+    );
+    // One of the first file's records is bad (a short row).
+    assert_eq!(
+        source.examples(0).unwrap().filter(|e| e.is_err()).count(),
+        1
+    );
+    assert_eq!(source.records(3), None, "no fourth file");
+}

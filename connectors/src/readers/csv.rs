@@ -185,6 +185,8 @@ impl ColumnScan {
 struct FileLayout {
     delim: u8,
     header: bool,
+    /// The data records the scan counted (what [`CsvRows`] yields, bad ones included).
+    records: u64,
 }
 
 /// What one column becomes.
@@ -391,6 +393,7 @@ pub(crate) fn open(
         layouts.push(FileLayout {
             delim,
             header: is_header,
+            records,
         });
     }
 
@@ -565,6 +568,11 @@ pub(crate) fn open(
 }
 
 impl CsvPlan {
+    /// The data records of file `index` as the scan that settled the schema counted them.
+    pub(crate) fn records(&self, index: usize) -> Option<u64> {
+        self.layouts.get(index).map(|l| l.records)
+    }
+
     /// Parses one row.
     fn parse(
         &self,

@@ -122,6 +122,19 @@ impl DataSource {
         self.format
     }
 
+    /// The number of data records of file `index` (what [`examples`](Self::examples)
+    /// yields, bad records included), when opening the source counted them: CSV files are
+    /// read whole to settle their schema, so a caller that needs the count (a protocol
+    /// that scores the last fifth, a holdout split) need not read them again. `None` for
+    /// ARFF and LIBSVM files and for an index past the files. A file changed since
+    /// [`open`](Self::open) may hold another number.
+    pub fn records(&self, index: usize) -> Option<u64> {
+        match &self.plan {
+            Plan::Csv(plan) => plan.records(index),
+            Plan::Arff(_) | Plan::Libsvm(_) => None,
+        }
+    }
+
     /// Stream the examples of file `index` (ids are 0-based record numbers in that file).
     ///
     /// Every data record (a line that is not blank nor a comment, and not the header)
