@@ -193,26 +193,45 @@ pub struct AlgorithmSpec {
 
 use ModelOption as O;
 
+/// The options of one weak learner (`--weak` and what shapes it), then `$extra`; with
+/// `@after [..]`, those options first.
+macro_rules! weak_options {
+    ($($extra:ident),* $(,)?) => {
+        weak_options!(@after [] $($extra),*)
+    };
+    (@after [$($first:ident),*] $($extra:ident),*) => {
+        &[
+            $(O::$first,)*
+            O::Weak,
+            O::TreeParams,
+            O::FeatureSubset,
+            O::MaxLeaves,
+            O::MaxDepth,
+            O::MaxModelBytes,
+            $(O::$extra,)*
+        ]
+    };
+}
+/// The options of every weak-learner ensemble (`--learners`, then [`weak_options`]),
+/// then `$extra`.
+macro_rules! ensemble_options {
+    ($($extra:ident),* $(,)?) => {
+        weak_options!(@after [Learners] $($extra),*)
+    };
+}
 /// The options of every weak-learner ensemble.
-const ENSEMBLE: &[ModelOption] = &[
-    O::Learners,
-    O::Weak,
-    O::TreeParams,
-    O::FeatureSubset,
-    O::MaxLeaves,
-    O::MaxDepth,
-    O::MaxModelBytes,
-];
+const ENSEMBLE: &[ModelOption] = ensemble_options!();
 /// An ensemble's options and the weak learners' edge `--gamma` (the optimal boosters).
-const ENSEMBLE_GAMMA: &[ModelOption] = &[
-    O::Learners,
-    O::Weak,
-    O::TreeParams,
-    O::FeatureSubset,
-    O::MaxLeaves,
-    O::MaxDepth,
-    O::MaxModelBytes,
-    O::Gamma,
+const ENSEMBLE_GAMMA: &[ModelOption] = ensemble_options!(Gamma);
+/// The options of FALT, with or without its kernel.
+const FALT: &[ModelOption] = &[
+    O::Eta,
+    O::Repetitions,
+    O::Kernel,
+    O::KernelWidth,
+    O::Budget,
+    O::OnlineScaling,
+    O::Grid,
 ];
 const ALL_TASKS: &[Task] = &[Task::Binary, Task::Multiclass, Task::Multilabel];
 const BINARY: &[Task] = &[Task::Binary];
@@ -235,17 +254,7 @@ pub const REGISTRY: &[AlgorithmSpec] = &[
         name: "single",
         tasks: ALL_TASKS,
         family: Family::Single,
-        reads: &[
-            O::Weak,
-            O::TreeParams,
-            O::FeatureSubset,
-            O::MaxLeaves,
-            O::MaxDepth,
-            O::MaxModelBytes,
-            O::LabelSet,
-            O::ThresholdEta,
-            O::ThresholdRepetitions,
-        ],
+        reads: weak_options!(LabelSet, ThresholdEta, ThresholdRepetitions),
         about: "one weak learner alone",
     },
     AlgorithmSpec {
@@ -309,20 +318,13 @@ pub const REGISTRY: &[AlgorithmSpec] = &[
         name: "online-bmr",
         tasks: MULTILABEL,
         family: booster(ScoreKind::Votes, ExpertSelection::Last, true, false),
-        reads: &[
-            O::Learners,
-            O::Weak,
-            O::TreeParams,
-            O::FeatureSubset,
-            O::MaxLeaves,
-            O::MaxDepth,
-            O::MaxModelBytes,
-            O::Gamma,
-            O::Potential,
-            O::LabelSet,
-            O::ThresholdEta,
-            O::ThresholdRepetitions,
-        ],
+        reads: ensemble_options!(
+            Gamma,
+            Potential,
+            LabelSet,
+            ThresholdEta,
+            ThresholdRepetitions
+        ),
         about: "OnlineBMR, exact rank or hinge potentials (Jung, Tewari 2018, Algorithm 2)",
     },
     AlgorithmSpec {
@@ -330,18 +332,7 @@ pub const REGISTRY: &[AlgorithmSpec] = &[
         name: "ada-olmr",
         tasks: MULTILABEL,
         family: booster(ScoreKind::Votes, ExpertSelection::Hedge, false, false),
-        reads: &[
-            O::Learners,
-            O::Weak,
-            O::TreeParams,
-            O::FeatureSubset,
-            O::MaxLeaves,
-            O::MaxDepth,
-            O::MaxModelBytes,
-            O::LabelSet,
-            O::ThresholdEta,
-            O::ThresholdRepetitions,
-        ],
+        reads: ensemble_options!(LabelSet, ThresholdEta, ThresholdRepetitions),
         about: "Ada.OLMR (Jung, Tewari 2018, Algorithm 3)",
     },
     AlgorithmSpec {
@@ -349,21 +340,7 @@ pub const REGISTRY: &[AlgorithmSpec] = &[
         name: "topk-bbm",
         tasks: MULTILABEL,
         family: booster(ScoreKind::Votes, ExpertSelection::Last, true, true),
-        reads: &[
-            O::Learners,
-            O::Weak,
-            O::TreeParams,
-            O::FeatureSubset,
-            O::MaxLeaves,
-            O::MaxDepth,
-            O::MaxModelBytes,
-            O::Gamma,
-            O::K,
-            O::Rho,
-            O::Randomization,
-            O::ClipProbability,
-            O::LabelSet,
-        ],
+        reads: ensemble_options!(Gamma, K, Rho, Randomization, ClipProbability, LabelSet),
         about: "Top-k BBM, from top-k feedback (Zhang, Jung, Tewari 2019, Algorithm 2)",
     },
     AlgorithmSpec {
@@ -371,21 +348,14 @@ pub const REGISTRY: &[AlgorithmSpec] = &[
         name: "topk-adaptive",
         tasks: MULTILABEL,
         family: booster(ScoreKind::Votes, ExpertSelection::Hedge, false, true),
-        reads: &[
-            O::Learners,
-            O::Weak,
-            O::TreeParams,
-            O::FeatureSubset,
-            O::MaxLeaves,
-            O::MaxDepth,
-            O::MaxModelBytes,
-            O::K,
-            O::Rho,
-            O::Randomization,
-            O::ClipProbability,
-            O::ClipGradient,
-            O::LabelSet,
-        ],
+        reads: ensemble_options!(
+            K,
+            Rho,
+            Randomization,
+            ClipProbability,
+            ClipGradient,
+            LabelSet
+        ),
         about: "Top-k Adaptive, from top-k feedback (Zhang, Jung, Tewari 2019, Algorithm 3)",
     },
     AlgorithmSpec {
@@ -396,15 +366,7 @@ pub const REGISTRY: &[AlgorithmSpec] = &[
             algorithm: ThresholdAlgorithm::Falt,
             kernel: false,
         },
-        reads: &[
-            O::Eta,
-            O::Repetitions,
-            O::Kernel,
-            O::KernelWidth,
-            O::Budget,
-            O::OnlineScaling,
-            O::Grid,
-        ],
+        reads: FALT,
         about: "FALT, first-order adaptive label thresholding (with --kernel rbf, FALT(k))",
     },
     AlgorithmSpec {
@@ -426,15 +388,7 @@ pub const REGISTRY: &[AlgorithmSpec] = &[
             algorithm: ThresholdAlgorithm::Falt,
             kernel: true,
         },
-        reads: &[
-            O::Eta,
-            O::Repetitions,
-            O::Kernel,
-            O::KernelWidth,
-            O::Budget,
-            O::OnlineScaling,
-            O::Grid,
-        ],
+        reads: FALT,
         about: "FALT with an RBF kernel",
     },
     AlgorithmSpec {
