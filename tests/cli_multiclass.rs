@@ -1,6 +1,7 @@
 //! `flowboost eval` with the multiclass boosters (online-mbbm, adaboost-olm) through the
-//! binary, on UCI car with the last-20% protocol and a fixed shuffle. Skips (with a note)
-//! when the shared data folder is absent.
+//! binary, on UCI car with the last-20% protocol and a fixed shuffle (skipped, with a
+//! note, when the shared data folder is absent), and Oza's vote rules on a generated
+//! stream.
 
 mod common;
 
@@ -116,4 +117,93 @@ fn bad_gamma_is_an_error_not_a_panic() {
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("gamma") && !err.contains("panicked"), "{err}");
+}
+
+/// `--oza-votes moa` (MOA's soft votes, stopping at the first stage of weight 0) through
+/// the binary: it changes Oza's predictions, both engines agree on them, the model file
+/// keeps the rule, and the option is refused where it does not apply.
+#[test]
+fn oza_votes_moa_changes_the_vote_and_is_kept_by_the_model() {
+    let dir = common::temp_dir("cli-oza-votes");
+    let run = |votes: &str, extra: &[&str]| {
+        let pred = dir.join(format!("{votes}-{}.jsonl", extra.join("")));
+        let pred_s = pred.to_str().unwrap().to_string();
+        let mut args = vec![
+            "eval",
+            "--algo",
+            "oza",
+            "--generator",
+            "multiclass",
+            "--examples",
+            "3000",
+            "--learners",
+            "10",
+            "--tree-params",
+            "default",
+            "--oza-votes",
+            votes,
+            "--predictions",
+            &pred_s,
+            "--json",
+        ];
+        args.extend(extra);
+        let report = last_json(&flowboost(&args));
+        (report, std::fs::read_to_string(&pred).unwrap())
+    };
+    let (moa, moa_pred) = run("moa", &[]);
+    let (paper, paper_pred) = run("paper", &[]);
+    assert_eq!(moa["evaluated"], 3000);
+    assert!(moa["accuracy"].as_f64().unwrap() > 0.5, "{moa}");
+    assert_ne!(moa_pred, paper_pred, "the vote rules must differ somewhere");
+    let (_, dataflow_pred) = run("moa", &["--engine", "dataflow", "--workers", "2"]);
+    assert_eq!(moa_pred, dataflow_pred);
+    assert_ne!(moa["accuracy"], paper["accuracy"]);
+    // The model file says which rule it votes with.
+    let model = dir.join("moa.fbm");
+    let out = flowboost(&[
+        "eval",
+        "--algo",
+        "oza",
+        "--generator",
+        "multiclass",
+        "--examples",
+        "500",
+        "--oza-votes",
+        "moa",
+        "--save-model",
+        model.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let inspect = flowboost(&["inspect", model.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&inspect.stdout);
+    assert!(text.contains("--oza-votes moa"), "{text}");
+    // Refused where it does not apply, and for an unknown rule.
+    common::usage_error(
+        &[
+            "eval",
+            "--algo",
+            "adaboost-olm",
+            "--generator",
+            "multiclass",
+            "--oza-votes",
+            "moa",
+        ],
+        &["--oza-votes does not apply to adaboost-olm"],
+    );
+    common::usage_error(
+        &[
+            "eval",
+            "--algo",
+            "oza",
+            "--generator",
+            "multiclass",
+            "--oza-votes",
+            "soft",
+        ],
+        &["expected paper or moa"],
+    );
 }

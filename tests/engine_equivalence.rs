@@ -5,7 +5,7 @@ mod common;
 
 use common::engines::sequential_equals_dataflow;
 use flowboost::connectors::generators::GeneratorConfig;
-use flowboost::operators::boosters::{Algorithm, BoosterConfig, TreeParams};
+use flowboost::operators::boosters::{Algorithm, BoosterConfig, OzaVotes, TreeParams};
 use flowboost::operators::data::Task;
 use flowboost::operators::learners::WeakKind;
 
@@ -66,6 +66,12 @@ fn single_and_oza_are_identical_on_both_engines_for_every_task() {
         config(Algorithm::Oza, WeakKind::Vfdt, 4),
         500,
     );
+    // MOA's vote rule: soft votes, closed at the first stage of weight 0.
+    for task in [Task::Binary, Task::Multiclass] {
+        let mut moa = config(Algorithm::Oza, WeakKind::Vfdt, 6);
+        moa.oza_votes = OzaVotes::Moa;
+        check(task, moa, 500);
+    }
 }
 
 /// With a memory budget small enough that the trees deactivate leaves (and reactivate

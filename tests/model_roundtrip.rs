@@ -10,7 +10,7 @@ use flowboost::connectors::generators::{Generator, GeneratorConfig};
 use flowboost::model::FeedbackRun;
 use flowboost::model::SavedModel;
 use flowboost::operators::boosters::{
-    AlgorithmSpec, Booster, BoosterConfig, ModelOption, REGISTRY, TreeParams, build,
+    AlgorithmSpec, Booster, BoosterConfig, ModelOption, OzaVotes, REGISTRY, TreeParams, build,
 };
 use flowboost::operators::data::{Example, Schema, Task};
 use flowboost::operators::dataflow::{DataflowOptions, run_dataflow};
@@ -253,25 +253,34 @@ fn cases() -> Vec<Case> {
             } else {
                 vec![None, Some(delayed(OracleKind::Labels))]
             };
-            for feedback in feedbacks {
-                out.push(Case {
-                    name: format!(
-                        "{} ({}, {})",
-                        spec.name,
-                        weak.name(),
-                        if feedback.is_some() {
-                            "delayed feedback"
-                        } else {
-                            "labels"
-                        }
-                    ),
-                    config: config.clone(),
-                    generator: generator.clone(),
-                    schema: schema.clone(),
-                    feedback,
-                    every: EVERY,
-                    epoch: 11,
-                });
+            // Oza's vote rules: a setting that the stages' state does not hold.
+            let mut configs = vec![config.clone()];
+            if spec.reads(ModelOption::OzaVotes) {
+                config.oza_votes = OzaVotes::Moa;
+                configs.push(config);
+            }
+            for config in configs {
+                for feedback in feedbacks.clone() {
+                    out.push(Case {
+                        name: format!(
+                            "{} ({}, {}, votes {})",
+                            spec.name,
+                            weak.name(),
+                            if feedback.is_some() {
+                                "delayed feedback"
+                            } else {
+                                "labels"
+                            },
+                            config.oza_votes,
+                        ),
+                        config: config.clone(),
+                        generator: generator.clone(),
+                        schema: schema.clone(),
+                        feedback,
+                        every: EVERY,
+                        epoch: 11,
+                    });
+                }
             }
         }
     }

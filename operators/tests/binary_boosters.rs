@@ -2,8 +2,8 @@
 //! the paper's Algorithms 1 and 2 (Beygelzimer, Kale and Luo 2015).
 
 use flowboost_operators::boosters::{
-    AdaBoostOlStage, Algorithm, AnyStage, BoosterConfig, OnlineBbmStage, OzaStage, WeakSlot, build,
-    logistic_weight,
+    AdaBoostOlStage, Algorithm, AnyStage, BoosterConfig, OnlineBbmStage, OzaStage, OzaVotes,
+    WeakSlot, build, logistic_weight,
 };
 use flowboost_operators::data::{Example, Features, Label, Schema, Task};
 use flowboost_operators::engine::{InFlight, Prediction, Stage};
@@ -278,7 +278,12 @@ fn logistic_weight_is_stable_for_huge_margins() {
 
 #[test]
 fn oza_vote_weight_by_hand() {
-    let mut stage = OzaStage::new(WeakSlot::new(WeakModel::Linear(linear(1))), 1, 1);
+    let mut stage = OzaStage::new(
+        WeakSlot::new(WeakModel::Linear(linear(1))),
+        1,
+        1,
+        OzaVotes::Paper,
+    );
     assert_eq!(stage.vote_weight(), 0.0); // no statistics yet
     // One labeled record: lambda = 1; the learner learns it with weight K ~ Poisson(1).
     let ex = Arc::new(Example {
@@ -296,4 +301,118 @@ fn oza_vote_weight_by_hand() {
         w == 0.0 || (w - ((1.0 - 1e-6) / 1e-6f64).ln()).abs() < 1e-9,
         "{w}"
     );
+}
+
+/// An Oza stage over linear learner `seed` with the statistics `lambda_sc`, `lambda_sw`
+/// (set through its serialized form: they are not public), trained on `stream` first.
+fn oza_with(
+    seed: u64,
+    trained: usize,
+    lambda_sc: f64,
+    lambda_sw: f64,
+    votes: OzaVotes,
+) -> OzaStage {
+    let mut learner = WeakModel::Linear(linear(seed));
+    for ex in stream(trained) {
+        let Some(Label::Class(y)) = ex.label else {
+            unreachable!()
+        };
+        learner.learn(&ex.features, y, 1.0);
+    }
+    let stage = OzaStage::new(WeakSlot::new(learner), 1, seed, votes);
+    // (As text: the generator's state is a u128, which `serde_json::Value` cannot hold.)
+    let fresh = serde_json::to_string(&stage).unwrap();
+    let json = fresh
+        .replace("\"lambda_sc\":0.0", &format!("\"lambda_sc\":{lambda_sc:?}"))
+        .replace("\"lambda_sw\":0.0", &format!("\"lambda_sw\":{lambda_sw:?}"));
+    for (name, v) in [("lambda_sc", lambda_sc), ("lambda_sw", lambda_sw)] {
+        assert!(json.contains(&format!("\"{name}\":{v:?}")), "{json}");
+    }
+    let mut stage: OzaStage = serde_json::from_str(&json).unwrap();
+    // The vote rule is a setting, not state: a deserialized stage has the default.
+    stage.set_votes(votes);
+    stage
+}
+
+#[test]
+fn oza_vote_weights_of_both_rules_by_hand() {
+    let ln3 = 3f64.ln();
+    let floored = ((1.0 - 1e-6) / 1e-6f64).ln();
+    // (lambda_sc, lambda_sw, the paper's weight, MOA's weight)
+    for (sc, sw, paper, moa) in [
+        (3.0, 1.0, ln3, ln3),     // e = 1/4
+        (4.0, 0.0, floored, 0.0), // e = 0: floored by the paper's rule, 0 for MOA
+        (1.0, 1.0, 0.0, 0.0),     // e = 1/2
+        (1.0, 2.0, 0.0, 0.0),     // e > 1/2
+        (0.0, 0.0, 0.0, 0.0),     // no statistics
+    ] {
+        let p = oza_with(1, 0, sc, sw, OzaVotes::Paper).vote_weight();
+        let m = oza_with(1, 0, sc, sw, OzaVotes::Moa).vote_weight();
+        assert!((p - paper).abs() < 1e-12, "paper {sc} {sw}: {p}");
+        assert!((m - moa).abs() < 1e-12, "moa {sc} {sw}: {m}");
+    }
+}
+
+/// MOA's rule: each stage adds its weight times its predicted distribution, and the vote
+/// stops at the first stage of weight 0; the paper's rule adds each weight to the
+/// predicted label and goes on past a stage of weight 0.
+#[test]
+fn oza_moa_votes_add_weighted_distributions_until_a_stage_of_weight_zero() {
+    let x = Features::Dense(vec![0.3, -0.8, 0.5]);
+    let predict_only = || {
+        InFlight::predict_only(
+            0,
+            Arc::new(Example {
+                id: 0,
+                features: x.clone(),
+                label: None,
+            }),
+            2,
+        )
+    };
+    let chain = |votes| {
+        vec![
+            oza_with(1, 300, 3.0, 1.0, votes), // weight ln 3
+            oza_with(2, 50, 7.0, 3.0, votes),  // weight ln(7/3)
+            oza_with(3, 0, 2.0, 2.0, votes),   // weight 0
+            oza_with(4, 200, 9.0, 1.0, votes), // weight ln 9, after the stop
+        ]
+    };
+    let dist = |seed: u64, trained: usize| {
+        let mut p = vec![0.0; 2];
+        oza_with(seed, trained, 0.0, 0.0, OzaVotes::Moa)
+            .learner()
+            .predict(&x, &mut p);
+        p
+    };
+    let (p1, p2) = (dist(1, 300), dist(2, 50));
+    assert!(p1[0] != p1[1] && p2[0] != p2[1], "{p1:?} {p2:?}");
+    let mut rec = predict_only();
+    for stage in &mut chain(OzaVotes::Moa) {
+        stage.process(&mut rec);
+    }
+    let (w1, w2) = (3f64.ln(), (7.0f64 / 3.0).ln());
+    for c in 0..2 {
+        let expected = w1 * p1[c] + w2 * p2[c];
+        assert!((rec.scores[c] - expected).abs() < 1e-12, "{:?}", rec.scores);
+    }
+    assert!(rec.votes_closed);
+    // The paper's rule: hard votes, stage 4 included.
+    let mut rec = predict_only();
+    for stage in &mut chain(OzaVotes::Paper) {
+        stage.process(&mut rec);
+    }
+    let top = |p: &[f64]| usize::from(p[1] > p[0]);
+    let mut expected = [0.0; 2];
+    expected[top(&p1)] += w1;
+    expected[top(&p2)] += w2;
+    expected[top(&dist(4, 200))] += 9f64.ln();
+    for c in 0..2 {
+        assert!(
+            (rec.scores[c] - expected[c]).abs() < 1e-12,
+            "{:?}",
+            rec.scores
+        );
+    }
+    assert!(!rec.votes_closed);
 }

@@ -2,7 +2,9 @@
 
 use clap::Args;
 use flowboost_connectors::readers::{Format, Header, ReadOptions, Target};
-use flowboost_operators::boosters::{Algorithm, BoosterConfig, ModelOption, Potential, TreeParams};
+use flowboost_operators::boosters::{
+    Algorithm, BoosterConfig, ModelOption, OzaVotes, Potential, TreeParams,
+};
 use flowboost_operators::data::{Schema, Task};
 use flowboost_operators::dataflow::DataflowOptions;
 use flowboost_operators::engine::LabelSetKind;
@@ -127,6 +129,12 @@ pub struct ModelArgs {
     /// [default: rank].
     #[arg(long, value_parser = parse_potential)]
     pub potential: Option<Potential>,
+    /// Oza: how the stages combine their votes: paper (Oza and Russell's hard votes: each
+    /// stage adds its weight ln((1 - e) / e) to the label it predicts) or moa (MOA's
+    /// OzaBoost: each stage adds its weight times its predicted distribution, and the vote
+    /// stops at the first stage of weight 0) [default: paper].
+    #[arg(long, value_name = "RULE")]
+    pub oza_votes: Option<OzaVotes>,
 
     /// Top-k boosters: the number of labels shown (their relevance is the feedback). A
     /// comma-separated list runs once per k (eval; e.g. for --curve); each k from 1 to the
@@ -278,6 +286,7 @@ impl ModelArgs {
         add(self.max_model_bytes.is_some(), O::MaxModelBytes);
         add(self.gamma.is_some(), O::Gamma);
         add(self.potential.is_some(), O::Potential);
+        add(self.oza_votes.is_some(), O::OzaVotes);
         add(!self.k.is_empty(), O::K);
         add(self.rho.is_some(), O::Rho);
         add(self.randomization.is_some(), O::Randomization);
@@ -329,6 +338,9 @@ impl ModelArgs {
         }
         if let Some(p) = self.potential {
             config.potential = p;
+        }
+        if let Some(v) = self.oza_votes {
+            config.oza_votes = v;
         }
         if let Some(&k) = self.k.first() {
             config.topk.k = k;

@@ -2,7 +2,7 @@ use super::ModelError;
 use super::body::{FeedbackRun, KeyModel, ModelBody, Progress, StageBytes};
 use super::file;
 use super::header::{Compression, FORMAT_VERSION, ModelHeader};
-use flowboost_operators::boosters::{AnyStage, Booster, BoosterConfig, apply_tree_budget, build};
+use flowboost_operators::boosters::{AnyStage, Booster, BoosterConfig, apply_settings, build};
 use flowboost_operators::data::{AttributeKind, Schema};
 use flowboost_operators::engine::{ChainSnapshot, Position, Terminal, decode};
 use std::path::Path;
@@ -231,9 +231,9 @@ impl SavedModel {
                 ),
             });
         }
-        // A tree's memory budget is not part of its state: the header's configuration
-        // gives it again.
-        apply_tree_budget(&mut stages, &self.header.config);
+        // A tree's memory budget and Oza's vote rule are not part of the stages' state:
+        // the header's configuration gives them again.
+        apply_settings(&mut stages, &self.header.config);
         Ok(Booster {
             stages,
             terminal: terminal.clone(),

@@ -24,7 +24,7 @@ pub use adaboost_olm::AdaBoostOlmStage;
 pub use online_bbm::OnlineBbmStage;
 pub use online_bmr::{OnlineBmrStage, RANDOM_WEIGHT_SCALE_RANGE, random_weight_scale};
 pub use online_mbbm::OnlineMbbmStage;
-pub use oza::OzaStage;
+pub use oza::{OzaStage, OzaVotes};
 pub use registry::{AlgorithmSpec, Family, ModelOption, REGISTRY};
 pub use single::SingleStage;
 pub use summary::StageSummary;
@@ -213,6 +213,10 @@ pub struct BoosterConfig {
     pub linear: LinearConfig,
     /// OnlineBMR's potential.
     pub potential: Potential,
+    /// How Oza's stages combine their votes (files written before 2026-11-28 have none:
+    /// the paper's rule).
+    #[serde(default)]
+    pub oza_votes: OzaVotes,
     /// The top-k feedback setting of `topk-bbm` and `topk-adaptive`.
     pub topk: TopKConfig,
     /// The thresholding learners' hyper-parameters (`falt`, `salt`, `falt-kernel`,
@@ -242,6 +246,7 @@ impl BoosterConfig {
             max_model_bytes: None,
             linear: LinearConfig::default(),
             potential: Potential::Rank,
+            oza_votes: OzaVotes::Paper,
             topk: TopKConfig::default(),
             threshold: ThresholdConfig::default(),
             label_set: None,
@@ -341,11 +346,11 @@ impl AnyStage {
     }
 }
 
-/// Gives every Hoeffding tree of `stages` its share of `config.max_model_bytes` (see
-/// [`tree_byte_budget`]), or no budget. [`build`] does it; whoever restores stages from
-/// their serialized state (a model file, a checkpoint) must do it again, since a tree's
-/// budget is not part of its state.
-pub fn apply_tree_budget(stages: &mut [AnyStage], config: &BoosterConfig) {
+/// Gives `stages` the settings of `config` that are not part of their state: every
+/// Hoeffding tree's share of `config.max_model_bytes` (see [`tree_byte_budget`]; or no
+/// budget) and Oza's vote rule. [`build`] does it; whoever restores stages from their
+/// serialized state (a model file, a checkpoint) must do it again.
+pub fn apply_settings(stages: &mut [AnyStage], config: &BoosterConfig) {
     let mut trees = 0;
     for stage in stages.iter_mut() {
         if let Some(w) = stage.learner_mut() {
@@ -356,6 +361,9 @@ pub fn apply_tree_budget(stages: &mut [AnyStage], config: &BoosterConfig) {
     for stage in stages.iter_mut() {
         if let Some(w) = stage.learner_mut() {
             w.for_each_tree_mut(&mut |t| t.set_max_bytes(budget));
+        }
+        if let AnyStage::Oza(s) = stage {
+            s.set_votes(config.oza_votes);
         }
     }
 }
@@ -502,7 +510,7 @@ pub fn build(schema: &Schema, config: &BoosterConfig) -> Result<Booster, BuildEr
             Algorithm::AdaBoostOl | Algorithm::AdaBoostOlS => AnyStage::AdaBoostOl(
                 AdaBoostOlStage::new(weak(i), i + 1, alg == Algorithm::AdaBoostOlS, trail, seed),
             ),
-            Algorithm::Oza => AnyStage::Oza(OzaStage::new(weak(i), i + 1, seed)),
+            Algorithm::Oza => AnyStage::Oza(OzaStage::new(weak(i), i + 1, seed, config.oza_votes)),
             // Multiclass boosters.
             Algorithm::OnlineMbbm | Algorithm::AdaBoostOlm => {
                 // Random trees receive their weights in a per-tree unit, as the authors did.
@@ -606,7 +614,7 @@ pub fn build(schema: &Schema, config: &BoosterConfig) -> Result<Booster, BuildEr
                 .map_err(BuildError::LabelSet)?,
         );
     }
-    apply_tree_budget(&mut stages, config);
+    apply_settings(&mut stages, config);
     Ok(Booster {
         stages,
         terminal,

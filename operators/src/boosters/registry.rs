@@ -29,6 +29,8 @@ pub enum ModelOption {
     Gamma,
     /// `--potential`: OnlineBMR's loss.
     Potential,
+    /// `--oza-votes`: how Oza's stages combine their votes.
+    OzaVotes,
     /// `--k`: the number of labels shown (top-k boosters).
     K,
     /// `--rho`: the exploration rate (top-k boosters).
@@ -78,6 +80,7 @@ impl ModelOption {
             ModelOption::MaxModelBytes => "--max-model-bytes",
             ModelOption::Gamma => "--gamma",
             ModelOption::Potential => "--potential",
+            ModelOption::OzaVotes => "--oza-votes",
             ModelOption::K => "--k",
             ModelOption::Rho => "--rho",
             ModelOption::Randomization => "--randomization",
@@ -119,6 +122,7 @@ impl ModelOption {
                 Potential::Rank => "rank".into(),
                 Potential::Hinge => "hinge".into(),
             },
+            ModelOption::OzaVotes => config.oza_votes.name().to_string(),
             ModelOption::K => config.topk.k.to_string(),
             ModelOption::Rho => config.topk.rho.to_string(),
             ModelOption::Randomization => config.topk.randomization.name().to_string(),
@@ -294,7 +298,7 @@ pub const REGISTRY: &[AlgorithmSpec] = &[
         name: "oza",
         tasks: SINGLE_LABEL,
         family: booster(ScoreKind::Votes, ExpertSelection::Last, false, false),
-        reads: ENSEMBLE,
+        reads: ensemble_options!(OzaVotes),
         about: "Oza and Russell's online boosting (as MOA's OzaBoost)",
     },
     AlgorithmSpec {

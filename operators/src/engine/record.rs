@@ -27,6 +27,9 @@ pub struct InFlight {
     pub scores: Vec<f64>,
     /// A booster-specific value carried from stage to stage (Oza's Poisson rate lambda).
     pub carry: f64,
+    /// Whether the stages still to come add nothing to `scores` (MOA's vote rule for Oza
+    /// stops at the first stage of weight 0, see `OzaVotes::Moa`).
+    pub votes_closed: bool,
     /// Each visited stage's expert scores, concatenated (empty unless Hedge needs them).
     pub trail: Vec<f64>,
     /// Top-k feedback for this event (the observed pairs and their weights), if any.
@@ -95,6 +98,7 @@ impl InFlight {
             example,
             scores: vec![0.0; score_dim],
             carry: 1.0,
+            votes_closed: false,
             trail: Vec::new(),
             pairs: None,
             emit: true,
