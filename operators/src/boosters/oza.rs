@@ -134,8 +134,11 @@ impl OzaStage {
                 Some(c)
             }
             OzaVotes::Moa => {
+                if rec.votes_closed {
+                    return None;
+                }
                 let w = self.vote_weight();
-                if rec.votes_closed || w <= 0.0 {
+                if w <= 0.0 {
                     rec.votes_closed = true;
                     return None;
                 }

@@ -871,7 +871,15 @@ pub(super) fn normalize_log(out: &mut [f64]) -> bool {
     }
     let mut sum = 0.0;
     for o in out.iter_mut() {
-        *o = if o.is_nan() { 0.0 } else { (*o - max).exp() };
+        // exp(0) = 1 and exp(-inf) = 0 exactly: the top score and impossible classes need
+        // no call.
+        *o = if *o == max {
+            1.0
+        } else if o.is_nan() || *o == f64::NEG_INFINITY {
+            0.0
+        } else {
+            (*o - max).exp()
+        };
         sum += *o;
     }
     if !(sum > 0.0 && sum.is_finite()) {
@@ -1061,6 +1069,42 @@ mod tests {
             );
             let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
             assert_eq!(bits(&lik), bits(&fresh), "example {n}");
+        }
+    }
+
+    /// `normalize_log` gives, bit for bit, `exp(s - max) / sum` over the scores, with NaN
+    /// read as impossible; `false` without a finite score.
+    #[test]
+    fn normalize_log_is_the_log_sum_exp_definition() {
+        let mut rng = seeded(77, 0);
+        let pool = [f64::NEG_INFINITY, f64::NAN, 0.0, -1.5, -800.0, 3.25];
+        for _ in 0..2000 {
+            let k = rng.random_range(1..7);
+            let scores: Vec<f64> = (0..k)
+                .map(|_| {
+                    if rng.random_bool(0.4) {
+                        pool[rng.random_range(0..pool.len())]
+                    } else {
+                        rng.random_range(-60.0..5.0)
+                    }
+                })
+                .collect();
+            let max = scores.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            let mut out = scores.clone();
+            let ok = normalize_log(&mut out);
+            if !max.is_finite() {
+                assert!(!ok, "{scores:?}");
+                continue;
+            }
+            let e: Vec<f64> = scores
+                .iter()
+                .map(|&s| if s.is_nan() { 0.0 } else { (s - max).exp() })
+                .collect();
+            let sum: f64 = e.iter().sum();
+            assert!(ok, "{scores:?}");
+            for (o, v) in out.iter().zip(&e) {
+                assert_eq!(o.to_bits(), (v / sum).to_bits(), "{scores:?}");
+            }
         }
     }
 }
