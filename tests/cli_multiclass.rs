@@ -125,8 +125,9 @@ fn bad_gamma_is_an_error_not_a_panic() {
 #[test]
 fn oza_votes_moa_changes_the_vote_and_is_kept_by_the_model() {
     let dir = common::temp_dir("cli-oza-votes");
-    let run = |votes: &str, extra: &[&str]| {
-        let pred = dir.join(format!("{votes}-{}.jsonl", extra.join("")));
+    let model = dir.join("moa.fbm");
+    let run = |tag: &str, votes: &str, extra: &[&str]| {
+        let pred = dir.join(format!("{tag}.jsonl"));
         let pred_s = pred.to_str().unwrap().to_string();
         let mut args = vec![
             "eval",
@@ -150,34 +151,19 @@ fn oza_votes_moa_changes_the_vote_and_is_kept_by_the_model() {
         let report = last_json(&flowboost(&args));
         (report, std::fs::read_to_string(&pred).unwrap())
     };
-    let (moa, moa_pred) = run("moa", &[]);
-    let (paper, paper_pred) = run("paper", &[]);
+    let (moa, moa_pred) = run("moa", "moa", &["--save-model", model.to_str().unwrap()]);
+    let (paper, paper_pred) = run("paper", "paper", &[]);
     assert_eq!(moa["evaluated"], 3000);
     assert!(moa["accuracy"].as_f64().unwrap() > 0.5, "{moa}");
     assert_ne!(moa_pred, paper_pred, "the vote rules must differ somewhere");
-    let (_, dataflow_pred) = run("moa", &["--engine", "dataflow", "--workers", "2"]);
-    assert_eq!(moa_pred, dataflow_pred);
     assert_ne!(moa["accuracy"], paper["accuracy"]);
-    // The model file says which rule it votes with.
-    let model = dir.join("moa.fbm");
-    let out = flowboost(&[
-        "eval",
-        "--algo",
-        "oza",
-        "--generator",
-        "multiclass",
-        "--examples",
-        "500",
-        "--oza-votes",
+    let (_, dataflow_pred) = run(
+        "moa-dataflow",
         "moa",
-        "--save-model",
-        model.to_str().unwrap(),
-    ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+        &["--engine", "dataflow", "--workers", "2"],
     );
+    assert_eq!(moa_pred, dataflow_pred);
+    // The model file says which rule it votes with.
     let inspect = flowboost(&["inspect", model.to_str().unwrap()]);
     let text = String::from_utf8_lossy(&inspect.stdout);
     assert!(text.contains("--oza-votes moa"), "{text}");
