@@ -392,10 +392,8 @@ fn oza_moa_votes_add_weighted_distributions_until_a_stage_of_weight_zero() {
         stage.process(&mut rec);
     }
     let (w1, w2) = (3f64.ln(), (7.0f64 / 3.0).ln());
-    for c in 0..2 {
-        let expected = w1 * p1[c] + w2 * p2[c];
-        assert!((rec.scores[c] - expected).abs() < 1e-12, "{:?}", rec.scores);
-    }
+    let expected: Vec<f64> = (0..2).map(|c| w1 * p1[c] + w2 * p2[c]).collect();
+    assert_close(&rec.scores, &expected);
     assert!(rec.votes_closed);
     // The paper's rule: hard votes, stage 4 included.
     let mut rec = predict_only();
@@ -407,12 +405,14 @@ fn oza_moa_votes_add_weighted_distributions_until_a_stage_of_weight_zero() {
     expected[top(&p1)] += w1;
     expected[top(&p2)] += w2;
     expected[top(&dist(4, 200))] += 9f64.ln();
-    for c in 0..2 {
-        assert!(
-            (rec.scores[c] - expected[c]).abs() < 1e-12,
-            "{:?}",
-            rec.scores
-        );
-    }
+    assert_close(&rec.scores, &expected);
     assert!(!rec.votes_closed);
+}
+
+/// `got` equals `expected` to within 1e-12 in every entry.
+fn assert_close(got: &[f64], expected: &[f64]) {
+    assert_eq!(got.len(), expected.len());
+    for (g, e) in got.iter().zip(expected) {
+        assert!((g - e).abs() < 1e-12, "{got:?} against {expected:?}");
+    }
 }

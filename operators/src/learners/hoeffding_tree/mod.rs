@@ -1073,13 +1073,23 @@ impl WeakLearner for HoeffdingTree {
     }
 
     fn learn(&mut self, x: &Features, label: u32, weight: f64) {
-        let k = self.layout.k;
         let c = label as usize;
-        if !(weight > 0.0 && weight.is_finite()) || c >= k {
+        if !(weight > 0.0 && weight.is_finite()) || c >= self.layout.k {
             return;
         }
+        // The memo moves out (a box pointer) and back, whatever path `learn_with` takes.
         let mut memo = self.last.get_mut().take().unwrap_or_default();
-        let index = self.locate(x, &mut memo);
+        self.learn_with(x, label, weight, &mut memo);
+        *self.last.get_mut() = Some(memo);
+    }
+}
+
+impl HoeffdingTree {
+    /// [`WeakLearner::learn`] of a valid label and weight, with the tree's memo.
+    fn learn_with(&mut self, x: &Features, label: u32, weight: f64, memo: &mut Memo) {
+        let k = self.layout.k;
+        let c = label as usize;
+        let index = self.locate(x, memo);
         for &(node, b) in &memo.path {
             if let Node::Split(s) = &mut self.nodes[node as usize] {
                 s.branch_weight[b as usize] += weight;
@@ -1089,16 +1099,14 @@ impl WeakLearner for HoeffdingTree {
         if let Node::Inactive(leaf) = &mut self.nodes[index] {
             // MOA's inactive node: the class weights only.
             leaf.dist[c] += weight;
-            *self.last.get_mut() = Some(memo);
             return;
         }
         let Node::Leaf(leaf) = &self.nodes[index] else {
-            *self.last.get_mut() = Some(memo);
             return;
         };
         if adaptive && leaf.total() > 0.0 {
             // Score both predictors on this example before learning from it.
-            self.ensure_likelihoods(index, &mut memo);
+            self.ensure_likelihoods(index, memo);
             memo.scores.resize(k, 0.0);
             naive_bayes::scores(leaf, &memo.lik, &mut memo.scores);
             let scores = &memo.scores;
@@ -1161,7 +1169,6 @@ impl WeakLearner for HoeffdingTree {
                 memo.pending.clear();
             }
         }
-        *self.last.get_mut() = Some(memo);
     }
 }
 
