@@ -1,4 +1,5 @@
 use super::WeakSlot;
+use super::weak_slot::top_label;
 use crate::data::Label;
 use crate::engine::{InFlight, Stage};
 use crate::rng::{Rng, seeded};
@@ -143,14 +144,10 @@ impl OzaStage {
                     return None;
                 }
                 let p = self.weak.predict(x);
-                let mut best = 0;
-                for (s, (l, &v)) in rec.scores.iter_mut().zip(p.iter().enumerate()) {
+                for (s, &v) in rec.scores.iter_mut().zip(p) {
                     *s += w * v;
-                    if v > p[best] {
-                        best = l;
-                    }
                 }
-                Some(best as u32)
+                Some(top_label(p))
             }
         }
     }

@@ -65,14 +65,7 @@ impl WeakSlot {
         {
             return top as u32;
         }
-        let p = self.predict(x);
-        let mut best = 0;
-        for (l, &v) in p.iter().enumerate() {
-            if v > p[best] {
-                best = l;
-            }
-        }
-        best as u32
+        top_label(self.predict(x))
     }
 
     /// Learns one example with an importance weight (weights `<= 0` are skipped).
@@ -82,4 +75,16 @@ impl WeakSlot {
             self.model.learn(x, label, weight);
         }
     }
+}
+
+/// The most likely label of a predicted distribution (the lowest index among equals).
+#[inline]
+pub(crate) fn top_label(p: &[f64]) -> u32 {
+    let mut best = 0;
+    for (l, &v) in p.iter().enumerate() {
+        if v > p[best] {
+            best = l;
+        }
+    }
+    best as u32
 }
