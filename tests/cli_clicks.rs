@@ -562,7 +562,7 @@ fn bad_simulator_options_fail_with_a_reason() {
     for (args, reason) in [
         (
             &["--logging-policy", "greedy"][..],
-            "unknown logging policy 'greedy'",
+            "unknown logging policy `greedy`",
         ),
         (&["--base-relevance", "1.5"], "base relevance"),
         (&["--items", "2"], "slots must be in 1..=2"),

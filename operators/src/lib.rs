@@ -14,6 +14,7 @@ pub mod engine;
 pub mod join;
 pub mod learners;
 pub mod metrics;
+pub mod named;
 pub mod potentials;
 pub mod rng;
 pub mod thresholding;

@@ -46,7 +46,7 @@ pub struct DataArgs {
     #[arg(long, value_name = "N")]
     pub examples: Option<u64>,
     /// The file format; auto looks at the content (and the extension).
-    #[arg(long, default_value = "auto", value_parser = parse_format)]
+    #[arg(long, default_value = "auto")]
     pub format: Format,
     /// MULAN multi-label ARFF: the labels are the last L attributes (LIBSVM: L labels,
     /// ids 0..L-1); at most 65536.
@@ -56,11 +56,11 @@ pub struct DataArgs {
     #[arg(long, value_name = "FILE")]
     pub xml: Option<PathBuf>,
     /// CSV/TSV: whether the first row is a header (auto: guessed from its content).
-    #[arg(long, default_value = "auto", value_parser = parse_header)]
+    #[arg(long, default_value = "auto")]
     pub header: Header,
     /// CSV/TSV (and single-label ARFF): the target column: first, last, a column name, or
     /// auto (a column named `target` or `class`, else the last).
-    #[arg(long, default_value = "auto", value_parser = parse_target)]
+    #[arg(long, default_value = "auto")]
     pub target: Target,
     /// CSV/TSV: columns to drop (names or 1-based indices, comma-separated), e.g. the
     /// instance weight of census-income: --ignore 25.
@@ -84,7 +84,7 @@ pub struct ModelArgs {
     /// Default: the adaptive booster for the stream's task: adaboost-ol for binary,
     /// adaboost-olm for multiclass, ada-olmr for multi-label (the papers' adaptive
     /// algorithms, which need no edge gamma).
-    #[arg(long, value_parser = parse_algorithm)]
+    #[arg(long)]
     pub algo: Option<Algorithm>,
     /// The number of weak learners N, 1 to 10000 (and N times the features per learner at
     /// most 33554432) [default: 10].
@@ -92,13 +92,13 @@ pub struct ModelArgs {
     pub learners: Option<usize>,
     /// The weak learner: vfdt (Hoeffding tree) or linear (logistic/softmax, VW-style)
     /// [default: vfdt].
-    #[arg(long, value_parser = parse_weak)]
+    #[arg(long)]
     pub weak: Option<WeakKind>,
     /// Hoeffding tree parameters: default (MOA's: grace period 200, split confidence 1e-7,
     /// tie threshold 0.05) or random (per tree, as the papers' authors did: split
     /// confidence and tie threshold log-uniform in [0.01, 0.9], grace period 5..20).
     /// Default: random for ensembles (N > 1), default for single.
-    #[arg(long, value_parser = parse_tree_params)]
+    #[arg(long)]
     pub tree_params: Option<TreeParams>,
     /// Each tree looks at this many random features (1 to the dimension; the papers use
     /// 20); default all. The learners times the features each looks at are at most
@@ -127,7 +127,7 @@ pub struct ModelArgs {
     /// OnlineBMR's potential: rank (the weighted rank loss; the paper's choice for
     /// single-label weak learners) or hinge (the weighted hinge loss; for general ones)
     /// [default: rank].
-    #[arg(long, value_parser = parse_potential)]
+    #[arg(long)]
     pub potential: Option<Potential>,
     /// Oza: how the stages combine their votes: paper (Oza and Russell's hard votes: each
     /// stage adds its weight ln((1 - e) / e) to the label it predicts) or moa (MOA's
@@ -147,7 +147,7 @@ pub struct ModelArgs {
     pub rho: Option<f64>,
     /// Top-k boosters: uniform (a random permutation) or single-swap (two random swaps
     /// across the top-k boundary; needs 3 <= k < labels) [default: uniform].
-    #[arg(long, value_parser = parse_randomization)]
+    #[arg(long)]
     pub randomization: Option<Randomization>,
     /// Top-k boosters: probabilities Pr[a, b shown] are clipped to [P, 1 - P] before they
     /// divide (the authors' 0.005; 0 turns it off) [default: 0.005].
@@ -187,7 +187,7 @@ pub struct ModelArgs {
     /// kept in the model: one pass, no preprocessing; sparse vectors are divided by the
     /// largest magnitude so they stay sparse) or none (the raw features, the paper's
     /// algorithms as written) [default: min-max].
-    #[arg(long, value_parser = parse_scaling, value_name = "HOW")]
+    #[arg(long, value_name = "HOW")]
     pub online_scaling: Option<FeatureScaling>,
     /// falt, salt, falt-kernel (beyond the paper, which tunes offline): run a small grid of
     /// settings side by side on every example and predict with the one whose progressive
@@ -204,7 +204,7 @@ pub struct ModelArgs {
     /// highest-scored labels, m the running mean cardinality; the default) or threshold (an
     /// ALT threshold v . [x; 1] learned online on the standardized scores, see
     /// docs/thresholding.md).
-    #[arg(long, value_parser = parse_label_set, value_name = "RULE")]
+    #[arg(long, value_name = "RULE")]
     pub label_set: Option<LabelSetKind>,
     /// --label-set threshold: the threshold's step size (> 0) [default: 0.1].
     #[arg(long, value_name = "ETA")]
@@ -591,61 +591,5 @@ impl DataArgs {
                 )
             }
         }
-    }
-}
-
-fn parse_algorithm(s: &str) -> Result<Algorithm, String> {
-    s.parse()
-}
-
-fn parse_scaling(s: &str) -> Result<FeatureScaling, String> {
-    s.parse()
-}
-
-fn parse_label_set(s: &str) -> Result<LabelSetKind, String> {
-    s.parse()
-}
-
-fn parse_randomization(s: &str) -> Result<Randomization, String> {
-    s.parse()
-}
-
-fn parse_format(s: &str) -> Result<Format, String> {
-    s.parse()
-}
-
-fn parse_header(s: &str) -> Result<Header, String> {
-    s.parse()
-}
-
-fn parse_target(s: &str) -> Result<Target, String> {
-    s.parse()
-}
-
-fn parse_weak(s: &str) -> Result<WeakKind, String> {
-    match s {
-        "vfdt" => Ok(WeakKind::Vfdt),
-        "linear" => Ok(WeakKind::Linear),
-        _ => Err(format!(
-            "unknown weak learner '{s}' (expected vfdt or linear)"
-        )),
-    }
-}
-
-fn parse_potential(s: &str) -> Result<Potential, String> {
-    match s {
-        "rank" => Ok(Potential::Rank),
-        "hinge" => Ok(Potential::Hinge),
-        _ => Err(format!("unknown potential '{s}' (expected rank or hinge)")),
-    }
-}
-
-fn parse_tree_params(s: &str) -> Result<TreeParams, String> {
-    match s {
-        "default" => Ok(TreeParams::Default),
-        "random" => Ok(TreeParams::Random),
-        _ => Err(format!(
-            "unknown tree parameters '{s}' (expected default or random)"
-        )),
     }
 }

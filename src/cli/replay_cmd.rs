@@ -41,7 +41,7 @@ impl SimulatorArgs {
         let mut c =
             ClickSimConfig::new(self.impressions, self.sim_seed.unwrap_or(seed)).with_slots(slots);
         c.items = items;
-        c.logging = LoggingPolicy::parse(&self.logging_policy)?;
+        c.logging = self.logging_policy.parse::<LoggingPolicy>()?;
         c.click_delay = self.click_delay;
         c.base_relevance = self.base_relevance;
         c.validate()?;

@@ -306,14 +306,7 @@ impl SpaceArgs {
         let task = match self.task.as_deref() {
             None if labels.len() == 2 => Task::Binary,
             None => Task::Multiclass,
-            Some("binary") => Task::Binary,
-            Some("multiclass") => Task::Multiclass,
-            Some("multilabel") | Some("multi-label") => Task::Multilabel,
-            Some(other) => {
-                return Err(format!(
-                    "unknown task '{other}' (expected binary, multiclass or multilabel)"
-                ));
-            }
+            Some(name) => name.parse::<Task>()?,
         };
         if task == Task::Binary && labels.len() != 2 {
             return Err(format!("a binary task has 2 labels, got {}", labels.len()));
@@ -382,29 +375,27 @@ fn run_kafka(args: RunArgs) -> Result<(), String> {
         }
     }
     options.group = k.group.clone();
-    options.start = StartFrom::from_name(&k.start).ok_or_else(|| {
-        format!(
-            "--start {}: expected earliest, latest or committed",
-            k.start
-        )
-    })?;
+    options.start = k
+        .start
+        .parse::<StartFrom>()
+        .map_err(|e| format!("--start: {e}"))?;
     // The value parsers of `limits` checked every count and duration (finite, in range).
     options.exit_when_idle = k.exit_when_idle.map(Duration::from_secs_f64);
     options.workers = args.workers;
     options.batch = args.batch;
-    options.format = RecordFormat::from_name(&k.record_format).ok_or_else(|| {
-        format!(
-            "--record-format {}: expected json or libsvm",
-            k.record_format
-        )
-    })?;
+    options.format = k
+        .record_format
+        .parse::<RecordFormat>()
+        .map_err(|e| format!("--record-format: {e}"))?;
     options.commit_interval = Duration::from_millis(k.commit_interval_ms);
     options.metrics_addr = k.metrics_addr.clone();
     options.report_interval =
         (k.report_interval > 0.0).then(|| Duration::from_secs_f64(k.report_interval));
     options.merge_block = k.merge_block;
-    options.merge_order = crate::kafka::merge::MergeOrder::parse(&k.merge_order)
-        .map_err(|e| format!("--merge-order {e}"))?;
+    options.merge_order = k
+        .merge_order
+        .parse::<crate::kafka::merge::MergeOrder>()
+        .map_err(|e| format!("--merge-order: {e}"))?;
     options.merge_block_ms = k.merge_block_ms;
     if k.max_read_ahead < 2 * options.merge_block {
         return Err(format!(

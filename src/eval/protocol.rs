@@ -14,12 +14,10 @@ use flowboost_operators::metrics::rank_loss;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde::Serialize;
 use std::cell::Cell;
-use std::fmt;
 use std::fs::File;
 use std::io::{BufWriter, IsTerminal, Write};
 use std::path::PathBuf;
 use std::rc::Rc;
-use std::str::FromStr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -34,36 +32,13 @@ pub enum Protocol {
     Last20,
 }
 
-impl Protocol {
-    /// The command-line name.
-    pub fn name(self) -> &'static str {
-        match self {
-            Protocol::Prequential => "prequential",
-            Protocol::Holdout => "holdout",
-            Protocol::Last20 => "last20",
-        }
-    }
-}
-
-impl fmt::Display for Protocol {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for Protocol {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "prequential" => Ok(Protocol::Prequential),
-            "holdout" => Ok(Protocol::Holdout),
-            "last20" => Ok(Protocol::Last20),
-            _ => Err(format!(
-                "unknown protocol '{s}' (expected prequential, holdout or last20)"
-            )),
-        }
-    }
-}
+flowboost_operators::named_values!(
+    Protocol,
+    "protocol",
+    Prequential => "prequential",
+    Holdout => "holdout",
+    Last20 => "last20",
+);
 
 /// How to evaluate.
 #[derive(Clone, Debug)]

@@ -42,24 +42,12 @@ pub enum MergeOrder {
     Timestamps,
 }
 
-impl MergeOrder {
-    /// The option's value.
-    pub fn name(self) -> &'static str {
-        match self {
-            MergeOrder::Offsets => "offsets",
-            MergeOrder::Timestamps => "timestamps",
-        }
-    }
-
-    /// Parses `offsets` or `timestamps`.
-    pub fn parse(s: &str) -> Result<Self, String> {
-        match s {
-            "offsets" => Ok(MergeOrder::Offsets),
-            "timestamps" => Ok(MergeOrder::Timestamps),
-            _ => Err(format!("{s}: expected offsets or timestamps")),
-        }
-    }
-}
+flowboost_operators::named_values!(
+    MergeOrder,
+    "merge order",
+    Offsets => "offsets",
+    Timestamps => "timestamps",
+);
 
 /// What a worker's sources send to the merge (worker 0), in order per worker.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

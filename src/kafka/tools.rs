@@ -537,7 +537,7 @@ fn produce_clicks(a: ProduceArgs) -> Result<(), String> {
         return Err("--generator clicks: every impression is unlabeled and its clicks go to --feedback-topic; --unlabeled-every and --malformed-every do not apply".into());
     }
     let mut sim_config = ClickSimConfig::new(a.impressions.unwrap_or(100_000), a.seed);
-    sim_config.logging = LoggingPolicy::parse(&a.logging_policy)?;
+    sim_config.logging = a.logging_policy.parse::<LoggingPolicy>()?;
     sim_config.click_delay = a.click_delay;
     sim_config.validate()?;
     if a.timestamp_jitter > 0 {

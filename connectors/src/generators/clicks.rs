@@ -63,26 +63,7 @@ pub enum LoggingPolicy {
     Bts,
 }
 
-impl LoggingPolicy {
-    /// The command-line name: `uniform` or `bts`.
-    pub fn name(self) -> &'static str {
-        match self {
-            LoggingPolicy::Uniform => "uniform",
-            LoggingPolicy::Bts => "bts",
-        }
-    }
-
-    /// The policy of that name.
-    pub fn parse(name: &str) -> Result<Self, String> {
-        match name {
-            "uniform" => Ok(LoggingPolicy::Uniform),
-            "bts" => Ok(LoggingPolicy::Bts),
-            other => Err(format!(
-                "unknown logging policy '{other}' (expected uniform or bts)"
-            )),
-        }
-    }
-}
+flowboost_operators::named_values!(LoggingPolicy, "logging policy", Uniform => "uniform", Bts => "bts");
 
 /// The parameters of a simulated click log.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -959,7 +940,7 @@ mod tests {
             let e = ClickSimulator::new(c).unwrap_err();
             assert!(e.contains(reason), "{e} (expected {reason})");
         }
-        assert!(LoggingPolicy::parse("greedy").is_err());
-        assert_eq!(LoggingPolicy::parse("bts"), Ok(LoggingPolicy::Bts));
+        assert!("greedy".parse::<LoggingPolicy>().is_err());
+        assert_eq!("bts".parse::<LoggingPolicy>(), Ok(LoggingPolicy::Bts));
     }
 }

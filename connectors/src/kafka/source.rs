@@ -26,17 +26,13 @@ pub enum StartFrom {
     Committed,
 }
 
-impl StartFrom {
-    /// The start of a name: `earliest`, `latest` or `committed`.
-    pub fn from_name(name: &str) -> Option<Self> {
-        match name.to_ascii_lowercase().as_str() {
-            "earliest" => Some(StartFrom::Earliest),
-            "latest" => Some(StartFrom::Latest),
-            "committed" => Some(StartFrom::Committed),
-            _ => None,
-        }
-    }
-}
+flowboost_operators::named_values!(
+    StartFrom,
+    "start",
+    Earliest => "earliest",
+    Latest => "latest",
+    Committed => "committed",
+);
 
 /// One consumed record.
 #[derive(Clone, Debug, PartialEq, Eq)]

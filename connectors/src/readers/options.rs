@@ -21,40 +21,14 @@ pub enum Format {
     Csv,
 }
 
-impl Format {
-    /// The name used on the command line: `auto`, `arff`, `libsvm` or `csv`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Format::Auto => "auto",
-            Format::Arff => "arff",
-            Format::Libsvm => "libsvm",
-            Format::Csv => "csv",
-        }
-    }
-}
-
-impl fmt::Display for Format {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for Format {
-    type Err = String;
-
-    /// Parses `auto`, `arff`, `libsvm` (or `svmlight`), `csv` (or `tsv`), in any case.
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "auto" => Ok(Format::Auto),
-            "arff" => Ok(Format::Arff),
-            "libsvm" | "svmlight" => Ok(Format::Libsvm),
-            "csv" | "tsv" => Ok(Format::Csv),
-            other => Err(format!(
-                "unknown format `{other}` (expected auto, arff, libsvm or csv)"
-            )),
-        }
-    }
-}
+flowboost_operators::named_values!(
+    Format,
+    "format",
+    Auto => "auto",
+    Arff => "arff",
+    Libsvm => "libsvm" | "svmlight",
+    Csv => "csv" | "tsv",
+);
 
 /// Whether the first row of a CSV file is a header.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -71,38 +45,13 @@ pub enum Header {
     No,
 }
 
-impl Header {
-    /// The name used on the command line: `auto`, `yes` or `no`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Header::Auto => "auto",
-            Header::Yes => "yes",
-            Header::No => "no",
-        }
-    }
-}
-
-impl fmt::Display for Header {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for Header {
-    type Err = String;
-
-    /// Parses `auto`, `yes` (or `true`) and `no` (or `false`), in any case.
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "auto" => Ok(Header::Auto),
-            "yes" | "true" => Ok(Header::Yes),
-            "no" | "false" => Ok(Header::No),
-            other => Err(format!(
-                "unknown header setting `{other}` (expected auto, yes or no)"
-            )),
-        }
-    }
-}
+flowboost_operators::named_values!(
+    Header,
+    "header setting",
+    Auto => "auto",
+    Yes => "yes" | "true",
+    No => "no" | "false",
+);
 
 /// Which column (CSV) or attribute (single-label ARFF) holds the class.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]

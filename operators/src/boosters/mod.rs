@@ -171,6 +171,8 @@ pub enum TreeParams {
     Random,
 }
 
+crate::named_values!(TreeParams, "tree parameters", Default => "default", Random => "random");
+
 /// The loss behind OnlineBMR's potentials.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Potential {
@@ -179,6 +181,8 @@ pub enum Potential {
     /// The weighted hinge loss `w_Y sum (1 + s[r] - s[l])_+` (for general weak learners).
     Hinge,
 }
+
+crate::named_values!(Potential, "potential", Rank => "rank", Hinge => "hinge");
 
 /// Everything needed to build a booster.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

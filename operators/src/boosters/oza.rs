@@ -5,8 +5,6 @@ use crate::engine::{InFlight, Stage};
 use crate::rng::{Rng, seeded};
 use rand_distr::{Distribution, Poisson};
 use serde::{Deserialize, Serialize};
-use std::fmt;
-use std::str::FromStr;
 
 /// How Oza's stages combine their predictions into the ensemble's vote (`--oza-votes`).
 ///
@@ -27,32 +25,7 @@ pub enum OzaVotes {
     Moa,
 }
 
-impl OzaVotes {
-    /// The command-line name.
-    pub fn name(self) -> &'static str {
-        match self {
-            OzaVotes::Paper => "paper",
-            OzaVotes::Moa => "moa",
-        }
-    }
-}
-
-impl fmt::Display for OzaVotes {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for OzaVotes {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "paper" => Ok(OzaVotes::Paper),
-            "moa" => Ok(OzaVotes::Moa),
-            _ => Err(format!("unknown vote rule '{s}' (expected paper or moa)")),
-        }
-    }
-}
+crate::named_values!(OzaVotes, "vote rule", Paper => "paper", Moa => "moa");
 
 /// One stage of Oza and Russell's online boosting (2001), as in MOA's `OzaBoost`.
 ///

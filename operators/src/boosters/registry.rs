@@ -3,7 +3,7 @@
 //! how its terminal is shaped. The command line's value lists and option checks, the
 //! model files' headers and the save/load round-trip test all read it.
 
-use super::{Algorithm, BoosterConfig, Potential, TreeParams};
+use super::{Algorithm, BoosterConfig};
 use crate::data::Task;
 use crate::engine::{ExpertSelection, ScoreKind};
 use crate::thresholding::ThresholdAlgorithm;
@@ -109,19 +109,13 @@ impl ModelOption {
         match self {
             ModelOption::Learners => config.learners.to_string(),
             ModelOption::Weak => config.weak.name().to_string(),
-            ModelOption::TreeParams => match config.tree_params {
-                TreeParams::Default => "default".into(),
-                TreeParams::Random => "random".into(),
-            },
+            ModelOption::TreeParams => config.tree_params.name().to_string(),
             ModelOption::FeatureSubset => opt(config.feature_subset.map(|m| m.to_string())),
             ModelOption::MaxLeaves => opt(config.max_leaves.map(|m| m.to_string())),
             ModelOption::MaxDepth => opt(config.max_depth.map(|m| m.to_string())),
             ModelOption::MaxModelBytes => opt(config.max_model_bytes.map(|m| m.to_string())),
             ModelOption::Gamma => config.gamma.to_string(),
-            ModelOption::Potential => match config.potential {
-                Potential::Rank => "rank".into(),
-                Potential::Hinge => "hinge".into(),
-            },
+            ModelOption::Potential => config.potential.name().to_string(),
             ModelOption::OzaVotes => config.oza_votes.name().to_string(),
             ModelOption::K => config.topk.k.to_string(),
             ModelOption::Rho => config.topk.rho.to_string(),

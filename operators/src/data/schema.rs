@@ -12,16 +12,13 @@ pub enum Task {
     Multilabel,
 }
 
-impl Task {
-    /// The name used in reports and JSON output: `binary`, `multiclass` or `multilabel`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Task::Binary => "binary",
-            Task::Multiclass => "multiclass",
-            Task::Multilabel => "multilabel",
-        }
-    }
-}
+crate::named_values!(
+    Task,
+    "task",
+    Binary => "binary",
+    Multiclass => "multiclass",
+    Multilabel => "multilabel" | "multi-label",
+);
 
 /// Whether an attribute holds numbers or one value out of a fixed set.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

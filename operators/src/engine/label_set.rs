@@ -17,30 +17,13 @@ pub enum LabelSetKind {
     Learned,
 }
 
-impl LabelSetKind {
-    /// The command-line name: `top-m`, `positive`, `threshold`.
-    pub fn name(self) -> &'static str {
-        match self {
-            LabelSetKind::TopCardinality => "top-m",
-            LabelSetKind::Positive => "positive",
-            LabelSetKind::Learned => "threshold",
-        }
-    }
-}
-
-impl std::str::FromStr for LabelSetKind {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "top-m" => Ok(LabelSetKind::TopCardinality),
-            "positive" => Ok(LabelSetKind::Positive),
-            "threshold" => Ok(LabelSetKind::Learned),
-            _ => Err(format!(
-                "unknown label-set rule '{s}' (expected top-m, positive or threshold)"
-            )),
-        }
-    }
-}
+crate::named_values!(
+    LabelSetKind,
+    "label-set rule",
+    TopCardinality => "top-m",
+    Positive => "positive",
+    Learned => "threshold",
+);
 
 /// The online rule that turns a multi-label ranking into a label set.
 ///

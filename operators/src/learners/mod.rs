@@ -42,15 +42,7 @@ pub enum WeakKind {
     Linear,
 }
 
-impl WeakKind {
-    /// The name used on the command line.
-    pub fn name(self) -> &'static str {
-        match self {
-            WeakKind::Vfdt => "vfdt",
-            WeakKind::Linear => "linear",
-        }
-    }
-}
+crate::named_values!(WeakKind, "weak learner", Vfdt => "vfdt", Linear => "linear");
 
 /// A weak learner of either kind, dispatched statically (and serializable for checkpoints).
 // One per stage, never moved in a hot path: boxing the tree would add an indirection to

@@ -2,8 +2,6 @@
 
 use super::scaling::FeatureScaling;
 use serde::{Deserialize, Serialize};
-use std::fmt;
-use std::str::FromStr;
 
 /// The online multi-label algorithm.
 ///
@@ -23,39 +21,14 @@ pub enum ThresholdAlgorithm {
     Pa2Br,
 }
 
-impl ThresholdAlgorithm {
-    /// The name used on command lines: `falt`, `salt`, `pa1-br`, `pa2-br`.
-    pub fn name(self) -> &'static str {
-        match self {
-            ThresholdAlgorithm::Falt => "falt",
-            ThresholdAlgorithm::Salt => "salt",
-            ThresholdAlgorithm::Pa1Br => "pa1-br",
-            ThresholdAlgorithm::Pa2Br => "pa2-br",
-        }
-    }
-}
-
-impl fmt::Display for ThresholdAlgorithm {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for ThresholdAlgorithm {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s.to_ascii_lowercase().as_str() {
-            "falt" => Ok(ThresholdAlgorithm::Falt),
-            "salt" => Ok(ThresholdAlgorithm::Salt),
-            "pa1-br" | "pa-i-br" | "pa1" => Ok(ThresholdAlgorithm::Pa1Br),
-            "pa2-br" | "pa-ii-br" | "pa2" => Ok(ThresholdAlgorithm::Pa2Br),
-            other => Err(format!(
-                "unknown thresholding algorithm `{other}` (expected falt, salt, pa1-br or pa2-br)"
-            )),
-        }
-    }
-}
+crate::named_values!(
+    ThresholdAlgorithm,
+    "thresholding algorithm",
+    Falt => "falt",
+    Salt => "salt",
+    Pa1Br => "pa1-br" | "pa-i-br" | "pa1",
+    Pa2Br => "pa2-br" | "pa-ii-br" | "pa2",
+);
 
 /// Hyper-parameters of a [`ThresholdLearner`](super::ThresholdLearner).
 ///

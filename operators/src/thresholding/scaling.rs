@@ -27,8 +27,6 @@
 
 use crate::data::Features;
 use serde::{Deserialize, Serialize};
-use std::fmt;
-use std::str::FromStr;
 
 /// How a thresholding model scales its input features.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -40,35 +38,7 @@ pub enum FeatureScaling {
     MinMax,
 }
 
-impl FeatureScaling {
-    /// The command-line name: `none` or `min-max`.
-    pub fn name(self) -> &'static str {
-        match self {
-            FeatureScaling::None => "none",
-            FeatureScaling::MinMax => "min-max",
-        }
-    }
-}
-
-impl fmt::Display for FeatureScaling {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for FeatureScaling {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "none" => Ok(FeatureScaling::None),
-            "min-max" => Ok(FeatureScaling::MinMax),
-            other => Err(format!(
-                "unknown feature scaling `{other}` (expected min-max or none)"
-            )),
-        }
-    }
-}
+crate::named_values!(FeatureScaling, "feature scaling", None => "none", MinMax => "min-max");
 
 /// Running per-feature statistics for online min-max scaling (see the module).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

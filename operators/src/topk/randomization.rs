@@ -2,8 +2,6 @@
 
 use crate::rng::{Rng, below, uniform};
 use serde::{Deserialize, Serialize};
-use std::fmt;
-use std::str::FromStr;
 
 /// How the shown ranking explores (section 2.2 and Appendix B.1 of the paper).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -16,34 +14,7 @@ pub enum Randomization {
     SingleSwap,
 }
 
-impl Randomization {
-    /// The command-line name.
-    pub fn name(self) -> &'static str {
-        match self {
-            Randomization::Uniform => "uniform",
-            Randomization::SingleSwap => "single-swap",
-        }
-    }
-}
-
-impl fmt::Display for Randomization {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for Randomization {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "uniform" => Ok(Randomization::Uniform),
-            "single-swap" => Ok(Randomization::SingleSwap),
-            _ => Err(format!(
-                "unknown randomization '{s}' (expected uniform or single-swap)"
-            )),
-        }
-    }
-}
+crate::named_values!(Randomization, "randomization", Uniform => "uniform", SingleSwap => "single-swap");
 
 /// The top-k feedback setting and the authors' stabilizers.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]

@@ -58,24 +58,12 @@ pub enum RecordFormat {
     Libsvm,
 }
 
-impl RecordFormat {
-    /// The name used in configurations: `json` or `libsvm`.
-    pub fn name(self) -> &'static str {
-        match self {
-            RecordFormat::Json => "json",
-            RecordFormat::Libsvm => "libsvm",
-        }
-    }
-
-    /// The format of a name given by [`name`](Self::name) (also `jsonl`, `svmlight`).
-    pub fn from_name(name: &str) -> Option<Self> {
-        match name.to_ascii_lowercase().as_str() {
-            "json" | "jsonl" | "json-lines" => Some(RecordFormat::Json),
-            "libsvm" | "svmlight" => Some(RecordFormat::Libsvm),
-            _ => None,
-        }
-    }
-}
+flowboost_operators::named_values!(
+    RecordFormat,
+    "record format",
+    Json => "json" | "jsonl" | "json-lines",
+    Libsvm => "libsvm" | "svmlight",
+);
 
 /// The category of a bad record (for counting dead letters by cause).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
