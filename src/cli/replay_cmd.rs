@@ -19,7 +19,7 @@ pub struct SimulatorArgs {
     /// (Thompson-sampling-like: a Plackett-Luce ranking by the items' posterior click
     /// rates, refreshed every 1,000 impressions; exact propensities).
     #[arg(long, default_value = "uniform", value_name = "POLICY")]
-    pub logging_policy: String,
+    pub logging_policy: LoggingPolicy,
 
     /// Simulated logs: the mean delay of a click, in impressions (geometric; 0: none).
     #[arg(long, default_value_t = 0.0, value_name = "D")]
@@ -41,7 +41,7 @@ impl SimulatorArgs {
         let mut c =
             ClickSimConfig::new(self.impressions, self.sim_seed.unwrap_or(seed)).with_slots(slots);
         c.items = items;
-        c.logging = self.logging_policy.parse::<LoggingPolicy>()?;
+        c.logging = self.logging_policy;
         c.click_delay = self.click_delay;
         c.base_relevance = self.base_relevance;
         c.validate()?;

@@ -5,6 +5,7 @@ use super::prediction_line::PredictionLine;
 use crate::eval::{Engine, Scorer, epoch_rule};
 use crate::kafka::checkpoint::{Checkpoints, committed_offsets};
 use crate::kafka::cluster::Cluster;
+use crate::kafka::merge::MergeOrder;
 use crate::kafka::{JobOptions, JobSummary, ModelKeys, run_job};
 use crate::model::{ModelWriter, Progress as SavedProgress, worker_chains};
 use clap::Args;
@@ -106,7 +107,7 @@ pub struct KafkaArgs {
         default_value = "committed",
         value_name = "WHERE"
     )]
-    pub start: String,
+    pub start: StartFrom,
     /// Stop once no record came for this many seconds (bounded runs, tests, replays);
     /// 0 to 1e9.
     #[arg(requires = "kafka_job", long, value_name = "SECONDS", value_parser = super::limits::seconds, allow_negative_numbers = true)]
@@ -127,7 +128,7 @@ pub struct KafkaArgs {
         default_value = "json",
         value_name = "FORMAT"
     )]
-    pub record_format: String,
+    pub record_format: RecordFormat,
     /// The merge order's block: records are ordered by (offset / B, topic, partition,
     /// offset); at least 1.
     #[arg(requires = "kafka_job", long, default_value_t = 64, value_name = "B", value_parser = super::limits::positive_i64, allow_negative_numbers = true)]
@@ -137,8 +138,13 @@ pub struct KafkaArgs {
     /// non-decreasing in its partition, in blocks of --merge-block-ms: for impressions and
     /// their clicks on separate topics). A record without a timestamp is then a dead
     /// letter (no_timestamp).
-    #[arg(requires = "kafka_job", long, default_value = "offsets", value_name = "ORDER", value_parser = ["offsets", "timestamps"])]
-    pub merge_order: String,
+    #[arg(
+        requires = "kafka_job",
+        long,
+        default_value = "offsets",
+        value_name = "ORDER"
+    )]
+    pub merge_order: MergeOrder,
     /// With --merge-order timestamps: the merge order's block in milliseconds of record
     /// timestamps: records are ordered by (timestamp / MS, topic, partition, timestamp,
     /// offset); 1 ms to 1e12 ms.
@@ -251,7 +257,7 @@ pub struct SpaceArgs {
     /// The task: binary, multiclass or multilabel (default: binary for 2 labels, else
     /// multiclass).
     #[arg(long, value_name = "TASK")]
-    pub task: Option<String>,
+    pub task: Option<Task>,
     /// The number of numeric features (named f0, f1, ...), 1 to 1048576.
     #[arg(long, value_name = "D", value_parser = super::limits::features, allow_negative_numbers = true)]
     pub dim: Option<usize>,
@@ -303,10 +309,10 @@ impl SpaceArgs {
         if labels.len() < 2 {
             return Err("the feature space needs at least 2 labels".into());
         }
-        let task = match self.task.as_deref() {
+        let task = match self.task {
             None if labels.len() == 2 => Task::Binary,
             None => Task::Multiclass,
-            Some(name) => name.parse::<Task>()?,
+            Some(task) => task,
         };
         if task == Task::Binary && labels.len() != 2 {
             return Err(format!("a binary task has 2 labels, got {}", labels.len()));
@@ -375,27 +381,18 @@ fn run_kafka(args: RunArgs) -> Result<(), String> {
         }
     }
     options.group = k.group.clone();
-    options.start = k
-        .start
-        .parse::<StartFrom>()
-        .map_err(|e| format!("--start: {e}"))?;
+    options.start = k.start;
     // The value parsers of `limits` checked every count and duration (finite, in range).
     options.exit_when_idle = k.exit_when_idle.map(Duration::from_secs_f64);
     options.workers = args.workers;
     options.batch = args.batch;
-    options.format = k
-        .record_format
-        .parse::<RecordFormat>()
-        .map_err(|e| format!("--record-format: {e}"))?;
+    options.format = k.record_format;
     options.commit_interval = Duration::from_millis(k.commit_interval_ms);
     options.metrics_addr = k.metrics_addr.clone();
     options.report_interval =
         (k.report_interval > 0.0).then(|| Duration::from_secs_f64(k.report_interval));
     options.merge_block = k.merge_block;
-    options.merge_order = k
-        .merge_order
-        .parse::<crate::kafka::merge::MergeOrder>()
-        .map_err(|e| format!("--merge-order: {e}"))?;
+    options.merge_order = k.merge_order;
     options.merge_block_ms = k.merge_block_ms;
     if k.max_read_ahead < 2 * options.merge_block {
         return Err(format!(

@@ -3,6 +3,7 @@
 
 use crate::source::Dataset;
 use clap::{Args, Subcommand};
+use flowboost_connectors::generators::clicks::LoggingPolicy;
 use flowboost_connectors::kafka::testing::unique_name;
 use flowboost_connectors::kafka::{
     KafkaConfig, KafkaSink, PartitionedSource, SourceRecord, StartFrom, admin,
@@ -83,7 +84,7 @@ pub struct ProduceArgs {
     pub impressions: Option<u64>,
     /// --generator clicks: the logging policy, uniform or bts (see `replay-clicks`).
     #[arg(long, default_value = "uniform", value_name = "POLICY")]
-    pub logging_policy: String,
+    pub logging_policy: LoggingPolicy,
     /// --generator clicks: the mean delay of a click, in impressions (geometric; 0: none);
     /// a click of impression i with delay d is produced after impression i + d.
     #[arg(long, default_value_t = 0.0, value_name = "D")]
@@ -528,7 +529,7 @@ pub fn click_timestamp(base: i64, i: u64) -> i64 {
 /// `--rate`.
 fn produce_clicks(a: ProduceArgs) -> Result<(), String> {
     use crate::eval::ClickEncoder;
-    use flowboost_connectors::generators::clicks::{ClickSimConfig, ClickSimulator, LoggingPolicy};
+    use flowboost_connectors::generators::clicks::{ClickSimConfig, ClickSimulator};
     let feedback_topic = a
         .feedback_topic
         .clone()
@@ -537,7 +538,7 @@ fn produce_clicks(a: ProduceArgs) -> Result<(), String> {
         return Err("--generator clicks: every impression is unlabeled and its clicks go to --feedback-topic; --unlabeled-every and --malformed-every do not apply".into());
     }
     let mut sim_config = ClickSimConfig::new(a.impressions.unwrap_or(100_000), a.seed);
-    sim_config.logging = a.logging_policy.parse::<LoggingPolicy>()?;
+    sim_config.logging = a.logging_policy;
     sim_config.click_delay = a.click_delay;
     sim_config.validate()?;
     if a.timestamp_jitter > 0 {
