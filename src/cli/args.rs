@@ -176,8 +176,8 @@ pub struct ModelArgs {
     pub pa_c: Option<f64>,
     /// falt, pa1-br, pa2-br: the kernel, linear or rbf (K(x, z) = exp(-||x - z||^2 /
     /// (2 delta^2))); falt-kernel is falt with rbf [default: linear].
-    #[arg(long, value_parser = ["linear", "rbf"])]
-    pub kernel: Option<String>,
+    #[arg(long)]
+    pub kernel: Option<Kernel>,
     /// The RBF kernel width delta^2 (> 0) [default: 1, on features scaled by
     /// --online-scaling; with --grid, a grid of widths].
     #[arg(long, value_name = "DELTA2")]
@@ -225,8 +225,8 @@ pub struct ModelArgs {
 pub struct EngineArgs {
     /// The engine: sequential (a plain loop) or dataflow (timely; the stages in contiguous
     /// blocks across --workers threads). Both give identical predictions.
-    #[arg(long, default_value = "sequential", value_parser = ["sequential", "dataflow"])]
-    pub engine: String,
+    #[arg(long, default_value = "sequential")]
+    pub engine: EngineKind,
 
     /// The number of timely worker threads (dataflow engine), 1 to 128.
     #[arg(long, default_value_t = 1, value_name = "W", value_parser = limits::workers, allow_negative_numbers = true)]
@@ -243,15 +243,37 @@ impl EngineArgs {
     /// The engine these options describe.
     pub fn engine(&self) -> Result<Engine, String> {
         // --workers and --batch were checked by their value parsers (`limits`).
-        match self.engine.as_str() {
-            "sequential" => Ok(Engine::Sequential),
-            _ => Ok(Engine::Dataflow(DataflowOptions {
+        match self.engine {
+            EngineKind::Sequential => Ok(Engine::Sequential),
+            EngineKind::Dataflow => Ok(Engine::Dataflow(DataflowOptions {
                 workers: self.workers,
                 ..DataflowOptions::default()
             })),
         }
     }
 }
+
+/// `--engine`: which engine runs the stages.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EngineKind {
+    /// A plain loop (the reference).
+    Sequential,
+    /// Timely, the stages in blocks across `--workers` threads.
+    Dataflow,
+}
+
+flowboost_operators::named_values!(EngineKind, "engine", Sequential => "sequential", Dataflow => "dataflow");
+
+/// `--kernel`: the thresholding learners' kernel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kernel {
+    /// Inner products of the features.
+    Linear,
+    /// `K(x, z) = exp(-||x - z||^2 / (2 delta^2))`.
+    Rbf,
+}
+
+flowboost_operators::named_values!(Kernel, "kernel", Linear => "linear", Rbf => "rbf");
 
 impl ModelArgs {
     /// The seed (given, or 1).
@@ -369,8 +391,7 @@ impl ModelArgs {
         if let Some(c) = self.pa_c {
             config.threshold.c = c;
         }
-        let rbf =
-            self.kernel.as_deref() == Some("rbf") || config.algorithm == Algorithm::FaltKernel;
+        let rbf = self.kernel == Some(Kernel::Rbf) || config.algorithm == Algorithm::FaltKernel;
         if self.kernel.is_some() || self.kernel_width.is_some() {
             config.threshold.kernel_width = rbf.then(|| self.kernel_width.unwrap_or(1.0));
         }
@@ -407,7 +428,7 @@ impl ModelArgs {
         let mut config = BoosterConfig::new(algo, WeakKind::Vfdt, 1);
         config.topk = TopKConfig::default();
         let kernel_falt = algo == Algorithm::FaltKernel
-            || (algo == Algorithm::Falt && self.kernel.as_deref() == Some("rbf"));
+            || (algo == Algorithm::Falt && self.kernel == Some(Kernel::Rbf));
         config.threshold = ThresholdConfig {
             algorithm: algo.thresholding().unwrap_or(ThresholdAlgorithm::Falt),
             kernel_width: (algo == Algorithm::FaltKernel).then_some(1.0),
@@ -546,12 +567,12 @@ impl ModelArgs {
             ));
         }
         if algo == Algorithm::Salt
-            && (self.kernel.as_deref() == Some("rbf") || self.kernel_width.is_some())
+            && (self.kernel == Some(Kernel::Rbf) || self.kernel_width.is_some())
         {
             return Err("salt has no kernel version (the paper kernelizes FALT only)".into());
         }
         if (self.budget.is_some() || self.kernel_width.is_some())
-            && !(self.kernel.as_deref() == Some("rbf") || algo == Algorithm::FaltKernel)
+            && !(self.kernel == Some(Kernel::Rbf) || algo == Algorithm::FaltKernel)
         {
             return Err(
                 "--budget and --kernel-width apply to kernel models (--kernel rbf or falt-kernel)"

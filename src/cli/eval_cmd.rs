@@ -4,6 +4,7 @@ use super::output;
 use crate::eval::FeedbackOptions;
 use crate::eval::{EvalReport, EvalSpec, GridPoint, Protocol, Series, evaluate, write_svg};
 use clap::Args;
+use flowboost_operators::thresholding::FeatureScaling;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -91,8 +92,8 @@ pub struct EvalArgs {
     /// Feature scaling fitted on the training file (--data): none, or min-max (dense
     /// features to [0, 1] by the training minimum and maximum; sparse ones divided by
     /// their maximum absolute value, so they stay sparse).
-    #[arg(long, default_value = "none", value_parser = ["none", "min-max"])]
-    pub scale: String,
+    #[arg(long, default_value = "none")]
+    pub scale: FeatureScaling,
 
     /// Print the report as one JSON object (the last line of stdout).
     #[arg(long)]
@@ -157,7 +158,7 @@ pub fn run(args: EvalArgs) -> Result<(), String> {
         loops: args.loops,
         curve: args.curve.is_some(),
         frozen_test: args.frozen_test,
-        scale: args.scale == "min-max",
+        scale: args.scale == FeatureScaling::MinMax,
         model: plan,
         epoch_size: args.engine.batch,
     };

@@ -1,4 +1,4 @@
-use super::args::{DataArgs, EngineArgs, ModelArgs};
+use super::args::{DataArgs, EngineArgs, EngineKind, ModelArgs};
 use super::model_io::{ModelIoArgs, seed};
 use super::output::Output;
 use super::prediction_line::PredictionLine;
@@ -596,7 +596,7 @@ pub fn run(args: RunArgs) -> Result<(), String> {
     let skip = resumed_source.events;
     let resumed_progress = resumed.and_then(|s| s.body.progress.clone());
     let engine = EngineArgs {
-        engine: "dataflow".into(),
+        engine: EngineKind::Dataflow,
         workers: args.workers,
         batch: args.batch,
     }
