@@ -157,6 +157,94 @@ fn nonsense_values_are_errors_naming_the_option() {
     );
 }
 
+/// Every option whose value is one of a few names: `--help` lists the names, a name or an
+/// alias parses in any case, and anything else is a usage error naming the option, the
+/// value and the names expected.
+#[test]
+fn named_option_values_are_listed_parsed_and_checked() {
+    let help = String::from_utf8_lossy(&flowboost(&["eval", "--help"]).stdout).into_owned();
+    let help = help.split_whitespace().collect::<Vec<_>>().join(" ");
+    for listed in [
+        "[possible values: paper, moa]",
+        "[possible values: auto, arff, libsvm, csv]",
+        "[possible values: prequential, holdout, last20]",
+        "[possible values: sequential, dataflow]",
+    ] {
+        assert!(
+            help.contains(listed),
+            "`{listed}` not in eval --help:\n{help}"
+        );
+    }
+    let run_help = String::from_utf8_lossy(&flowboost(&["run", "--help"]).stdout).into_owned();
+    let run_help = run_help.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        run_help.contains("[possible values: offsets, timestamps]"),
+        "{run_help}"
+    );
+    // A name in another case and with spaces around it, and an alias (svmlight).
+    let out = flowboost(&[
+        "eval",
+        "--generator",
+        "multiclass",
+        "--examples",
+        "300",
+        "--algo",
+        "oza",
+        "--learners",
+        "3",
+        "--oza-votes",
+        " MOA ",
+        "--engine",
+        "Dataflow",
+        "--format",
+        "svmlight",
+        "--json",
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report = common::last_json(&out);
+    assert_eq!(report["engine"], "dataflow");
+    for (option, value, expected) in [
+        (
+            "--oza-votes",
+            "soft",
+            "unknown vote rule `soft` (expected paper or moa)",
+        ),
+        (
+            "--weak",
+            "tree",
+            "unknown weak learner `tree` (expected vfdt or linear)",
+        ),
+        (
+            "--engine",
+            "gpu",
+            "unknown engine `gpu` (expected sequential or dataflow)",
+        ),
+        (
+            "--protocol",
+            "kfold",
+            "(expected prequential, holdout or last20)",
+        ),
+    ] {
+        usage_error(
+            &["eval", "--generator", "binary", option, value],
+            &[option, expected],
+        );
+    }
+    let args = kafka_job(&["--start", "middle", "--generator", "binary"]);
+    usage_error(
+        &strs(&args),
+        &[
+            "--start",
+            "unknown start `middle` (expected earliest, latest or committed)",
+        ],
+    );
+}
+
 #[test]
 fn test_file_with_another_protocol_is_an_error() {
     let dir = temp_dir("hardening-test-protocol");

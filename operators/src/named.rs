@@ -3,6 +3,13 @@
 //! ([`named_values!`](crate::named_values)), so that every option of the CLI, the job file
 //! and the model files reads and writes its values the same way.
 
+/// An enum whose values have names ([`named_values!`](crate::named_values) implements
+/// it): what a command-line parser lists as the possible values.
+pub trait Named: Copy + 'static {
+    /// The values' names, in declaration order.
+    const NAMES: &'static [&'static str];
+}
+
 /// `"a"`, `"a or b"`, `"a, b or c"`: the names an error message offers.
 pub fn one_of(names: &[&str]) -> String {
     match names {
@@ -13,7 +20,7 @@ pub fn one_of(names: &[&str]) -> String {
 }
 
 /// Gives a field-less `Copy` enum its names from one table: `NAMES` (in declaration
-/// order), `name()`, [`Display`](std::fmt::Display) (the name) and
+/// order, also as [`Named`](crate::named::Named)), `name()`, [`Display`](std::fmt::Display) (the name) and
 /// [`FromStr`](std::str::FromStr), which takes a name or one of its aliases in any ASCII
 /// case, spaces around ignored, and otherwise says what it expected:
 /// ``unknown vote rule `x` (expected paper or moa)``.
@@ -48,6 +55,10 @@ macro_rules! named_values {
                     $($ty::$variant => $name,)+
                 }
             }
+        }
+
+        impl $crate::named::Named for $ty {
+            const NAMES: &'static [&'static str] = &[$($name),+];
         }
 
         impl ::std::fmt::Display for $ty {

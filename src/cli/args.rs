@@ -1,5 +1,6 @@
 //! Option groups shared by the subcommands.
 
+use super::named_arg::named;
 use clap::Args;
 use flowboost_connectors::readers::{Format, Header, ReadOptions, Target};
 use flowboost_operators::boosters::{
@@ -46,7 +47,7 @@ pub struct DataArgs {
     #[arg(long, value_name = "N")]
     pub examples: Option<u64>,
     /// The file format; auto looks at the content (and the extension).
-    #[arg(long, default_value = "auto")]
+    #[arg(long, default_value = "auto", value_parser = named::<Format>())]
     pub format: Format,
     /// MULAN multi-label ARFF: the labels are the last L attributes (LIBSVM: L labels,
     /// ids 0..L-1); at most 65536.
@@ -56,7 +57,7 @@ pub struct DataArgs {
     #[arg(long, value_name = "FILE")]
     pub xml: Option<PathBuf>,
     /// CSV/TSV: whether the first row is a header (auto: guessed from its content).
-    #[arg(long, default_value = "auto")]
+    #[arg(long, default_value = "auto", value_parser = named::<Header>())]
     pub header: Header,
     /// CSV/TSV (and single-label ARFF): the target column: first, last, a column name, or
     /// auto (a column named `target` or `class`, else the last).
@@ -92,13 +93,13 @@ pub struct ModelArgs {
     pub learners: Option<usize>,
     /// The weak learner: vfdt (Hoeffding tree) or linear (logistic/softmax, VW-style)
     /// [default: vfdt].
-    #[arg(long)]
+    #[arg(long, value_parser = named::<WeakKind>())]
     pub weak: Option<WeakKind>,
     /// Hoeffding tree parameters: default (MOA's: grace period 200, split confidence 1e-7,
     /// tie threshold 0.05) or random (per tree, as the papers' authors did: split
     /// confidence and tie threshold log-uniform in [0.01, 0.9], grace period 5..20).
     /// Default: random for ensembles (N > 1), default for single.
-    #[arg(long)]
+    #[arg(long, value_parser = named::<TreeParams>())]
     pub tree_params: Option<TreeParams>,
     /// Each tree looks at this many random features (1 to the dimension; the papers use
     /// 20); default all. The learners times the features each looks at are at most
@@ -127,13 +128,13 @@ pub struct ModelArgs {
     /// OnlineBMR's potential: rank (the weighted rank loss; the paper's choice for
     /// single-label weak learners) or hinge (the weighted hinge loss; for general ones)
     /// [default: rank].
-    #[arg(long)]
+    #[arg(long, value_parser = named::<Potential>())]
     pub potential: Option<Potential>,
     /// Oza: how the stages combine their votes: paper (Oza and Russell's hard votes: each
     /// stage adds its weight ln((1 - e) / e) to the label it predicts) or moa (MOA's
     /// OzaBoost: each stage adds its weight times its predicted distribution, and the vote
     /// stops at the first stage of weight 0) [default: paper].
-    #[arg(long, value_name = "RULE")]
+    #[arg(long, value_name = "RULE", value_parser = named::<OzaVotes>())]
     pub oza_votes: Option<OzaVotes>,
 
     /// Top-k boosters: the number of labels shown (their relevance is the feedback). A
@@ -147,7 +148,7 @@ pub struct ModelArgs {
     pub rho: Option<f64>,
     /// Top-k boosters: uniform (a random permutation) or single-swap (two random swaps
     /// across the top-k boundary; needs 3 <= k < labels) [default: uniform].
-    #[arg(long)]
+    #[arg(long, value_parser = named::<Randomization>())]
     pub randomization: Option<Randomization>,
     /// Top-k boosters: probabilities Pr[a, b shown] are clipped to [P, 1 - P] before they
     /// divide (the authors' 0.005; 0 turns it off) [default: 0.005].
@@ -176,7 +177,7 @@ pub struct ModelArgs {
     pub pa_c: Option<f64>,
     /// falt, pa1-br, pa2-br: the kernel, linear or rbf (K(x, z) = exp(-||x - z||^2 /
     /// (2 delta^2))); falt-kernel is falt with rbf [default: linear].
-    #[arg(long)]
+    #[arg(long, value_parser = named::<Kernel>())]
     pub kernel: Option<Kernel>,
     /// The RBF kernel width delta^2 (> 0) [default: 1, on features scaled by
     /// --online-scaling; with --grid, a grid of widths].
@@ -187,7 +188,7 @@ pub struct ModelArgs {
     /// kept in the model: one pass, no preprocessing; sparse vectors are divided by the
     /// largest magnitude so they stay sparse) or none (the raw features, the paper's
     /// algorithms as written) [default: min-max].
-    #[arg(long, value_name = "HOW")]
+    #[arg(long, value_name = "HOW", value_parser = named::<FeatureScaling>())]
     pub online_scaling: Option<FeatureScaling>,
     /// falt, salt, falt-kernel (beyond the paper, which tunes offline): run a small grid of
     /// settings side by side on every example and predict with the one whose progressive
@@ -204,7 +205,7 @@ pub struct ModelArgs {
     /// highest-scored labels, m the running mean cardinality; the default) or threshold (an
     /// ALT threshold v . [x; 1] learned online on the standardized scores, see
     /// docs/thresholding.md).
-    #[arg(long, value_name = "RULE")]
+    #[arg(long, value_name = "RULE", value_parser = named::<LabelSetKind>())]
     pub label_set: Option<LabelSetKind>,
     /// --label-set threshold: the threshold's step size (> 0) [default: 0.1].
     #[arg(long, value_name = "ETA")]
@@ -225,7 +226,7 @@ pub struct ModelArgs {
 pub struct EngineArgs {
     /// The engine: sequential (a plain loop) or dataflow (timely; the stages in contiguous
     /// blocks across --workers threads). Both give identical predictions.
-    #[arg(long, default_value = "sequential")]
+    #[arg(long, default_value = "sequential", value_parser = named::<EngineKind>())]
     pub engine: EngineKind,
 
     /// The number of timely worker threads (dataflow engine), 1 to 128.

@@ -6,6 +6,7 @@ mod inspect_cmd;
 pub mod limits;
 mod local_cluster;
 pub mod model_io;
+pub(crate) mod named_arg;
 pub mod output;
 mod predict_cmd;
 mod prediction_line;

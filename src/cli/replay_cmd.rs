@@ -1,4 +1,5 @@
 use super::args::{EngineArgs, ModelArgs};
+use super::named_arg::named;
 use super::output;
 use crate::eval::FeedbackOptions;
 use crate::eval::{ClickLog, ReplaySpec, replay_clicks, write_simulated_log};
@@ -18,7 +19,7 @@ pub struct SimulatorArgs {
     /// Simulated logs: the logging policy, uniform (a uniformly random slate) or bts
     /// (Thompson-sampling-like: a Plackett-Luce ranking by the items' posterior click
     /// rates, refreshed every 1,000 impressions; exact propensities).
-    #[arg(long, default_value = "uniform", value_name = "POLICY")]
+    #[arg(long, default_value = "uniform", value_name = "POLICY", value_parser = named::<LoggingPolicy>())]
     pub logging_policy: LoggingPolicy,
 
     /// Simulated logs: the mean delay of a click, in impressions (geometric; 0: none).

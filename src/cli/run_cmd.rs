@@ -1,5 +1,6 @@
 use super::args::{DataArgs, EngineArgs, EngineKind, ModelArgs};
 use super::model_io::{ModelIoArgs, seed};
+use super::named_arg::named;
 use super::output::Output;
 use super::prediction_line::PredictionLine;
 use crate::eval::{Engine, Scorer, epoch_rule};
@@ -105,7 +106,8 @@ pub struct KafkaArgs {
         requires = "kafka_job",
         long,
         default_value = "committed",
-        value_name = "WHERE"
+        value_name = "WHERE",
+        value_parser = named::<StartFrom>()
     )]
     pub start: StartFrom,
     /// Stop once no record came for this many seconds (bounded runs, tests, replays);
@@ -126,7 +128,8 @@ pub struct KafkaArgs {
         requires = "kafka_job",
         long,
         default_value = "json",
-        value_name = "FORMAT"
+        value_name = "FORMAT",
+        value_parser = named::<RecordFormat>()
     )]
     pub record_format: RecordFormat,
     /// The merge order's block: records are ordered by (offset / B, topic, partition,
@@ -142,7 +145,8 @@ pub struct KafkaArgs {
         requires = "kafka_job",
         long,
         default_value = "offsets",
-        value_name = "ORDER"
+        value_name = "ORDER",
+        value_parser = named::<MergeOrder>()
     )]
     pub merge_order: MergeOrder,
     /// With --merge-order timestamps: the merge order's block in milliseconds of record
@@ -256,7 +260,7 @@ pub struct KafkaArgs {
 pub struct SpaceArgs {
     /// The task: binary, multiclass or multilabel (default: binary for 2 labels, else
     /// multiclass).
-    #[arg(long, value_name = "TASK")]
+    #[arg(long, value_name = "TASK", value_parser = named::<Task>())]
     pub task: Option<Task>,
     /// The number of numeric features (named f0, f1, ...), 1 to 1048576.
     #[arg(long, value_name = "D", value_parser = super::limits::features, allow_negative_numbers = true)]

@@ -1,6 +1,7 @@
 //! `flowboost kafka produce|read`: the producer and the reader used by the demo and the
 //! benchmark scripts (and handy for trying a job by hand).
 
+use crate::cli::named_arg::named;
 use crate::source::Dataset;
 use clap::{Args, Subcommand};
 use flowboost_connectors::generators::clicks::LoggingPolicy;
@@ -83,7 +84,7 @@ pub struct ProduceArgs {
     #[arg(long, value_name = "N")]
     pub impressions: Option<u64>,
     /// --generator clicks: the logging policy, uniform or bts (see `replay-clicks`).
-    #[arg(long, default_value = "uniform", value_name = "POLICY")]
+    #[arg(long, default_value = "uniform", value_name = "POLICY", value_parser = named::<LoggingPolicy>())]
     pub logging_policy: LoggingPolicy,
     /// --generator clicks: the mean delay of a click, in impressions (geometric; 0: none);
     /// a click of impression i with delay d is produced after impression i + d.
