@@ -47,7 +47,7 @@ macro_rules! named_values {
     ($ty:ident, $what:literal, $($variant:ident => $name:literal $(| $alias:literal)*),+ $(,)?) => {
         impl $ty {
             /// The values' names, as the command line and the configurations write them.
-            pub const NAMES: &'static [&'static str] = &[$($name),+];
+            pub const NAMES: &'static [&'static str] = <$ty as $crate::named::Named>::NAMES;
 
             /// The value's name, as the command line and the configurations write it.
             pub fn name(self) -> &'static str {
