@@ -12,8 +12,7 @@
 
 mod common;
 
-use common::kafka::{brokers, create, read_lines};
-use common::{flowboost, last_json};
+use common::kafka::{Cli, brokers, create, read_lines};
 use flowboost::connectors::generators::clicks::{ClickSimConfig, ClickSimulator};
 use flowboost::connectors::kafka::testing::unique_name;
 use std::collections::{BTreeMap, BTreeSet};
@@ -48,24 +47,13 @@ fn a_simulated_click_log_is_learned_alike_on_1_and_2_workers_with_the_no_click_r
     let b = brokers();
     let events = create(&b, "fb-clicks-imp", 2);
     let clicks_topic = create(&b, "fb-clicks-clk", 2);
-    let produced = last_json(&flowboost(&[
-        "kafka",
-        "produce",
-        "--brokers",
-        &b,
-        "--topic",
-        &events,
-        "--feedback-topic",
-        &clicks_topic,
-        "--generator",
-        "clicks",
-        "--impressions",
-        &N.to_string(),
-        "--click-delay",
-        &DELAY.to_string(),
-        "--seed",
-        "7",
-    ]));
+    let produced = Cli::produce(&b, &events)
+        .opt("--feedback-topic", &clicks_topic)
+        .opt("--generator", "clicks")
+        .opt("--impressions", N)
+        .opt("--click-delay", DELAY)
+        .opt("--seed", 7)
+        .summary();
     let (clicked, clicks, records) = expected();
     assert!(clicked > 50 && records > clicked, "{clicked} {records}");
     assert_eq!(produced["impressions"], N);
@@ -183,48 +171,21 @@ fn click_job(
     extra: &[&str],
 ) -> (Vec<String>, serde_json::Value) {
     let sink = create(b, "fb-clicks-pred", 1);
-    let (source, feedback, sink_arg) = (
-        format!("kafka:{events}"),
-        format!("kafka:{clicks}"),
-        format!("kafka:{sink}"),
-    );
-    let (group, workers) = (unique_name("g"), workers.to_string());
-    let mut args = vec![
-        "run",
-        "--brokers",
-        b,
-        "--source",
-        &source,
-        "--feedback",
-        &feedback,
-        "--sink",
-        &sink_arg,
-        "--group",
-        &group,
-        "--start",
-        "earliest",
-        "--exit-when-idle",
-        "2",
-        "--report-interval",
-        "0",
-        "--generator",
-        "clicks",
-        "--algo",
-        "topk-bbm",
-        "--weak",
-        "linear",
-        "--learners",
-        "3",
-        "--k",
-        "3",
-        "--click-window",
-        "--workers",
-        &workers,
-        "--kafka-set",
-        "queued.min.messages=1",
-    ];
-    args.extend_from_slice(extra);
-    let summary = last_json(&flowboost(&args));
+    let summary = Cli::job(b, events, &sink)
+        .opt("--feedback", format!("kafka:{clicks}"))
+        .opt("--group", unique_name("g"))
+        .opt("--start", "earliest")
+        .opt("--exit-when-idle", 2)
+        .opt("--generator", "clicks")
+        .opt("--algo", "topk-bbm")
+        .opt("--weak", "linear")
+        .opt("--learners", 3)
+        .opt("--k", 3)
+        .args(&["--click-window"])
+        .opt("--workers", workers)
+        .opt("--kafka-set", "queued.min.messages=1")
+        .args(extra)
+        .summary();
     (read_lines(b, &sink, n), summary)
 }
 
@@ -260,24 +221,13 @@ fn with_the_timestamp_order_a_short_click_window_joins_what_the_simulated_clock_
     let b = brokers();
     let events = create(&b, "fb-timed-imp", 2);
     let clicks_topic = create(&b, "fb-timed-clk", 1);
-    let produced = last_json(&flowboost(&[
-        "kafka",
-        "produce",
-        "--brokers",
-        &b,
-        "--topic",
-        &events,
-        "--feedback-topic",
-        &clicks_topic,
-        "--generator",
-        "clicks",
-        "--impressions",
-        &TIMED_N.to_string(),
-        "--click-delay",
-        &TIMED_DELAY.to_string(),
-        "--seed",
-        &TIMED_SEED.to_string(),
-    ]));
+    let produced = Cli::produce(&b, &events)
+        .opt("--feedback-topic", &clicks_topic)
+        .opt("--generator", "clicks")
+        .opt("--impressions", TIMED_N)
+        .opt("--click-delay", TIMED_DELAY)
+        .opt("--seed", TIMED_SEED)
+        .summary();
     let (clicked, records, joined, repeated, late) = timed_expectation();
     assert_eq!(produced["clicked_impressions"], clicked);
     assert_eq!(produced["feedback"], records);

@@ -7,8 +7,8 @@
 
 mod common;
 
-use common::kafka::{brokers, create, metric, read_lines, scrape};
-use common::{flowboost, free_ports, last_json, temp_dir};
+use common::kafka::{Cli, brokers, create, metric, metrics_address, read_lines, scrape};
+use common::{free_ports, last_json, temp_dir};
 use flowboost::connectors::generators::{Generator, GeneratorConfig};
 use flowboost::connectors::kafka::testing::unique_name;
 use flowboost::connectors::kafka::{
@@ -23,7 +23,6 @@ use flowboost::operators::engine::{
 };
 use flowboost::operators::join::JoinConfig;
 use flowboost::operators::learners::WeakKind;
-use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -39,43 +38,20 @@ const BATCH: usize = 64;
 const LAG: u64 = 2;
 const TTL_EVENTS: u64 = 640;
 
-fn job_args(b: &str, events: &str, feedback: &str, sink: &str) -> Vec<String> {
-    [
-        "run",
-        "--brokers",
-        b,
-        "--source",
-        &format!("kafka:{events}"),
-        "--feedback",
-        &format!("kafka:{feedback}"),
-        "--sink",
-        &format!("kafka:{sink}"),
-        "--group",
-        &unique_name("g"),
-        "--start",
-        "earliest",
-        "--exit-when-idle",
-        "2",
-        "--report-interval",
-        "0",
-        "--generator",
-        "multiclass",
-        "--algo",
-        "adaboost-olm",
-        "--learners",
-        "4",
-        "--tree-params",
-        "random",
-        "--batch",
-        &BATCH.to_string(),
-        "--feedback-lag",
-        &LAG.to_string(),
-        "--pending-ttl",
-        &TTL_EVENTS.to_string(),
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect()
+/// The job of the replay tests (the model of [`model`]).
+fn job(b: &str, events: &str, feedback: &str, sink: &str) -> Cli {
+    Cli::job(b, events, sink)
+        .opt("--feedback", format!("kafka:{feedback}"))
+        .opt("--group", unique_name("g"))
+        .opt("--start", "earliest")
+        .opt("--exit-when-idle", 2)
+        .opt("--generator", "multiclass")
+        .opt("--algo", "adaboost-olm")
+        .opt("--learners", 4)
+        .opt("--tree-params", "random")
+        .opt("--batch", BATCH)
+        .opt("--feedback-lag", LAG)
+        .opt("--pending-ttl", TTL_EVENTS)
 }
 
 /// Reads every record of both topics, merges them as the job's merge does (the data's
@@ -209,41 +185,24 @@ fn a_replay_predicts_the_same_on_1x1_1x2_2x2_and_as_the_sequential_runner() {
     let events = create(&b, "fb-cl-events", 4);
     let feedback = create(&b, "fb-cl-feedback", 2);
     let n = 1500u64;
-    let produced = last_json(&flowboost(&[
-        "kafka",
-        "produce",
-        "--brokers",
-        &b,
-        "--topic",
-        &events,
-        "--generator",
-        "multiclass",
-        "--examples",
-        &n.to_string(),
-        "--unlabeled-every",
-        "4",
-        "--feedback-topic",
-        &feedback,
-        "--feedback-delay",
-        "9",
-    ]));
+    let produced = Cli::produce(&b, &events)
+        .opt("--generator", "multiclass")
+        .opt("--examples", n)
+        .opt("--unlabeled-every", 4)
+        .opt("--feedback-topic", &feedback)
+        .opt("--feedback-delay", 9)
+        .summary();
     assert_eq!(produced["events"], n);
     let mut runs = Vec::new();
     for (workers, processes) in [(1, 1), (2, 1), (2, 2)] {
         let sink = create(&b, "fb-cl-pred", 1);
-        let mut args = job_args(&b, &events, &feedback, &sink);
-        args.extend(["--workers".to_string(), workers.to_string()]);
+        let mut cli = job(&b, &events, &feedback, &sink).opt("--workers", workers);
         if processes > 1 {
-            let port = free_ports(processes as u16);
-            args.extend([
-                "--local-cluster".to_string(),
-                processes.to_string(),
-                "--local-base-port".to_string(),
-                port.to_string(),
-            ]);
+            cli = cli
+                .opt("--local-cluster", processes)
+                .opt("--local-base-port", free_ports(processes as u16));
         }
-        let a: Vec<&str> = args.iter().map(String::as_str).collect();
-        let summary = last_json(&flowboost(&a));
+        let summary = cli.summary();
         assert_eq!(summary["events_in"], n, "{workers}x{processes}: {summary}");
         assert_eq!(summary["processes"], processes);
         let joined = summary["feedback_joined"].as_u64().unwrap();
@@ -279,55 +238,18 @@ fn a_flood_of_feedback_for_unknown_ids_is_bounded_and_counted_live() {
         producer.send(None, body.as_bytes()).unwrap();
     }
     producer.flush(Duration::from_secs(60)).unwrap();
-    let exe = env!("CARGO_BIN_EXE_flowboost");
     // The join keeps what waits for at most 2,000 events' worth of epochs.
-    let mut job = Command::new(exe)
-        .args([
-            "run",
-            "--brokers",
-            &b,
-            "--source",
-            &format!("kafka:{events}"),
-            "--feedback",
-            &format!("kafka:{feedback}"),
-            "--sink",
-            &format!("kafka:{sink}"),
-            "--group",
-            &unique_name("g"),
-            "--start",
-            "earliest",
-            "--exit-when-idle",
-            "3",
-            "--report-interval",
-            "0",
-            "--generator",
-            "multiclass",
-            "--pending-ttl",
-            "2000",
-            "--batch",
-            "100",
-            "--metrics-addr",
-            "127.0.0.1:0",
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stderr = job.stderr.take().unwrap();
-    let mut head = Vec::new();
-    let mut byte = [0u8; 1];
-    use std::io::Read;
-    while !head.ends_with(b"\n") && stderr.read(&mut byte).unwrap() == 1 {
-        head.push(byte[0]);
-    }
-    let head = String::from_utf8(head).unwrap();
-    let addr = head
-        .split("http://")
-        .nth(1)
-        .unwrap()
-        .trim()
-        .trim_end_matches("/metrics")
-        .to_string();
+    let mut job = Cli::job(&b, &events, &sink)
+        .opt("--feedback", format!("kafka:{feedback}"))
+        .opt("--group", unique_name("g"))
+        .opt("--start", "earliest")
+        .opt("--exit-when-idle", 3)
+        .opt("--generator", "multiclass")
+        .opt("--pending-ttl", 2000)
+        .opt("--batch", 100)
+        .opt("--metrics-addr", "127.0.0.1:0")
+        .spawn();
+    let addr = metrics_address(&mut job);
     // While it runs: the unmatched feedback is counted, the join holds at most the bound.
     let start = Instant::now();
     let mut seen_live = false;
@@ -365,35 +287,15 @@ fn a_cluster_process_that_dies_stops_the_others_with_an_error() {
         format!("127.0.0.1:{port}\n127.0.0.1:{}\n", port + 1),
     )
     .unwrap();
-    let exe = env!("CARGO_BIN_EXE_flowboost");
     let group = unique_name("g");
     let spawn = |i: usize| {
-        Command::new(exe)
-            .args([
-                "run",
-                "--brokers",
-                &b,
-                "--source",
-                &format!("kafka:{events}"),
-                "--sink",
-                &format!("kafka:{sink}"),
-                "--group",
-                &group,
-                "--report-interval",
-                "0",
-                "--generator",
-                "binary",
-                "--processes",
-                "2",
-                "--process",
-                &i.to_string(),
-                "--hostfile",
-                hosts.to_str().unwrap(),
-            ])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
+        Cli::job(&b, &events, &sink)
+            .opt("--group", &group)
+            .opt("--generator", "binary")
+            .opt("--processes", 2)
+            .opt("--process", i)
+            .opt("--hostfile", hosts.display())
             .spawn()
-            .unwrap()
     };
     let first = spawn(0);
     let mut second = spawn(1);
@@ -429,22 +331,12 @@ fn feedback_before_after_never_and_twice_is_joined_as_written() {
     let feedback = create(&b, "fb-order-feedback", 1);
     // 320 events without labels, ids 0..320, on one partition: offsets 0..320.
     let n = 320u64;
-    let produced = last_json(&flowboost(&[
-        "kafka",
-        "produce",
-        "--brokers",
-        &b,
-        "--topic",
-        &events,
-        "--partitions",
-        "1",
-        "--generator",
-        "multiclass",
-        "--examples",
-        &n.to_string(),
-        "--unlabeled-every",
-        "1",
-    ]));
+    let produced = Cli::produce(&b, &events)
+        .opt("--partitions", 1)
+        .opt("--generator", "multiclass")
+        .opt("--examples", n)
+        .opt("--unlabeled-every", 1)
+        .summary();
     assert_eq!(produced["events"], n);
     // The merge orders by (block of 64 offsets, topic, partition, offset): the feedback
     // record at offset o comes after the events of blocks up to o / 64.
@@ -471,10 +363,9 @@ fn feedback_before_after_never_and_twice_is_joined_as_written() {
     assert_eq!(reference.len() as u64, n);
     for workers in [1, 2] {
         let sink = create(&b, "fb-order-pred", 1);
-        let mut args = job_args(&b, &events, &feedback, &sink);
-        args.extend(["--workers".to_string(), workers.to_string()]);
-        let a: Vec<&str> = args.iter().map(String::as_str).collect();
-        let summary = last_json(&flowboost(&a));
+        let summary = job(&b, &events, &feedback, &sink)
+            .opt("--workers", workers)
+            .summary();
         let join = &summary["join"];
         assert_eq!(join["admitted"], n, "{summary}");
         assert_eq!(join["feedback"], records.len() as u64, "{summary}");
@@ -498,22 +389,16 @@ fn feedback_before_after_never_and_twice_is_joined_as_written() {
     }
 }
 
-/// The peak resident memory of a running process, sampled until it exits; returns its
-/// output and the peak in bytes.
 /// Runs `cmd` to its end and returns its output and its peak resident memory in bytes
 /// (the kernel's `ru_maxrss` of the child, from `wait4`).
 #[expect(
     clippy::zombie_processes,
     reason = "the child is reaped by wait4, not Child::wait"
 )]
-fn run_peak_rss(mut cmd: Command) -> (std::process::Output, u64) {
+fn run_peak_rss(cli: Cli) -> (std::process::Output, u64) {
     use std::io::Read;
     use std::os::unix::process::ExitStatusExt;
-    let mut child = cmd
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = cli.spawn();
     let drain = |mut r: Box<dyn Read + Send>| {
         std::thread::spawn(move || {
             let mut buf = Vec::new();
@@ -552,58 +437,31 @@ fn run_peak_rss(mut cmd: Command) -> (std::process::Output, u64) {
 #[test]
 fn backpressure_keeps_memory_bounded_on_a_200000_event_backlog() {
     let b = brokers();
-    let exe = env!("CARGO_BIN_EXE_flowboost");
     let read_ahead = 4096u64;
     let partitions = 4u64;
     let mut excess = Vec::new();
     for n in [20_000u64, 200_000] {
         let events = create(&b, "fb-bp-events", partitions as i32);
         let sink = create(&b, "fb-bp-pred", 1);
-        let produced = last_json(&flowboost(&[
-            "kafka",
-            "produce",
-            "--brokers",
-            &b,
-            "--topic",
-            &events,
-            "--generator",
-            "binary",
-            "--examples",
-            &n.to_string(),
-        ]));
+        let produced = Cli::produce(&b, &events)
+            .opt("--generator", "binary")
+            .opt("--examples", n)
+            .summary();
         assert_eq!(produced["events"], n);
-        let mut cmd = Command::new(exe);
-        cmd.args([
-            "run",
-            "--brokers",
-            &b,
-            "--source",
-            &format!("kafka:{events}"),
-            "--sink",
-            &format!("kafka:{sink}"),
-            "--group",
-            &unique_name("g"),
-            "--start",
-            "earliest",
-            "--exit-when-idle",
-            "2",
-            "--report-interval",
-            "0",
-            "--generator",
-            "binary",
-            "--algo",
-            "adaboost-ol",
-            "--learners",
-            "10",
-            "--workers",
-            "2",
-            "--max-read-ahead",
-            &read_ahead.to_string(),
-            // What a user sets to bound librdkafka's fetch queue (the emulator ignores it).
-            "--kafka-set",
-            "queued.max.messages.kbytes=4096",
-        ]);
-        let (out, job) = run_peak_rss(cmd);
+        let (out, job) = run_peak_rss(
+            Cli::job(&b, &events, &sink)
+                .opt("--group", unique_name("g"))
+                .opt("--start", "earliest")
+                .opt("--exit-when-idle", 2)
+                .opt("--generator", "binary")
+                .opt("--algo", "adaboost-ol")
+                .opt("--learners", 10)
+                .opt("--workers", 2)
+                .opt("--max-read-ahead", read_ahead)
+                // What a user sets to bound librdkafka's fetch queue (the emulator
+                // ignores it).
+                .opt("--kafka-set", "queued.max.messages.kbytes=4096"),
+        );
         assert!(
             out.status.success(),
             "{}",
@@ -629,42 +487,19 @@ fn backpressure_keeps_memory_bounded_on_a_200000_event_backlog() {
         // bound on the records the merge holds, above. The most of two reads.
         let mut client = 0;
         for _ in 0..2 {
-            let mut cmd = Command::new(exe);
-            cmd.args([
-                "kafka",
-                "read",
-                "--brokers",
-                &b,
-                "--topic",
-                &events,
-                "--max",
-                &n.to_string(),
-                "--idle",
-                "5",
-            ]);
-            let (out, peak) = run_peak_rss(cmd);
+            let (out, peak) = run_peak_rss(Cli::read(&b, &events).opt("--max", n).opt("--idle", 5));
             assert!(out.status.success());
             client = client.max(peak);
         }
-        let mut cmd = Command::new(exe);
-        cmd.args([
-            "run",
-            "--generator",
-            "binary",
-            "--examples",
-            &n.to_string(),
-            "--algo",
-            "adaboost-ol",
-            "--learners",
-            "10",
-            "--workers",
-            "2",
-            "--report-every",
-            "0",
-            "--output",
-            "/dev/null",
-        ]);
-        let (out, model) = run_peak_rss(cmd);
+        let (out, model) = run_peak_rss(
+            Cli::new(&["run", "--generator", "binary"])
+                .opt("--examples", n)
+                .opt("--algo", "adaboost-ol")
+                .opt("--learners", 10)
+                .opt("--workers", 2)
+                .opt("--report-every", 0)
+                .opt("--output", "/dev/null"),
+        );
         assert!(out.status.success());
         eprintln!(
             "{n} events: job {} MB, a consumer reading every record (most of 2) {} MB, the model without Kafka {} MB, merge held at most {held} records",

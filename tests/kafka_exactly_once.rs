@@ -10,14 +10,14 @@
 
 mod common;
 
-use common::kafka::{brokers, create};
+use common::kafka::{Cli, brokers, create};
 use common::{flowboost, free_ports, last_json, temp_dir};
 use flowboost::connectors::kafka::testing::unique_name;
 use flowboost::model::{ModelHeader, read_header};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::Child;
 use std::time::{Duration, Instant};
 
 const EVENTS: u64 = 20_000;
@@ -41,30 +41,14 @@ impl Replay {
         let brokers = brokers();
         let events = create(&brokers, "fb-eo-events", 4);
         let feedback = create(&brokers, "fb-eo-feedback", 4);
-        let produced = last_json(&flowboost(
-            &[
-                "kafka",
-                "produce",
-                "--brokers",
-                &brokers,
-                "--topic",
-                &events,
-                "--generator",
-                "binary",
-                "--examples",
-                &EVENTS.to_string(),
-                "--unlabeled-every",
-                "5",
-                "--feedback-topic",
-                &feedback,
-                "--feedback-delay",
-                "300",
-            ]
-            .iter()
-            .copied()
-            .chain(extra.iter().copied())
-            .collect::<Vec<&str>>(),
-        ));
+        let produced = Cli::produce(&brokers, &events)
+            .opt("--generator", "binary")
+            .opt("--examples", EVENTS)
+            .opt("--unlabeled-every", 5)
+            .opt("--feedback-topic", &feedback)
+            .opt("--feedback-delay", 300)
+            .args(extra)
+            .summary();
         assert_eq!(produced["events"], EVENTS);
         assert_eq!(produced["unlabeled"], UNLABELED);
         Replay {
@@ -118,65 +102,38 @@ impl<'a> Job<'a> {
         }
     }
 
-    fn args(&self, process: usize) -> Vec<String> {
+    fn cli(&self, process: usize) -> Cli {
         let r = self.replay;
-        let mut a: Vec<String> = [
-            "run",
-            "--brokers",
-            &r.brokers,
-            "--source",
-            &format!("kafka:{}", r.events),
-            "--feedback",
-            &format!("kafka:{}", r.feedback),
-            "--sink",
-            &format!("kafka:{}", self.sink),
-            "--group",
-            &self.group,
-            "--generator",
-            "binary",
-            "--learners",
-            "10",
-            "--workers",
-            "2",
-            "--report-interval",
-            "0",
-            "--exit-when-idle",
-            "2",
-            "--checkpoint-dir",
-            self.dir.to_str().unwrap(),
-            "--checkpoint-every",
-            "0.2",
-            "--save-model",
-            self.model.to_str().unwrap(),
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
+        let mut cli = Cli::job(&r.brokers, &r.events, &self.sink)
+            .opt("--feedback", format!("kafka:{}", r.feedback))
+            .opt("--group", &self.group)
+            .opt("--generator", "binary")
+            .opt("--learners", 10)
+            .opt("--workers", 2)
+            .opt("--exit-when-idle", 2)
+            .opt("--checkpoint-dir", self.dir.display())
+            .opt("--checkpoint-every", 0.2)
+            .opt("--save-model", self.model.display());
         if !self.transactions {
-            a.push("--no-transactions".into());
+            cli = cli.args(&["--no-transactions"]);
         }
         if self.order != "offsets" {
             // Blocks of 10 ms (about 10 events), shorter than the timestamps' jitter: a
             // record whose clamp were lost at a restart would change blocks.
-            a.extend(["--merge-order", self.order, "--merge-block-ms", "10"].map(String::from));
+            cli = cli
+                .opt("--merge-order", self.order)
+                .opt("--merge-block-ms", 10);
         }
         if let Some(keys) = self.keys {
-            a.extend(["--keys", keys].map(String::from));
+            cli = cli.opt("--keys", keys);
         }
         if let Some(hosts) = &self.hostfile {
-            a.extend(
-                [
-                    "--processes",
-                    &self.processes.to_string(),
-                    "--process",
-                    &process.to_string(),
-                    "--hostfile",
-                    hosts.to_str().unwrap(),
-                ]
-                .map(String::from),
-            );
+            cli = cli
+                .opt("--processes", self.processes)
+                .opt("--process", process)
+                .opt("--hostfile", hosts.display());
         }
-        a
+        cli
     }
 
     /// Starts every process (with `fault` in FLOWBOOST_FAULT), stderr to a file each.
@@ -184,10 +141,8 @@ impl<'a> Job<'a> {
         (0..self.processes)
             .map(|p| {
                 let log = self.dir.with_file_name(format!("round{round}-p{p}.log"));
-                let mut cmd = Command::new(env!("CARGO_BIN_EXE_flowboost"));
-                cmd.args(self.args(p))
-                    .stdout(Stdio::piped())
-                    .stderr(std::fs::File::create(&log).unwrap());
+                let mut cmd = self.cli(p).command();
+                cmd.stderr(std::fs::File::create(&log).unwrap());
                 if let Some(f) = fault {
                     cmd.env("FLOWBOOST_FAULT", f);
                 }
@@ -379,20 +334,11 @@ impl<'a> Job<'a> {
     /// Every prediction a read_committed consumer sees, in topic order per partition.
     fn all_predictions(&self) -> Vec<(u64, String)> {
         let file = self.dir.with_file_name("predictions.jsonl");
-        let out = flowboost(&[
-            "kafka",
-            "read",
-            "--brokers",
-            &self.replay.brokers,
-            "--topic",
-            &self.sink,
-            "--isolation",
-            "read_committed",
-            "--idle",
-            "3",
-            "--output",
-            file.to_str().unwrap(),
-        ]);
+        let out = Cli::read(&self.replay.brokers, &self.sink)
+            .opt("--isolation", "read_committed")
+            .opt("--idle", 3)
+            .opt("--output", file.display())
+            .output();
         let summary = last_json(&out);
         assert_eq!(summary["isolation"], "read_committed");
         std::fs::read_to_string(&file)
@@ -596,24 +542,12 @@ fn a_keyed_job_killed_three_times_is_exactly_once_and_keeps_every_key_s_model() 
             "holds the models of the keys all,men,women",
         ),
     ] {
-        let mut args = vec![
-            "run",
-            "--brokers",
-            &replay.brokers,
-            "--source",
-            "kafka:fb-eo-none",
-            "--sink",
-            "kafka:fb-eo-none-out",
-            "--load-model",
-            model,
-        ];
+        let mut cli =
+            Cli::job(&replay.brokers, "fb-eo-none", "fb-eo-none-out").opt("--load-model", model);
         if let Some(k) = keys {
-            args.extend(["--keys", k]);
+            cli = cli.opt("--keys", k);
         }
-        let out = Command::new(env!("CARGO_BIN_EXE_flowboost"))
-            .args(&args)
-            .output()
-            .unwrap();
+        let out = cli.output();
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{stderr}");
         assert!(stderr.contains(want), "{stderr}");

@@ -7,22 +7,14 @@
 
 mod common;
 
-use common::kafka::{brokers, create, metric, read_lines, scrape};
+use common::kafka::{Cli, brokers, create, metric, metrics_address, read_lines, scrape};
 use common::{flowboost, json_lines, last_json, temp_dir};
 use flowboost::connectors::kafka::testing::unique_name;
 use flowboost::connectors::kafka::{DeadLetterRecord, KafkaConfig};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::Read;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-
-/// Produces a generator's stream with `flowboost kafka produce`; returns its summary.
-fn produce(brokers: &str, topic: &str, extra: &[&str]) -> Value {
-    let mut args = vec!["kafka", "produce", "--brokers", brokers, "--topic", topic];
-    args.extend_from_slice(extra);
-    last_json(&flowboost(&args))
-}
 
 /// Reads `expect` records of a topic (values, in topic order) as JSON.
 fn read_values(brokers: &str, topic: &str, expect: u64) -> Vec<Value> {
@@ -32,12 +24,6 @@ fn read_values(brokers: &str, topic: &str, expect: u64) -> Vec<Value> {
         .collect()
 }
 
-fn run_job(args: &[&str]) -> Value {
-    let mut all = vec!["run", "--report-interval", "0"];
-    all.extend_from_slice(args);
-    last_json(&flowboost(&all))
-}
-
 #[test]
 fn labeled_events_feedback_and_bad_records_are_all_accounted_for() {
     let b = brokers();
@@ -45,49 +31,26 @@ fn labeled_events_feedback_and_bad_records_are_all_accounted_for() {
     let feedback = create(&b, "fb-job-feedback", 2);
     let sink = create(&b, "fb-job-pred", 1);
     let dead = create(&b, "fb-job-dead", 1);
-    let produced = produce(
-        &b,
-        &events,
-        &[
-            "--generator",
-            "multiclass",
-            "--examples",
-            "400",
-            "--unlabeled-every",
-            "5",
-            "--feedback-topic",
-            &feedback,
-            "--feedback-delay",
-            "7",
-            "--malformed-every",
-            "40",
-        ],
-    );
+    let produced = Cli::produce(&b, &events)
+        .opt("--generator", "multiclass")
+        .opt("--examples", 400)
+        .opt("--unlabeled-every", 5)
+        .opt("--feedback-topic", &feedback)
+        .opt("--feedback-delay", 7)
+        .opt("--malformed-every", 40)
+        .summary();
     assert_eq!(produced["events"], 400);
     assert_eq!(produced["malformed"], 10);
     assert_eq!(produced["feedback"], 80);
-    let summary = run_job(&[
-        "--brokers",
-        &b,
-        "--source",
-        &format!("kafka:{events}"),
-        "--sink",
-        &format!("kafka:{sink}"),
-        "--feedback",
-        &format!("kafka:{feedback}"),
-        "--dead-letter",
-        &format!("kafka:{dead}"),
-        "--group",
-        &unique_name("g"),
-        "--start",
-        "earliest",
-        "--exit-when-idle",
-        "1.5",
-        "--generator",
-        "multiclass",
-        "--learners",
-        "4",
-    ]);
+    let summary = Cli::job(&b, &events, &sink)
+        .opt("--feedback", format!("kafka:{feedback}"))
+        .opt("--dead-letter", format!("kafka:{dead}"))
+        .opt("--group", unique_name("g"))
+        .opt("--start", "earliest")
+        .opt("--exit-when-idle", 1.5)
+        .opt("--generator", "multiclass")
+        .opt("--learners", 4)
+        .summary();
     // Predictions: one per event, keyed and identified by the event id.
     let predictions = read_values(&b, &sink, 400);
     let ids: BTreeSet<u64> = predictions
@@ -152,40 +115,21 @@ fn labeled_events_feedback_and_bad_records_are_all_accounted_for() {
 fn two_workers_predict_exactly_as_one_and_a_job_file_is_the_same_job() {
     let b = brokers();
     let events = create(&b, "fb-det-events", 4);
-    produce(
-        &b,
-        &events,
-        &[
-            "--generator",
-            "multilabel",
-            "--examples",
-            "600",
-            "--seed",
-            "3",
-        ],
-    );
+    Cli::produce(&b, &events)
+        .opt("--generator", "multilabel")
+        .opt("--examples", 600)
+        .opt("--seed", 3)
+        .summary();
     let one = create(&b, "fb-det-pred1", 1);
     let two = create(&b, "fb-det-pred2", 1);
-    let s1 = run_job(&[
-        "--brokers",
-        &b,
-        "--source",
-        &format!("kafka:{events}"),
-        "--sink",
-        &format!("kafka:{one}"),
-        "--group",
-        &unique_name("g"),
-        "--exit-when-idle",
-        "1.5",
-        "--generator",
-        "multilabel",
-        "--algo",
-        "ada-olmr",
-        "--learners",
-        "6",
-        "--workers",
-        "1",
-    ]);
+    let s1 = Cli::job(&b, &events, &one)
+        .opt("--group", unique_name("g"))
+        .opt("--exit-when-idle", 1.5)
+        .opt("--generator", "multilabel")
+        .opt("--algo", "ada-olmr")
+        .opt("--learners", 6)
+        .opt("--workers", 1)
+        .summary();
     // The same job from a TOML file, on 2 workers.
     let dir = temp_dir("kafka-job-file");
     let file = dir.join("job.toml");
@@ -220,81 +164,29 @@ fn a_job_killed_mid_stream_resumes_without_skipping_a_record() {
     let group = unique_name("g");
     let n = 2000u64;
     // The producer runs at 500 events/s (4 s) while the job reads.
-    let exe = env!("CARGO_BIN_EXE_flowboost");
-    let producer = Command::new(exe)
-        .args([
-            "kafka",
-            "produce",
-            "--brokers",
-            &b,
-            "--topic",
-            &events,
-            "--generator",
-            "binary",
-            "--examples",
-            &n.to_string(),
-            "--rate",
-            "500",
-        ])
-        .stdout(Stdio::piped())
+    let producer = Cli::produce(&b, &events)
+        .opt("--generator", "binary")
+        .opt("--examples", n)
+        .opt("--rate", 500)
+        .command()
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let job_args = |idle: Option<&str>| {
-        let mut a: Vec<String> = [
-            "run",
-            "--brokers",
-            &b,
-            "--source",
-            &format!("kafka:{events}"),
-            "--sink",
-            &format!("kafka:{sink}"),
-            "--group",
-            &group,
-            "--start",
-            "committed",
-            "--generator",
-            "binary",
-            "--learners",
-            "4",
-            "--commit-interval-ms",
-            "100",
-            "--report-interval",
-            "0",
-            "--workers",
-            "2",
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-        if let Some(i) = idle {
-            a.extend(["--exit-when-idle".to_string(), i.to_string()]);
-        } else {
-            a.extend(["--metrics-addr".to_string(), "127.0.0.1:0".to_string()]);
-        }
-        a
-    };
-    let mut first = Command::new(exe)
-        .args(job_args(None))
+    let job = Cli::job(&b, &events, &sink)
+        .opt("--group", &group)
+        .opt("--start", "committed")
+        .opt("--generator", "binary")
+        .opt("--learners", 4)
+        .opt("--commit-interval-ms", 100)
+        .opt("--workers", 2);
+    let mut first = job
+        .clone()
+        .opt("--metrics-addr", "127.0.0.1:0")
+        .command()
         .stdout(Stdio::null())
-        .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    // The metrics address is on the first line of stderr.
-    let mut stderr = first.stderr.take().unwrap();
-    let mut head = Vec::new();
-    let mut byte = [0u8; 1];
-    while !head.ends_with(b"\n") && stderr.read(&mut byte).unwrap() == 1 {
-        head.push(byte[0]);
-    }
-    let head = String::from_utf8(head).unwrap();
-    let addr = head
-        .split("http://")
-        .nth(1)
-        .unwrap()
-        .trim()
-        .trim_end_matches("/metrics")
-        .to_string();
+    let addr = metrics_address(&mut first);
     // Until the job has read events and committed offsets (a loaded machine may take a
     // while to join the group), so that the kill below leaves something to resume from.
     let start = Instant::now();
@@ -337,30 +229,17 @@ fn a_job_killed_mid_stream_resumes_without_skipping_a_record() {
     assert!(out.status.success());
     // Restart with the same group: it resumes from the committed offsets.
     let start = Instant::now();
-    let second = last_json(&flowboost(
-        &job_args(Some("1.5"))
-            .iter()
-            .map(|s| s.as_str())
-            .collect::<Vec<_>>(),
-    ));
+    let second = job.opt("--exit-when-idle", 1.5).summary();
     assert!(start.elapsed() < Duration::from_secs(60));
     let resumed = second["events_in"].as_u64().unwrap();
     assert!(resumed < n, "the restart read everything again: {second}");
     // Every event has a prediction (at least once), none was skipped.
     let dir = temp_dir("kafka-kill");
     let file = dir.join("pred.jsonl");
-    last_json(&flowboost(&[
-        "kafka",
-        "read",
-        "--brokers",
-        &b,
-        "--topic",
-        &sink,
-        "--idle",
-        "2",
-        "--output",
-        file.to_str().unwrap(),
-    ]));
+    Cli::read(&b, &sink)
+        .opt("--idle", 2)
+        .opt("--output", file.display())
+        .summary();
     let ids: BTreeSet<u64> = json_lines(&file)
         .iter()
         .map(|v| v["id"].as_u64().unwrap())
@@ -396,19 +275,10 @@ fn kafka_options_are_checked() {
     let sink = create(&b, "fb-missing-pred", 1);
     let missing = unique_name("fb-missing-events");
     for _ in 0..2 {
-        let out = flowboost(&[
-            "run",
-            "--brokers",
-            &b,
-            "--source",
-            &format!("kafka:{missing}"),
-            "--sink",
-            &format!("kafka:{sink}"),
-            "--generator",
-            "binary",
-            "--exit-when-idle",
-            "1",
-        ]);
+        let out = Cli::job(&b, &missing, &sink)
+            .opt("--generator", "binary")
+            .opt("--exit-when-idle", 1)
+            .output();
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{err}");
         assert!(err.contains(&missing), "{err}");
@@ -423,51 +293,21 @@ fn clicks_on_shown_labels_are_joined_for_a_top_k_booster() {
     let sink = create(&b, "fb-clicks-pred", 1);
     let dead = create(&b, "fb-clicks-dead", 1);
     // 150 unlabeled events: their feedback will be clicks on the labels shown.
-    produce(
-        &b,
-        &events,
-        &[
-            "--generator",
-            "multilabel",
-            "--examples",
-            "150",
-            "--unlabeled-every",
-            "1",
-        ],
-    );
-    let exe = env!("CARGO_BIN_EXE_flowboost");
-    let job = Command::new(exe)
-        .args([
-            "run",
-            "--brokers",
-            &b,
-            "--source",
-            &format!("kafka:{events}"),
-            "--sink",
-            &format!("kafka:{sink}"),
-            "--feedback",
-            &format!("kafka:{feedback}"),
-            "--dead-letter",
-            &format!("kafka:{dead}"),
-            "--group",
-            &unique_name("g"),
-            "--exit-when-idle",
-            "6",
-            "--report-interval",
-            "0",
-            "--generator",
-            "multilabel",
-            "--algo",
-            "topk-bbm",
-            "--learners",
-            "4",
-            "--k",
-            "3",
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    Cli::produce(&b, &events)
+        .opt("--generator", "multilabel")
+        .opt("--examples", 150)
+        .opt("--unlabeled-every", 1)
+        .summary();
+    let job = Cli::job(&b, &events, &sink)
+        .opt("--feedback", format!("kafka:{feedback}"))
+        .opt("--dead-letter", format!("kafka:{dead}"))
+        .opt("--group", unique_name("g"))
+        .opt("--exit-when-idle", 6)
+        .opt("--generator", "multilabel")
+        .opt("--algo", "topk-bbm")
+        .opt("--learners", 4)
+        .opt("--k", 3)
+        .spawn();
     let predictions = read_values(&b, &sink, 150);
     let mut clicks =
         flowboost::connectors::kafka::KafkaSink::new(&KafkaConfig::new(b.clone()), &feedback)
@@ -533,32 +373,17 @@ fn libsvm_records_against_a_declared_feature_space() {
             .unwrap();
     }
     producer.flush(Duration::from_secs(30)).unwrap();
-    let summary = run_job(&[
-        "--brokers",
-        &b,
-        "--source",
-        &format!("kafka:{events}"),
-        "--sink",
-        &format!("kafka:{sink}"),
-        "--dead-letter",
-        &format!("kafka:{dead}"),
-        "--group",
-        &unique_name("g"),
-        "--exit-when-idle",
-        "1.5",
-        "--record-format",
-        "libsvm",
-        "--task",
-        "multiclass",
-        "--dim",
-        "3",
-        "--label-names",
-        "a,b,c",
-        "--algo",
-        "oza",
-        "--learners",
-        "3",
-    ]);
+    let summary = Cli::job(&b, &events, &sink)
+        .opt("--dead-letter", format!("kafka:{dead}"))
+        .opt("--group", unique_name("g"))
+        .opt("--exit-when-idle", 1.5)
+        .opt("--record-format", "libsvm")
+        .opt("--task", "multiclass")
+        .opt("--dim", 3)
+        .opt("--label-names", "a,b,c")
+        .opt("--algo", "oza")
+        .opt("--learners", 3)
+        .summary();
     assert_eq!(summary["events_in"], 61);
     assert_eq!(summary["predictions"], 61);
     assert_eq!(
@@ -600,39 +425,19 @@ fn a_model_trained_offline_warm_starts_the_job_and_sigterm_saves_it() {
         "--json",
     ]));
     let n = 1500u64;
-    produce(
-        &b,
-        &events,
-        &["--generator", "binary", "--examples", "1500", "--seed", "9"],
-    );
+    Cli::produce(&b, &events)
+        .opt("--generator", "binary")
+        .opt("--examples", n)
+        .opt("--seed", 9)
+        .summary();
     // The job starts from the offline model and runs until SIGTERM.
-    let exe = env!("CARGO_BIN_EXE_flowboost");
-    let job = Command::new(exe)
-        .args([
-            "run",
-            "--brokers",
-            &b,
-            "--source",
-            &format!("kafka:{events}"),
-            "--sink",
-            &format!("kafka:{sink}"),
-            "--group",
-            &group,
-            "--generator",
-            "binary",
-            "--load-model",
-            offline_s,
-            "--save-model",
-            saved.to_str().unwrap(),
-            "--report-interval",
-            "0",
-            "--commit-interval-ms",
-            "100",
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let job = Cli::job(&b, &events, &sink)
+        .opt("--group", &group)
+        .opt("--generator", "binary")
+        .opt("--load-model", offline_s)
+        .opt("--save-model", saved.display())
+        .opt("--commit-interval-ms", 100)
+        .spawn();
     let predictions = read_values(&b, &sink, n);
     let kill = Command::new("kill")
         .args(["-TERM", &job.id().to_string()])
@@ -685,22 +490,12 @@ fn a_model_trained_offline_warm_starts_the_job_and_sigterm_saves_it() {
     );
     assert_eq!(job_first["expert"], first["expert"]);
     // Everything was committed before the save: a restart reads nothing again.
-    let again = run_job(&[
-        "--brokers",
-        &b,
-        "--source",
-        &format!("kafka:{events}"),
-        "--sink",
-        &format!("kafka:{sink}"),
-        "--group",
-        &group,
-        "--generator",
-        "binary",
-        "--load-model",
-        saved.to_str().unwrap(),
-        "--exit-when-idle",
-        "1",
-    ]);
+    let again = Cli::job(&b, &events, &sink)
+        .opt("--group", &group)
+        .opt("--generator", "binary")
+        .opt("--load-model", saved.display())
+        .opt("--exit-when-idle", 1)
+        .summary();
     assert_eq!(again["events_in"], 0, "{again}");
 }
 
@@ -711,45 +506,23 @@ fn an_idle_job_pauses_and_takes_every_record_produced_after_a_quiet_spell() {
     let b = brokers();
     let events = create(&b, "fb-pause-events", 2);
     let sink = create(&b, "fb-pause-pred", 1);
-    let exe = env!("CARGO_BIN_EXE_flowboost");
-    let job = Command::new(exe)
-        .args([
-            "run",
-            "--brokers",
-            &b,
-            "--source",
-            &format!("kafka:{events}"),
-            "--sink",
-            &format!("kafka:{sink}"),
-            "--group",
-            &unique_name("g"),
-            "--start",
-            "earliest",
-            "--generator",
-            "binary",
-            "--learners",
-            "4",
-            "--workers",
-            "2",
-            "--idle-pause-ms",
-            "200",
-            "--exit-when-idle",
-            "5",
-            "--report-interval",
-            "0",
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let job = Cli::job(&b, &events, &sink)
+        .opt("--group", unique_name("g"))
+        .opt("--start", "earliest")
+        .opt("--generator", "binary")
+        .opt("--learners", 4)
+        .opt("--workers", 2)
+        .opt("--idle-pause-ms", 200)
+        .opt("--exit-when-idle", 5)
+        .spawn();
     for seed in ["1", "2"] {
         // Quiet long enough for both workers to pause.
         std::thread::sleep(Duration::from_millis(1500));
-        let produced = produce(
-            &b,
-            &events,
-            &["--generator", "binary", "--examples", "300", "--seed", seed],
-        );
+        let produced = Cli::produce(&b, &events)
+            .opt("--generator", "binary")
+            .opt("--examples", 300)
+            .opt("--seed", seed)
+            .summary();
         assert_eq!(produced["events"], 300);
     }
     let out = job.wait_with_output().unwrap();
@@ -768,22 +541,8 @@ fn an_idle_job_pauses_and_takes_every_record_produced_after_a_quiet_spell() {
 fn kafka_read_with_a_closed_stdout_is_an_error_not_a_panic() {
     let b = brokers();
     let topic = create(&b, "fb-closed-stdout", 1);
-    produce(&b, &topic, &["--examples", "20"]);
-    let mut child = Command::new(env!("CARGO_BIN_EXE_flowboost"))
-        .args([
-            "kafka",
-            "read",
-            "--brokers",
-            &b,
-            "--topic",
-            &topic,
-            "--expect",
-            "20",
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    Cli::produce(&b, &topic).opt("--examples", 20).summary();
+    let mut child = Cli::read(&b, &topic).opt("--expect", 20).spawn();
     drop(child.stdout.take());
     let out = child.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -805,7 +564,10 @@ fn records_too_large_for_a_whole_dead_letter_are_cut_and_never_stop_the_job() {
     let events = create(&b, "fb-bigdead-events", 1);
     let sink = create(&b, "fb-bigdead-pred", 1);
     let dead = create(&b, "fb-bigdead-dead", 1);
-    produce(&b, &events, &["--generator", "binary", "--examples", "50"]);
+    Cli::produce(&b, &events)
+        .opt("--generator", "binary")
+        .opt("--examples", 50)
+        .summary();
     let text = vec![b'x'; 600_000];
     let bytes: Vec<u8> = (0..900_000u32).map(|i| (i % 251) as u8).collect();
     let mut producer =
@@ -814,24 +576,13 @@ fn records_too_large_for_a_whole_dead_letter_are_cut_and_never_stop_the_job() {
     producer.send(Some(b"big-text"), &text).unwrap();
     producer.send(Some(b"big-bytes"), &bytes).unwrap();
     producer.flush(Duration::from_secs(30)).unwrap();
-    let summary = run_job(&[
-        "--brokers",
-        &b,
-        "--source",
-        &format!("kafka:{events}"),
-        "--sink",
-        &format!("kafka:{sink}"),
-        "--dead-letter",
-        &format!("kafka:{dead}"),
-        "--group",
-        &unique_name("g"),
-        "--start",
-        "earliest",
-        "--exit-when-idle",
-        "1.5",
-        "--generator",
-        "binary",
-    ]);
+    let summary = Cli::job(&b, &events, &sink)
+        .opt("--dead-letter", format!("kafka:{dead}"))
+        .opt("--group", unique_name("g"))
+        .opt("--start", "earliest")
+        .opt("--exit-when-idle", 1.5)
+        .opt("--generator", "binary")
+        .summary();
     assert_eq!(summary["predictions"], 50, "{summary}");
     assert_eq!(summary["dead_letters"], 2, "{summary}");
     let letters: Vec<DeadLetterRecord> = read_values(&b, &dead, 2)
@@ -860,18 +611,10 @@ fn a_producer_following_the_job_s_group_waits_for_its_commits_and_deletes_what_i
     // The output topic with a setting of its own (`kafka create-topic --config`).
     let sink = unique_name("fb-follow-pred");
     for (setting, ok) in [("retention.ms", false), ("retention.ms=3600000", true)] {
-        let out = flowboost(&[
-            "kafka",
-            "create-topic",
-            "--brokers",
-            &b,
-            "--topic",
-            &sink,
-            "--partitions",
-            "1",
-            "--config",
-            setting,
-        ]);
+        let out = Cli::new(&["kafka", "create-topic", "--brokers", &b, "--topic", &sink])
+            .opt("--partitions", 1)
+            .opt("--config", setting)
+            .output();
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.success(), ok, "{setting}: {err}");
         if !ok {
@@ -880,49 +623,21 @@ fn a_producer_following_the_job_s_group_waits_for_its_commits_and_deletes_what_i
     }
     let group = unique_name("g");
     let n = 12_000u64;
-    let exe = env!("CARGO_BIN_EXE_flowboost");
-    let producer = Command::new(exe)
-        .args([
-            "kafka",
-            "produce",
-            "--brokers",
-            &b,
-            "--topic",
-            &events,
-            "--generator",
-            "binary",
-            "--examples",
-            &n.to_string(),
-            "--follow-group",
-            &group,
-            "--max-backlog",
-            "1000",
-            "--delete-committed",
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let summary = run_job(&[
-        "--brokers",
-        &b,
-        "--source",
-        &format!("kafka:{events}"),
-        "--sink",
-        &format!("kafka:{sink}"),
-        "--group",
-        &group,
-        "--start",
-        "earliest",
-        "--generator",
-        "binary",
-        "--learners",
-        "2",
-        "--commit-interval-ms",
-        "100",
-        "--exit-when-idle",
-        "5",
-    ]);
+    let producer = Cli::produce(&b, &events)
+        .opt("--generator", "binary")
+        .opt("--examples", n)
+        .opt("--follow-group", &group)
+        .opt("--max-backlog", 1000)
+        .args(&["--delete-committed"])
+        .spawn();
+    let summary = Cli::job(&b, &events, &sink)
+        .opt("--group", &group)
+        .opt("--start", "earliest")
+        .opt("--generator", "binary")
+        .opt("--learners", 2)
+        .opt("--commit-interval-ms", 100)
+        .opt("--exit-when-idle", 5)
+        .summary();
     let out = producer.wait_with_output().unwrap();
     assert!(
         out.status.success(),
@@ -945,17 +660,7 @@ fn a_producer_following_the_job_s_group_waits_for_its_commits_and_deletes_what_i
     assert_eq!(ids.len() as u64, n);
     // What the job committed is gone from the events topic: a reader from the start sees
     // at most the uncommitted tail.
-    let left = flowboost(&[
-        "kafka",
-        "read",
-        "--brokers",
-        &b,
-        "--topic",
-        &events,
-        "--idle",
-        "2",
-    ]);
-    let read = last_json(&left);
+    let read = Cli::read(&b, &events).opt("--idle", 2).summary();
     let left = read["records"].as_u64().unwrap();
     assert!(left < n / 2, "{left} of {n} records left after deletion");
     // The reader says how many were removed: with those it read, every offset.
@@ -971,33 +676,17 @@ fn a_producer_following_the_job_s_group_waits_for_its_commits_and_deletes_what_i
 fn a_paced_producer_starts_its_clock_at_the_first_delivery() {
     let b = brokers();
     let topic = unique_name("fb-pace");
-    let s = produce(
-        &b,
-        &topic,
-        &[
-            "--partitions",
-            "1",
-            "--generator",
-            "binary",
-            "--examples",
-            "2",
-            "--rate",
-            "10000",
-        ],
-    );
+    let s = Cli::produce(&b, &topic)
+        .opt("--partitions", 1)
+        .opt("--generator", "binary")
+        .opt("--examples", 2)
+        .opt("--rate", 10000)
+        .summary();
     assert_eq!(s["events"], 2, "{s}");
-    let read = last_json(&flowboost(&[
-        "kafka",
-        "read",
-        "--brokers",
-        &b,
-        "--topic",
-        &topic,
-        "--expect",
-        "2",
-        "--timeout",
-        "60",
-    ]));
+    let read = Cli::read(&b, &topic)
+        .opt("--expect", 2)
+        .opt("--timeout", 60)
+        .summary();
     let first = read["first_timestamp_ms"].as_i64().unwrap();
     let last = read["last_timestamp_ms"].as_i64().unwrap();
     assert!(
@@ -1016,33 +705,22 @@ fn kafka_read_measures_latency_from_the_events_after_the_warm_up() {
     let out = unique_name("fb-lat-out");
     // The same stream twice: the second topic's records carry the events' ids as keys,
     // stamped later, like a job's predictions.
-    let args = [
-        "--partitions",
-        "1",
-        "--generator",
-        "binary",
-        "--examples",
-        "10",
-        "--rate",
-        "200",
-    ];
-    assert_eq!(produce(&b, &events, &args)["events"], 10);
-    assert_eq!(produce(&b, &out, &args)["events"], 10);
+    for topic in [&events, &out] {
+        let produced = Cli::produce(&b, topic)
+            .opt("--partitions", 1)
+            .opt("--generator", "binary")
+            .opt("--examples", 10)
+            .opt("--rate", 200)
+            .summary();
+        assert_eq!(produced["events"], 10);
+    }
     let read = |extra: &[&str]| {
-        let mut a = vec![
-            "kafka",
-            "read",
-            "--brokers",
-            &b,
-            "--topic",
-            &out,
-            "--expect",
-            "10",
-            "--latency-from",
-            &events,
-        ];
-        a.extend_from_slice(extra);
-        last_json(&flowboost(&a))["latency_ms"].clone()
+        Cli::read(&b, &out)
+            .opt("--expect", 10)
+            .opt("--latency-from", &events)
+            .args(extra)
+            .summary()["latency_ms"]
+            .clone()
     };
     let all = read(&[]);
     assert_eq!(
@@ -1104,50 +782,24 @@ fn the_job_s_latency_is_the_records_timestamps_difference() {
     let b = brokers();
     let events = unique_name("fb-joblat-events");
     let sink = create(&b, "fb-joblat-pred", 1);
-    let produced = produce(
-        &b,
-        &events,
-        &[
-            "--generator",
-            "binary",
-            "--examples",
-            "600",
-            "--rate",
-            "2000",
-        ],
-    );
+    let produced = Cli::produce(&b, &events)
+        .opt("--generator", "binary")
+        .opt("--examples", 600)
+        .opt("--rate", 2000)
+        .summary();
     assert_eq!(produced["events"], 600);
-    let summary = run_job(&[
-        "--brokers",
-        &b,
-        "--source",
-        &format!("kafka:{events}"),
-        "--sink",
-        &format!("kafka:{sink}"),
-        "--group",
-        &unique_name("g"),
-        "--start",
-        "earliest",
-        "--exit-when-idle",
-        "1.5",
-        "--generator",
-        "binary",
-        "--learners",
-        "3",
-    ]);
+    let summary = Cli::job(&b, &events, &sink)
+        .opt("--group", unique_name("g"))
+        .opt("--start", "earliest")
+        .opt("--exit-when-idle", 1.5)
+        .opt("--generator", "binary")
+        .opt("--learners", 3)
+        .summary();
     let job = &summary["latency_ms"];
-    let read = last_json(&flowboost(&[
-        "kafka",
-        "read",
-        "--brokers",
-        &b,
-        "--topic",
-        &sink,
-        "--expect",
-        "600",
-        "--latency-from",
-        &events,
-    ]))["latency_ms"]
+    let read = Cli::read(&b, &sink)
+        .opt("--expect", 600)
+        .opt("--latency-from", &events)
+        .summary()["latency_ms"]
         .clone();
     assert_eq!(job["count"], 600, "{summary}");
     assert_eq!(read["matched"], 600, "{read}");

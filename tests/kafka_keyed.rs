@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::kafka::{brokers, create, read_lines};
+use common::kafka::{Cli, brokers, create, read_lines};
 use common::{flowboost, free_ports, last_json};
 use flowboost::connectors::kafka::testing::unique_name;
 use serde_json::Value;
@@ -27,31 +27,17 @@ fn timestamp_base() -> String {
 /// `kafka produce` of the multiclass generator with keys (`--only-key`: that key's events
 /// alone, each with its timestamp in the whole stream); returns the number of events.
 fn produce(b: &str, topic: &str, n: u64, only: Option<&str>) -> u64 {
-    let (n, keys, base) = (n.to_string(), KEYS.join(","), timestamp_base());
-    let mut args = vec![
-        "kafka",
-        "produce",
-        "--brokers",
-        b,
-        "--topic",
-        topic,
-        "--partitions",
-        "3",
-        "--generator",
-        "multiclass",
-        "--examples",
-        &n,
-        "--seed",
-        "5",
-        "--keys",
-        &keys,
-        "--timestamp-base",
-        &base,
-    ];
+    let mut cli = Cli::produce(b, topic)
+        .opt("--partitions", 3)
+        .opt("--generator", "multiclass")
+        .opt("--examples", n)
+        .opt("--seed", 5)
+        .opt("--keys", KEYS.join(","))
+        .opt("--timestamp-base", timestamp_base());
     if let Some(k) = only {
-        args.extend(["--only-key", k]);
+        cli = cli.opt("--only-key", k);
     }
-    last_json(&flowboost(&args))["events"].as_u64().unwrap()
+    cli.summary()["events"].as_u64().unwrap()
 }
 
 /// The multiclass model of the first test.
@@ -78,36 +64,17 @@ fn job(
     expect: Option<u64>,
 ) -> (Vec<String>, Value) {
     let sink = create(b, "fb-keyed-pred", 1);
-    let (source, sink_arg) = (format!("kafka:{topic}"), format!("kafka:{sink}"));
-    let (group, workers) = (unique_name("g"), workers.to_string());
-    let mut args = vec![
-        "run",
-        "--brokers",
-        b,
-        "--source",
-        &source,
-        "--sink",
-        &sink_arg,
-        "--group",
-        &group,
-        "--start",
-        "earliest",
-        "--exit-when-idle",
-        "2",
-        "--report-interval",
-        "0",
-        "--merge-order",
-        "timestamps",
-        "--merge-block-ms",
-        "1",
-        "--workers",
-        &workers,
-        "--kafka-set",
-        "queued.min.messages=1",
-    ];
-    args.extend_from_slice(model);
-    args.extend_from_slice(extra);
-    let summary = last_json(&flowboost(&args));
+    let summary = Cli::job(b, topic, &sink)
+        .opt("--group", unique_name("g"))
+        .opt("--start", "earliest")
+        .opt("--exit-when-idle", 2)
+        .opt("--merge-order", "timestamps")
+        .opt("--merge-block-ms", 1)
+        .opt("--workers", workers)
+        .opt("--kafka-set", "queued.min.messages=1")
+        .args(model)
+        .args(extra)
+        .summary();
     let expect = expect.unwrap_or_else(|| summary["events_in"].as_u64().unwrap());
     (read_lines(b, &sink, expect), summary)
 }
@@ -210,28 +177,15 @@ fn keyed_click_models_learn_as_a_job_serving_one_key_on_the_same_topics() {
     let events = create(&b, "fb-keyed-imp", 2);
     let clicks = create(&b, "fb-keyed-clk", 2);
     let n = 1500u64;
-    let produced = last_json(&flowboost(&[
-        "kafka",
-        "produce",
-        "--brokers",
-        &b,
-        "--topic",
-        &events,
-        "--feedback-topic",
-        &clicks,
-        "--generator",
-        "clicks",
-        "--impressions",
-        &n.to_string(),
-        "--click-delay",
-        "5",
-        "--seed",
-        "3",
-        "--keys",
-        "men,women",
-        "--timestamp-base",
-        &timestamp_base(),
-    ]));
+    let produced = Cli::produce(&b, &events)
+        .opt("--feedback-topic", &clicks)
+        .opt("--generator", "clicks")
+        .opt("--impressions", n)
+        .opt("--click-delay", 5)
+        .opt("--seed", 3)
+        .opt("--keys", "men,women")
+        .opt("--timestamp-base", timestamp_base())
+        .summary();
     assert_eq!(produced["impressions"], n);
     let feedback = format!("kafka:{clicks}");
     let model = [

@@ -20,20 +20,11 @@ pub fn create(brokers: &str, prefix: &str, partitions: i32) -> String {
 pub fn read_lines(brokers: &str, topic: &str, expect: u64) -> Vec<String> {
     let dir = super::temp_dir(&unique_name("read"));
     let file = dir.join("values.jsonl");
-    let summary = super::last_json(&super::flowboost(&[
-        "kafka",
-        "read",
-        "--brokers",
-        brokers,
-        "--topic",
-        topic,
-        "--expect",
-        &expect.to_string(),
-        "--timeout",
-        "60",
-        "--output",
-        file.to_str().unwrap(),
-    ]));
+    let summary = Cli::read(brokers, topic)
+        .opt("--expect", expect)
+        .opt("--timeout", 60)
+        .opt("--output", file.display())
+        .summary();
     let lines: Vec<String> = std::fs::read_to_string(&file)
         .unwrap()
         .lines()
@@ -64,4 +55,100 @@ pub fn metric(page: &str, name: &str) -> u64 {
         .and_then(|l| l.split_whitespace().nth(1))
         .and_then(|v| v.parse().ok())
         .unwrap_or_else(|| panic!("{name} not in:\n{page}"))
+}
+
+/// A `flowboost` command line of the Kafka tests, built an option at a time:
+///
+/// ```ignore
+/// let summary = Cli::job(&b, &events, &sink)
+///     .opt("--group", &group)
+///     .opt("--exit-when-idle", 1.5)
+///     .opt("--generator", "binary")
+///     .summary();
+/// ```
+#[derive(Clone, Debug)]
+pub struct Cli(Vec<String>);
+
+impl Cli {
+    /// `flowboost run` as a Kafka job: `--brokers BROKERS --source kafka:EVENTS --sink
+    /// kafka:SINK`, without periodic reports (`--report-interval 0`).
+    pub fn job(brokers: &str, events: &str, sink: &str) -> Cli {
+        Cli::new(&["run", "--brokers", brokers])
+            .opt("--source", format!("kafka:{events}"))
+            .opt("--sink", format!("kafka:{sink}"))
+            .opt("--report-interval", 0)
+    }
+
+    /// `flowboost kafka produce --brokers BROKERS --topic TOPIC`.
+    pub fn produce(brokers: &str, topic: &str) -> Cli {
+        Cli::new(&["kafka", "produce", "--brokers", brokers, "--topic", topic])
+    }
+
+    /// `flowboost kafka read --brokers BROKERS --topic TOPIC`.
+    pub fn read(brokers: &str, topic: &str) -> Cli {
+        Cli::new(&["kafka", "read", "--brokers", brokers, "--topic", topic])
+    }
+
+    /// `flowboost` with `args`.
+    pub fn new(args: &[&str]) -> Cli {
+        Cli(args.iter().map(|a| a.to_string()).collect())
+    }
+
+    /// Adds `name value`.
+    pub fn opt(mut self, name: &str, value: impl std::fmt::Display) -> Cli {
+        self.0.push(name.to_string());
+        self.0.push(value.to_string());
+        self
+    }
+
+    /// Adds `args` as they are.
+    pub fn args(mut self, args: &[&str]) -> Cli {
+        self.0.extend(args.iter().map(|a| a.to_string()));
+        self
+    }
+
+    /// The command, its stdout and stderr piped.
+    pub fn command(&self) -> std::process::Command {
+        let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_flowboost"));
+        c.args(&self.0)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        c
+    }
+
+    /// Runs it to its end.
+    pub fn output(&self) -> std::process::Output {
+        self.command().output().expect("the flowboost binary runs")
+    }
+
+    /// Starts it, its stdout and stderr piped.
+    pub fn spawn(&self) -> std::process::Child {
+        self.command().spawn().expect("the flowboost binary starts")
+    }
+
+    /// Runs it to a successful end: the JSON summary on the last line of its stdout.
+    pub fn summary(&self) -> serde_json::Value {
+        super::last_json(&self.output())
+    }
+}
+
+/// The address of the metrics page of a job started with `--metrics-addr` (it prints
+/// `... http://ADDRESS/metrics` on the first line of its stderr); the rest of its stderr
+/// stays in `job`, to read (`wait_with_output`) or leave.
+pub fn metrics_address(job: &mut std::process::Child) -> String {
+    use std::io::Read;
+    let mut stderr = job.stderr.take().expect("the job's stderr is piped");
+    let mut head = Vec::new();
+    let mut byte = [0u8; 1];
+    while !head.ends_with(b"\n") && stderr.read(&mut byte).unwrap() == 1 {
+        head.push(byte[0]);
+    }
+    job.stderr = Some(stderr);
+    let head = String::from_utf8(head).unwrap();
+    head.split("http://")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no metrics address in: {head}"))
+        .trim()
+        .trim_end_matches("/metrics")
+        .to_string()
 }
