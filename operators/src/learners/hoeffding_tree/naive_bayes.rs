@@ -743,18 +743,6 @@ fn each_class(
     local_columns(numeric, x, locals);
     let d = numeric.columns();
     let slots = numeric.slots();
-    if x.sparse && numeric.zeros {
-        // Read the cells of every slot at the example's columns first: their cache misses
-        // (a leaf's statistics are spread over its columns) then overlap.
-        let width = numeric.width();
-        let mut touched = 0.0;
-        for s in 0..slots {
-            for &l in locals.iter().filter(|&&l| l != NO_CELLS) {
-                touched += numeric.cells[s * width + l as usize].mean;
-            }
-        }
-        std::hint::black_box(touched);
-    }
     let mut pooled = None;
     let mut s = 1;
     for (c, o) in out.iter_mut().enumerate() {

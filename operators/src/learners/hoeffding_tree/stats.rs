@@ -761,16 +761,6 @@ impl NumericStats {
                 }
             }
         } else {
-            // Read every cell and range this update writes before writing any: their cache
-            // misses (a leaf's statistics are spread over its columns) then overlap.
-            let mut touched = 0.0;
-            for &l in locals.iter() {
-                for slot in [0, s] {
-                    let i = slot * d + l as usize;
-                    touched += cells[i].weight + range[i][0];
-                }
-            }
-            std::hint::black_box(touched);
             for (&(_, v), &l) in entries.iter().zip(locals.iter()) {
                 for slot in [0, s] {
                     let i = slot * d + l as usize;
