@@ -2,8 +2,9 @@
 //! and every kind of booster with delayed labels give bit-identical predictions and the
 //! same feedback join counts on the sequential runner (with the in-memory join) and the
 //! timely dataflow with 1, 2 and 3 workers (with the differential join); with no delay,
-//! delayed-label learning equals immediate learning; and the counts account for every
-//! event.
+//! delayed-label learning equals immediate learning; the counts account for every
+//! event; and taking records through the stages stage by stage, in runs of any length,
+//! equals taking them one at a time through every stage.
 
 mod common;
 
@@ -70,9 +71,20 @@ fn items(
     g: &GeneratorConfig,
     fb: Option<Fb>,
 ) -> ItemStream<impl Iterator<Item = Result<Example, String>> + use<>> {
+    items_in_epochs(g, fb, 7, fb.is_some())
+}
+
+/// The stamped stream of `g` with `fb`'s oracle, in epochs of `size` inputs (one ending
+/// after every feedback record when `feedback_closes`).
+fn items_in_epochs(
+    g: &GeneratorConfig,
+    fb: Option<Fb>,
+    size: usize,
+    feedback_closes: bool,
+) -> ItemStream<impl Iterator<Item = Result<Example, String>> + use<>> {
     let rule = EpochRule {
-        size: 7,
-        feedback_closes: fb.is_some(),
+        size,
+        feedback_closes,
     };
     let oracle = fb.map(|f| Oracle::new(f.oracle, f.delay, OracleState::default()));
     ItemStream::new(
@@ -239,6 +251,65 @@ fn no_delay_equals_immediate_labels_and_a_delay_changes_the_run() {
         Some(fb(OracleKind::Labels, 1000)),
     );
     assert!(unsequenced(&delayed[..31]) == unsequenced(&untrained));
+}
+
+/// The sequential runner takes the records of an epoch through the stages stage by stage,
+/// up to a wavefront at a time: with every kind of booster, with and without delayed
+/// feedback, in long epochs (64 inputs; feedback does not end them), a wavefront of 1
+/// (every record through every stage in turn), of 5 (runs cut inside epochs) and the
+/// default give bit-identical predictions, join counts and final stages.
+#[test]
+fn stage_by_stage_equals_record_by_record() {
+    let cases = [
+        (Algorithm::AdaOlmr, true, OracleKind::Labels),
+        (Algorithm::OnlineBmr, true, OracleKind::Labels),
+        (Algorithm::TopkAdaptive, true, OracleKind::TopK),
+        (Algorithm::AdaBoostOlm, false, OracleKind::Labels),
+        (Algorithm::OnlineMbbm, false, OracleKind::Labels),
+        (Algorithm::Oza, false, OracleKind::Labels),
+    ];
+    for (algorithm, multilabel, oracle) in cases {
+        let mut config = if algorithm == Algorithm::TopkAdaptive {
+            topk_config(algorithm, Randomization::Uniform)
+        } else {
+            BoosterConfig::new(algorithm, WeakKind::Vfdt, 7)
+        };
+        config.learners = 5;
+        config.tree_params = TreeParams::Random;
+        let g = stream(multilabel, 400);
+        let schema = Generator::new(g.clone()).unwrap().schema().clone();
+        for fb in [None, Some(fb(oracle, 30))] {
+            let run = |wavefront: usize| {
+                let mut runner = build(&schema, &config)
+                    .unwrap()
+                    .into_sequential()
+                    .with_wavefront(wavefront);
+                let (p, counts) = runner
+                    .run_items(
+                        items_in_epochs(&g, fb, 64, false),
+                        Collect::default(),
+                        setup(&config, schema.num_labels(), fb),
+                    )
+                    .unwrap();
+                let stages = runner.snapshot(None, None).unwrap().stages;
+                (bits(&p), counts, stages)
+            };
+            let one = run(1);
+            assert_eq!(one.0.len(), 400, "{algorithm}");
+            for wavefront in [5, usize::MAX] {
+                let other = run(wavefront);
+                assert!(
+                    other.0 == one.0,
+                    "{algorithm} {fb:?}: wavefront {wavefront}: other predictions"
+                );
+                assert_eq!(other.1, one.1, "{algorithm} {fb:?}: wavefront {wavefront}");
+                assert!(
+                    other.2 == one.2,
+                    "{algorithm} {fb:?}: wavefront {wavefront}: other final stages"
+                );
+            }
+        }
+    }
 }
 
 #[test]

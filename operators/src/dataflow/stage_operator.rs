@@ -1,5 +1,5 @@
 use super::ordered_stash::OrderedStash;
-use crate::engine::{InFlight, Position, Stage, encode};
+use crate::engine::{InFlight, Position, Stage, encode, process_stage_major};
 use serde::Serialize;
 use timely::dataflow::Stream;
 use timely::dataflow::channels::pact::Exchange;
@@ -19,9 +19,12 @@ pub struct StageBlock<S> {
 pub trait StageBlockExt<'scope> {
     /// Routes every record to worker `worker` and passes it, there, through the block's
     /// stages in order. Records are processed per completed timestamp, sorted by sequence
-    /// number, so the result does not depend on the arrival order. A snapshot marker
-    /// ([`InFlight::marker`]) gets the block's serialized stages added, and goes on. On every other worker the operator exists (all workers
-    /// build the same graph) but receives nothing; give it an empty block.
+    /// number, so the result does not depend on the arrival order; the records between
+    /// two snapshot markers go through the stages stage by stage
+    /// ([`process_stage_major`]: the same result as one record at a time, each stage's
+    /// state kept in the cache). A snapshot marker ([`InFlight::marker`]) gets the block's
+    /// serialized stages added, and goes on. On every other worker the operator exists
+    /// (all workers build the same graph) but receives nothing; give it an empty block.
     ///
     /// ```
     /// use flowboost_operators::boosters::{Algorithm, BoosterConfig, build};
@@ -83,8 +86,25 @@ impl<'scope> StageBlockExt<'scope> for Stream<'scope, u64, Vec<InFlight>> {
             move |(input, frontier), output| {
                 stash.absorb(input, output.output_index());
                 while let Some((capability, mut records)) = stash.next_complete(frontier) {
-                    for rec in records.iter_mut() {
-                        if let Some(parts) = rec.snapshot.as_mut() {
+                    // The records between snapshot markers go through the stages stage by
+                    // stage; a marker takes the stages' state after the records before it.
+                    let mut rest = &mut records[..];
+                    while !rest.is_empty() {
+                        let run = rest
+                            .iter()
+                            .position(|r| r.snapshot.is_some())
+                            .unwrap_or(rest.len());
+                        let (records, after) = rest.split_at_mut(run);
+                        if let Some(p) = position.as_mut() {
+                            for rec in records.iter_mut() {
+                                p.count(rec);
+                            }
+                        }
+                        process_stage_major(&mut stages, records);
+                        let Some((marker, after)) = after.split_first_mut() else {
+                            break;
+                        };
+                        if let Some(parts) = marker.snapshot.as_mut() {
                             for (i, stage) in stages.iter().enumerate() {
                                 match encode(stage) {
                                     Ok(bytes) => {
@@ -98,14 +118,8 @@ impl<'scope> StageBlockExt<'scope> for Stream<'scope, u64, Vec<InFlight>> {
                             if let Some(p) = position {
                                 parts.position = Some(p);
                             }
-                            continue;
                         }
-                        if let Some(p) = position.as_mut() {
-                            p.count(rec);
-                        }
-                        for stage in stages.iter_mut() {
-                            stage.process(rec);
-                        }
+                        rest = after;
                     }
                     output.session(&capability).give_container(&mut records);
                 }

@@ -5,7 +5,10 @@
 //! known) learning from it, then adding its vote to the running score vector. The
 //! [`Terminal`] picks the expert (the last one, or by Hedge), emits the [`Prediction`], and
 //! updates Hedge. [`SequentialRunner`] runs the chain in a plain loop; the timely operators
-//! run the very same stages, so both give bit-identical results.
+//! run the very same stages, so both give bit-identical results. Both take a run of
+//! records through a block of stages stage by stage ([`process_stage_major`]), which gives
+//! what one record at a time through every stage gives, with each stage's state in the
+//! cache over the run.
 //!
 //! The inputs are stamped by the [`Sequencer`] (positions and epochs); feedback that
 //! comes after the prediction (delayed labels, top-k clicks, logged clicks) meets its
@@ -25,6 +28,7 @@ mod sink;
 mod snapshot;
 mod stage;
 mod terminal;
+mod wavefront;
 
 pub use chain::Chain;
 pub use feedback_inbox::FeedbackInbox;
@@ -41,3 +45,4 @@ pub use sink::PredictionSink;
 pub use snapshot::{ChainSnapshot, KeyChainState, Position, SnapshotPolicy, decode, encode};
 pub use stage::Stage;
 pub use terminal::{ExpertSelection, ScoreKind, Terminal};
+pub use wavefront::{WAVEFRONT, process_stage_major};

@@ -1,6 +1,6 @@
 use super::{
     Chain, ChainSnapshot, InFlight, Input, Item, Position, Prediction, PredictionSink,
-    SnapshotPolicy, SourceState, Stage, Terminal, encode,
+    SnapshotPolicy, SourceState, Stage, Terminal, WAVEFRONT, encode, process_stage_major,
 };
 use crate::data::Example;
 use crate::join::{
@@ -25,13 +25,17 @@ pub struct FeedbackSetup {
     pub restored: Option<Arc<JoinState>>,
 }
 
-/// Runs a chain of stages and the terminal in a plain loop, one record at a time.
+/// Runs a chain of stages and the terminal in a plain loop.
 ///
 /// This is the reference engine: the dataflow engine runs the same stages and must give
-/// bit-identical predictions (and snapshots). With feedback, it runs the merged sequence
-/// epoch by epoch as the dataflow does: the learning passes due in an epoch first (by
-/// position), then the epoch's inputs in order, then the feedback join's epoch
-/// ([`JoinReference`]).
+/// bit-identical predictions (and snapshots). [`process`](Self::process) and
+/// [`run`](Self::run) take one record at a time through every stage. With feedback,
+/// [`run_items`](Self::run_items) runs the merged sequence epoch by epoch as the dataflow
+/// does: the learning passes due in an epoch first (by position), then the epoch's inputs
+/// in order, then the feedback join's epoch ([`JoinReference`]); it takes the records of
+/// an epoch through the stages stage by stage ([`process_stage_major`], up to
+/// [`with_wavefront`](Self::with_wavefront) records at a time), as the dataflow's stage
+/// blocks do, which gives the same as one at a time.
 #[derive(Clone, Debug)]
 pub struct SequentialRunner<S> {
     stages: Vec<S>,
@@ -39,6 +43,7 @@ pub struct SequentialRunner<S> {
     score_dim: usize,
     position: Position,
     snapshots: SnapshotPolicy,
+    wavefront: usize,
 }
 
 impl<S: Stage + Serialize> SequentialRunner<S> {
@@ -50,6 +55,7 @@ impl<S: Stage + Serialize> SequentialRunner<S> {
             score_dim,
             position: Position::default(),
             snapshots: SnapshotPolicy::default(),
+            wavefront: WAVEFRONT,
         }
     }
 
@@ -66,6 +72,15 @@ impl<S: Stage + Serialize> SequentialRunner<S> {
     /// where its items say.
     pub fn with_snapshots(mut self, policy: SnapshotPolicy) -> Self {
         self.snapshots = policy;
+        self
+    }
+
+    /// [`run_items`](Self::run_items) takes at most `records` records (at least 1) through
+    /// the stages stage by stage before their predictions go to the sink (default
+    /// [`WAVEFRONT`]); 1 runs one record at a time through every stage. The predictions
+    /// are the same for any value.
+    pub fn with_wavefront(mut self, records: usize) -> Self {
+        self.wavefront = records.clamp(1, WAVEFRONT);
         self
     }
 
@@ -139,17 +154,24 @@ impl<S: Stage + Serialize> SequentialRunner<S> {
         let mut run = ItemRun::new(feedback);
         let mut current: Option<u64> = None;
         for item in items {
-            let item = item?;
+            let item = match item {
+                Ok(item) => item,
+                Err(e) => {
+                    // What came before the error is predicted (and learned), as it came.
+                    run.flush(self, &mut sink)?;
+                    return Err(e);
+                }
+            };
             if current != Some(item.epoch) {
                 if let Some(t) = current {
                     run.end_epoch(self, t, &mut sink)?;
                 }
                 // Epochs with only join work in between (nothing of the source).
                 while let Some(e) = run.next_work().filter(|&e| e < item.epoch) {
-                    run.start_epoch(self, e);
+                    run.start_epoch(self, e, &mut sink)?;
                     run.end_epoch(self, e, &mut sink)?;
                 }
-                run.start_epoch(self, item.epoch);
+                run.start_epoch(self, item.epoch, &mut sink)?;
                 current = Some(item.epoch);
             }
             run.item(self, item, &mut sink)?;
@@ -158,7 +180,7 @@ impl<S: Stage + Serialize> SequentialRunner<S> {
             run.end_epoch(self, t, &mut sink)?;
         }
         while let Some(e) = run.next_work() {
-            run.start_epoch(self, e);
+            run.start_epoch(self, e, &mut sink)?;
             run.end_epoch(self, e, &mut sink)?;
         }
         if let Some(j) = &run.join {
@@ -214,6 +236,24 @@ struct ItemRun {
     waiting: Vec<WaitingEvent>,
     feedback: Vec<FeedbackItem>,
     snapshot: Option<SourceState>,
+    /// The records taken (counted) but not yet run through the stages, in order, and
+    /// what follows each one's pass through the terminal.
+    records: Vec<InFlight>,
+    then: Vec<Then>,
+}
+
+/// What follows a record's pass through the chain in [`SequentialRunner::run_items`].
+enum Then {
+    /// Nothing (a learning pass).
+    Nothing,
+    /// An event: its prediction goes to the sink, and to the join when the event waits
+    /// for its feedback.
+    Emit {
+        example: Arc<Example>,
+        waits: bool,
+        seq: u64,
+        epoch: u64,
+    },
 }
 
 impl ItemRun {
@@ -236,7 +276,61 @@ impl ItemRun {
             waiting: Vec::new(),
             feedback: Vec::new(),
             snapshot: None,
+            records: Vec::new(),
+            then: Vec::new(),
         }
+    }
+
+    /// Takes `rec` at the next position; runs the records taken when they fill the
+    /// runner's wavefront.
+    fn take<S: Stage + Serialize, K: PredictionSink>(
+        &mut self,
+        runner: &mut SequentialRunner<S>,
+        mut rec: InFlight,
+        then: Then,
+        sink: &mut K,
+    ) -> Result<(), String> {
+        runner.position.count(&mut rec);
+        self.records.push(rec);
+        self.then.push(then);
+        if self.records.len() >= runner.wavefront {
+            self.flush(runner, sink)?;
+        }
+        Ok(())
+    }
+
+    /// Runs the records taken through the stages (stage by stage), then each through the
+    /// terminal, in order, its prediction to the sink (and the join).
+    fn flush<S: Stage + Serialize, K: PredictionSink>(
+        &mut self,
+        runner: &mut SequentialRunner<S>,
+        sink: &mut K,
+    ) -> Result<(), String> {
+        process_stage_major(&mut runner.stages, &mut self.records);
+        for (rec, then) in self.records.drain(..).zip(self.then.drain(..)) {
+            let mut out = Prediction::default();
+            let emitted = runner.terminal.finish(&rec, &mut out);
+            if let Then::Emit {
+                example,
+                waits,
+                seq,
+                epoch,
+            } = then
+                && emitted
+            {
+                if waits && self.join.is_some() {
+                    self.waiting.push(WaitingEvent {
+                        seq,
+                        epoch,
+                        example: example.clone(),
+                        prediction: out.clone(),
+                        model: 0,
+                    });
+                }
+                sink.accept(out, example)?;
+            }
+        }
+        Ok(())
     }
 
     /// The next epoch the join has work in: a learning pass or a scheduled change.
@@ -250,15 +344,23 @@ impl ItemRun {
     }
 
     /// The learning passes due in epoch `t`, in position order.
-    fn start_epoch<S: Stage + Serialize>(&mut self, runner: &mut SequentialRunner<S>, t: u64) {
+    fn start_epoch<S: Stage + Serialize, K: PredictionSink>(
+        &mut self,
+        runner: &mut SequentialRunner<S>,
+        t: u64,
+        sink: &mut K,
+    ) -> Result<(), String> {
         let (Some(pairs), Some(setup)) = (self.due.remove(&t), &self.setup) else {
-            return;
+            return Ok(());
         };
-        let mut out = Prediction::default();
-        for p in pairs {
-            let rec = learning_pass(&p, &setup.topk, setup.labels, runner.score_dim);
-            runner.process_record(rec, &mut out);
+        let passes: Vec<InFlight> = pairs
+            .iter()
+            .map(|p| learning_pass(p, &setup.topk, setup.labels, runner.score_dim))
+            .collect();
+        for rec in passes {
+            self.take(runner, rec, Then::Nothing, sink)?;
         }
+        Ok(())
     }
 
     fn item<S: Stage + Serialize, K: PredictionSink>(
@@ -276,19 +378,13 @@ impl ItemRun {
                 } else {
                     InFlight::new(item.seq, example.clone(), dim)
                 };
-                let mut out = Prediction::default();
-                if runner.process_record(rec, &mut out) {
-                    if waits && self.join.is_some() {
-                        self.waiting.push(WaitingEvent {
-                            seq: item.seq,
-                            epoch: item.epoch,
-                            example: example.clone(),
-                            prediction: out.clone(),
-                            model: 0,
-                        });
-                    }
-                    sink.accept(out, example)?;
-                }
+                let then = Then::Emit {
+                    example,
+                    waits,
+                    seq: item.seq,
+                    epoch: item.epoch,
+                };
+                self.take(runner, rec, then, sink)?;
             }
             Input::Feedback { id, kind } => {
                 if self.join.is_some() {
@@ -312,6 +408,7 @@ impl ItemRun {
         t: u64,
         sink: &mut K,
     ) -> Result<(), String> {
+        self.flush(runner, sink)?;
         if let (Some(join), Some(setup)) = (self.join.as_mut(), &self.setup) {
             let waiting = std::mem::take(&mut self.waiting);
             let feedback = std::mem::take(&mut self.feedback);
