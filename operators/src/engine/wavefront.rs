@@ -3,6 +3,7 @@
 //! stage's state in the cache.
 
 use super::{InFlight, Stage};
+use crate::learners::hoeffding_tree::SharedViews;
 
 /// The most records [`process_stage_major`] takes through the stages together: each
 /// stage keeps its state in the cache over this many records, while the records' own
@@ -19,7 +20,9 @@ pub const WAVEFRONT: usize = 1024;
 /// of a record only on the stages before it, which have all processed that record. (A
 /// stage shares no state with another.) Record by record, the other stages of the block
 /// evict a stage's state (for a Hoeffding tree, its nodes, leaves and their statistics)
-/// between two records; stage by stage, it stays in the cache over the run.
+/// between two records; stage by stage, it stays in the cache over the run. The trees
+/// share the view of each record's example in the meantime
+/// ([`SharedViews`](crate::learners::hoeffding_tree::SharedViews)).
 ///
 /// ```
 /// use flowboost_operators::data::{Example, Features};
@@ -58,9 +61,12 @@ pub const WAVEFRONT: usize = 1024;
 /// assert_eq!(scores(&by_stage), scores(&by_record));
 /// ```
 pub fn process_stage_major<S: Stage>(stages: &mut [S], records: &mut [InFlight]) {
+    // The trees of the block share each record's view of its example.
+    let views = SharedViews::begin();
     for chunk in records.chunks_mut(WAVEFRONT) {
         for stage in stages.iter_mut() {
-            for rec in chunk.iter_mut() {
+            for (place, rec) in chunk.iter_mut().enumerate() {
+                views.record(place);
                 stage.process(rec);
             }
         }

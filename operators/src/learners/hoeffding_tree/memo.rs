@@ -10,7 +10,12 @@
 //! The view of an example is the same for every tree with the same layout (an ensemble's
 //! trees share one, see `shared_layout`): the first tree of a thread to see an example
 //! builds it, and the next ones take it from a per-thread cache (keyed by the layout's
-//! identity and the example's bits) instead of building it again.
+//! identity and the example's bits) instead of building it again. The cache holds the
+//! view of the last example; while a [`SharedViews`] scope lives, the views of up to
+//! [`RECENT`] examples, by the record's place in the run the scope names: a block of
+//! stages takes up to that many records through each tree before the next
+//! (`engine::process_stage_major`, in such a scope), so each tree after the first finds
+//! every record's view.
 
 use super::node::{AttrSlot, Layout, View};
 use crate::data::Features;
@@ -83,34 +88,156 @@ pub(super) struct ExampleView {
     pub view: View,
 }
 
-/// The last example a thread's trees looked at, under the layout it was viewed with
-/// (held, so its address is not reused while it is here).
-struct LastExample {
+/// A recent example a thread's trees looked at, under the layout it was viewed with.
+struct Recent {
     layout: Arc<Layout>,
     example: Arc<ExampleView>,
+    /// What it counts for against [`RECENT_BYTES`].
+    bytes: usize,
 }
+
+/// The views of a thread's recent examples: in a [`SharedViews`] scope, one slot per
+/// place in the run of records ([`SharedViews::record`]); outside, one slot.
+#[derive(Default)]
+struct RecentViews {
+    slots: Vec<Option<Recent>>,
+    /// The bytes the views in the slots count for.
+    bytes: usize,
+    /// How many [`SharedViews`] scopes live.
+    scopes: usize,
+    /// The place of the record the trees look at now, in a scope.
+    current: usize,
+}
+
+impl RecentViews {
+    /// The slot of the example the trees look at now, with as many slots as the scopes
+    /// call for.
+    fn slot(&mut self) -> usize {
+        let n = if self.scopes > 0 { RECENT } else { 1 };
+        if self.slots.len() != n {
+            self.slots.clear();
+            self.bytes = 0;
+            self.slots.resize_with(n, || None);
+        }
+        if n == 1 { 0 } else { self.current % RECENT }
+    }
+}
+
+/// A scope in which the trees of this thread share the views of a run of up to 1,024
+/// records' examples (about 8 MiB at most), for a run taken through many trees tree by
+/// tree: before a tree takes a record, [`record`](Self::record) names its place in the
+/// run. When the last scope ends, the views are freed and the trees share the last
+/// example's view only. (A view is only ever taken for an example equal to its own, bit
+/// for bit: a wrong place costs a view built again, never a wrong result.)
+///
+/// ```
+/// use flowboost_operators::data::{Features, Schema, Task};
+/// use flowboost_operators::learners::hoeffding_tree::SharedViews;
+/// use flowboost_operators::learners::{HoeffdingTree, HoeffdingTreeConfig, WeakLearner};
+///
+/// let schema = Schema::numeric(2, 2, Task::Binary);
+/// let mut trees: Vec<HoeffdingTree> = (0..3)
+///     .map(|i| HoeffdingTree::new(&schema, HoeffdingTreeConfig::default(), i))
+///     .collect();
+/// let run: Vec<(Features, u32)> = (0..8)
+///     .map(|i| (Features::Dense(vec![i as f64, 1.0]), (i % 2) as u32))
+///     .collect();
+/// let views = SharedViews::begin();
+/// for tree in &mut trees {
+///     for (place, (x, y)) in run.iter().enumerate() {
+///         views.record(place);
+///         tree.learn(x, *y, 1.0);
+///     }
+/// }
+/// drop(views);
+/// ```
+pub struct SharedViews {
+    /// Not `Send`: the scope is the thread's.
+    _thread: std::marker::PhantomData<*const ()>,
+}
+
+impl SharedViews {
+    /// Names the place in the run (from 0) of the record the trees look at next.
+    #[inline]
+    pub fn record(&self, place: usize) {
+        RECENT_VIEWS.with(|r| {
+            if let Ok(mut r) = r.try_borrow_mut() {
+                r.current = place;
+            }
+        });
+    }
+
+    /// Starts a scope (scopes nest).
+    pub fn begin() -> SharedViews {
+        RECENT_VIEWS.with(|r| {
+            if let Ok(mut r) = r.try_borrow_mut() {
+                r.scopes += 1;
+            }
+        });
+        SharedViews {
+            _thread: std::marker::PhantomData,
+        }
+    }
+}
+
+impl Drop for SharedViews {
+    fn drop(&mut self) {
+        RECENT_VIEWS.with(|r| {
+            if let Ok(mut r) = r.try_borrow_mut() {
+                r.scopes = r.scopes.saturating_sub(1);
+                if r.scopes == 0 {
+                    r.slots = Vec::new();
+                    r.bytes = 0;
+                }
+            }
+        });
+    }
+}
+
+/// How many views of recent examples a thread keeps: as many as the records a block of
+/// stages takes through each stage in turn (`engine::WAVEFRONT`).
+const RECENT: usize = crate::engine::WAVEFRONT;
+
+/// The most memory the views of recent examples of a thread take, about (a view
+/// counts 40 bytes per stored value, plus 256): beyond it, a tree keeps an example's view
+/// to itself.
+const RECENT_BYTES: usize = 8 << 20;
 
 thread_local! {
-    static LAST_EXAMPLE: RefCell<Option<LastExample>> = const { RefCell::new(None) };
+    static RECENT_VIEWS: RefCell<RecentViews> = RefCell::new(RecentViews::default());
 }
 
-/// Makes `mine` the view of `x` under `layout`: the thread's last one when it is of the
-/// same layout and example; else `mine` rebuilt in place when no other tree holds it (a
-/// new one otherwise), which becomes the thread's last.
+/// Makes `mine` the view of `x` under `layout`: the thread's recent one of the same
+/// layout and example when there is one; else `mine` rebuilt in place when no other tree
+/// and no slot hold it (else the view the example's slot held, when no tree holds it, or
+/// a new one), which then takes the example's slot.
 fn set_example(mine: &mut Arc<ExampleView>, layout: &Arc<Layout>, x: &Features) {
-    LAST_EXAMPLE.with(|last| {
-        let mut last = last.try_borrow_mut().ok();
-        if let Some(slot) = last.as_mut()
-            && let Some(l) = slot.as_ref()
-        {
-            if Arc::ptr_eq(&l.layout, layout) && l.example.key.matches(x) {
+    RECENT_VIEWS.with(|recent| {
+        let mut recent = recent.try_borrow_mut().ok();
+        let mut at = 0;
+        let mut spare = None;
+        if let Some(r) = recent.as_mut() {
+            at = r.slot();
+            if let Some(l) = &r.slots[at]
+                && Arc::ptr_eq(&l.layout, layout)
+                && l.example.key.matches(x)
+            {
                 *mine = l.example.clone();
                 return;
             }
-            if Arc::ptr_eq(&l.example, mine) {
-                // The cache need not keep it: rebuilt in place if no other tree holds it.
-                **slot = None;
+            if let Some(old) = r.slots[at].take() {
+                r.bytes -= old.bytes;
+                // (`mine` itself, when the slot held it: then rebuilt in place if no other
+                // tree holds it.)
+                spare = Some(old.example).filter(|view| !Arc::ptr_eq(view, mine));
             }
+        }
+        if Arc::get_mut(mine).is_none() {
+            // (Its allocations reused when no tree holds it any more.)
+            *mine = match spare {
+                Some(view) if Arc::strong_count(&view) == 1 => view,
+                _ => Arc::default(),
+            };
         }
         match Arc::get_mut(mine) {
             Some(example) => {
@@ -124,10 +251,15 @@ fn set_example(mine: &mut Arc<ExampleView>, layout: &Arc<Layout>, x: &Features) 
                 *mine = Arc::new(example);
             }
         }
-        if let Some(slot) = last.as_mut() {
-            **slot = Some(LastExample {
+        let bytes = 40 * x.stored() + 256;
+        if let Some(r) = recent.as_mut()
+            && r.bytes + bytes <= RECENT_BYTES
+        {
+            r.bytes += bytes;
+            r.slots[at] = Some(Recent {
                 layout: layout.clone(),
                 example: mine.clone(),
+                bytes,
             });
         }
     })

@@ -57,6 +57,7 @@ mod stats;
 pub use config::{
     HoeffdingTreeConfig, LeafPrediction, RANDOM_CONFIDENCE_RANGE, RANDOM_GRACE_RANGE,
 };
+pub use memo::SharedViews;
 
 use self::gaussian::GaussianEstimator;
 use self::memo::Memo;
