@@ -93,13 +93,13 @@ pub struct ModelArgs {
     pub learners: Option<usize>,
     /// The weak learner: vfdt (Hoeffding tree) or linear (logistic/softmax, VW-style)
     /// [default: vfdt].
-    #[arg(long, value_parser = named::<WeakKind>())]
+    #[arg(hide_possible_values = true, long, value_parser = named::<WeakKind>())]
     pub weak: Option<WeakKind>,
     /// Hoeffding tree parameters: default (MOA's: grace period 200, split confidence 1e-7,
     /// tie threshold 0.05) or random (per tree, as the papers' authors did: split
     /// confidence and tie threshold log-uniform in [0.01, 0.9], grace period 5..20).
     /// Default: random for ensembles (N > 1), default for single.
-    #[arg(long, value_parser = named::<TreeParams>())]
+    #[arg(hide_possible_values = true, long, value_parser = named::<TreeParams>())]
     pub tree_params: Option<TreeParams>,
     /// Each tree looks at this many random features (1 to the dimension; the papers use
     /// 20); default all. The learners times the features each looks at are at most
@@ -128,13 +128,13 @@ pub struct ModelArgs {
     /// OnlineBMR's potential: rank (the weighted rank loss; the paper's choice for
     /// single-label weak learners) or hinge (the weighted hinge loss; for general ones)
     /// [default: rank].
-    #[arg(long, value_parser = named::<Potential>())]
+    #[arg(hide_possible_values = true, long, value_parser = named::<Potential>())]
     pub potential: Option<Potential>,
     /// Oza: how the stages combine their votes: paper (Oza and Russell's hard votes: each
     /// stage adds its weight ln((1 - e) / e) to the label it predicts) or moa (MOA's
     /// OzaBoost: each stage adds its weight times its predicted distribution, and the vote
     /// stops at the first stage of weight 0) [default: paper].
-    #[arg(long, value_name = "RULE", value_parser = named::<OzaVotes>())]
+    #[arg(hide_possible_values = true, long, value_name = "RULE", value_parser = named::<OzaVotes>())]
     pub oza_votes: Option<OzaVotes>,
 
     /// Top-k boosters: the number of labels shown (their relevance is the feedback). A
@@ -148,7 +148,7 @@ pub struct ModelArgs {
     pub rho: Option<f64>,
     /// Top-k boosters: uniform (a random permutation) or single-swap (two random swaps
     /// across the top-k boundary; needs 3 <= k < labels) [default: uniform].
-    #[arg(long, value_parser = named::<Randomization>())]
+    #[arg(hide_possible_values = true, long, value_parser = named::<Randomization>())]
     pub randomization: Option<Randomization>,
     /// Top-k boosters: probabilities Pr[a, b shown] are clipped to [P, 1 - P] before they
     /// divide (the authors' 0.005; 0 turns it off) [default: 0.005].
@@ -177,7 +177,7 @@ pub struct ModelArgs {
     pub pa_c: Option<f64>,
     /// falt, pa1-br, pa2-br: the kernel, linear or rbf (K(x, z) = exp(-||x - z||^2 /
     /// (2 delta^2))); falt-kernel is falt with rbf [default: linear].
-    #[arg(long, value_parser = named::<Kernel>())]
+    #[arg(hide_possible_values = true, long, value_parser = named::<Kernel>())]
     pub kernel: Option<Kernel>,
     /// The RBF kernel width delta^2 (> 0) [default: 1, on features scaled by
     /// --online-scaling; with --grid, a grid of widths].
@@ -188,7 +188,7 @@ pub struct ModelArgs {
     /// kept in the model: one pass, no preprocessing; sparse vectors are divided by the
     /// largest magnitude so they stay sparse) or none (the raw features, the paper's
     /// algorithms as written) [default: min-max].
-    #[arg(long, value_name = "HOW", value_parser = named::<FeatureScaling>())]
+    #[arg(hide_possible_values = true, long, value_name = "HOW", value_parser = named::<FeatureScaling>())]
     pub online_scaling: Option<FeatureScaling>,
     /// falt, salt, falt-kernel (beyond the paper, which tunes offline): run a small grid of
     /// settings side by side on every example and predict with the one whose progressive
@@ -226,7 +226,7 @@ pub struct ModelArgs {
 pub struct EngineArgs {
     /// The engine: sequential (a plain loop) or dataflow (timely; the stages in contiguous
     /// blocks across --workers threads). Both give identical predictions.
-    #[arg(long, default_value = "sequential", value_parser = named::<EngineKind>())]
+    #[arg(hide_possible_values = true, long, default_value = "sequential", value_parser = named::<EngineKind>())]
     pub engine: EngineKind,
 
     /// The number of timely worker threads (dataflow engine), 1 to 128.

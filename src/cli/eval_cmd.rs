@@ -31,7 +31,7 @@ pub struct EvalArgs {
     /// The protocol: prequential (test-then-train on every example), holdout (train on
     /// --data, then score --test while still learning), last20 (score the final 20% of one
     /// stream). Default: holdout with --test, else prequential.
-    #[arg(long, value_parser = named::<Protocol>())]
+    #[arg(hide_possible_values = true, long, value_parser = named::<Protocol>())]
     pub protocol: Option<Protocol>,
 
     /// Shuffle each file with this seed before streaming it.
@@ -93,7 +93,7 @@ pub struct EvalArgs {
     /// Feature scaling fitted on the training file (--data): none, or min-max (dense
     /// features to [0, 1] by the training minimum and maximum; sparse ones divided by
     /// their maximum absolute value, so they stay sparse).
-    #[arg(long, default_value = "none", value_parser = named::<FeatureScaling>())]
+    #[arg(hide_possible_values = true, long, default_value = "none", value_parser = named::<FeatureScaling>())]
     pub scale: FeatureScaling,
 
     /// Print the report as one JSON object (the last line of stdout).

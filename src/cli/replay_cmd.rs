@@ -19,7 +19,7 @@ pub struct SimulatorArgs {
     /// Simulated logs: the logging policy, uniform (a uniformly random slate) or bts
     /// (Thompson-sampling-like: a Plackett-Luce ranking by the items' posterior click
     /// rates, refreshed every 1,000 impressions; exact propensities).
-    #[arg(long, default_value = "uniform", value_name = "POLICY", value_parser = named::<LoggingPolicy>())]
+    #[arg(hide_possible_values = true, long, default_value = "uniform", value_name = "POLICY", value_parser = named::<LoggingPolicy>())]
     pub logging_policy: LoggingPolicy,
 
     /// Simulated logs: the mean delay of a click, in impressions (geometric; 0: none).
@@ -62,7 +62,7 @@ pub struct ReplayArgs {
 
     /// Stream a built-in generator instead of a file: clicks (the click simulator with
     /// known truth; see --impressions, --items, --logging-policy, --click-delay).
-    #[arg(long, value_name = "NAME", conflicts_with = "data", value_parser = ["clicks"])]
+    #[arg(hide_possible_values = true, long, value_name = "NAME", conflicts_with = "data", value_parser = ["clicks"])]
     pub generator: Option<String>,
 
     /// The number of items; for a file, default: read from item_context.csv beside the

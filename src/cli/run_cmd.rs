@@ -103,6 +103,7 @@ pub struct KafkaArgs {
     /// Where to start: earliest, latest, or committed (the group's offsets; earliest for
     /// partitions without one).
     #[arg(
+        hide_possible_values = true,
         requires = "kafka_job",
         long,
         default_value = "committed",
@@ -125,6 +126,7 @@ pub struct KafkaArgs {
     pub commit_interval_ms: u64,
     /// The events' format: json (JSON objects) or libsvm (LIBSVM lines, id in the key).
     #[arg(
+        hide_possible_values = true,
         requires = "kafka_job",
         long,
         default_value = "json",
@@ -142,6 +144,7 @@ pub struct KafkaArgs {
     /// their clicks on separate topics). A record without a timestamp is then a dead
     /// letter (no_timestamp).
     #[arg(
+        hide_possible_values = true,
         requires = "kafka_job",
         long,
         default_value = "offsets",
@@ -260,7 +263,7 @@ pub struct KafkaArgs {
 pub struct SpaceArgs {
     /// The task: binary, multiclass or multilabel (default: binary for 2 labels, else
     /// multiclass).
-    #[arg(long, value_name = "TASK", value_parser = named::<Task>())]
+    #[arg(hide_possible_values = true, long, value_name = "TASK", value_parser = named::<Task>())]
     pub task: Option<Task>,
     /// The number of numeric features (named f0, f1, ...), 1 to 1048576.
     #[arg(long, value_name = "D", value_parser = super::limits::features, allow_negative_numbers = true)]

@@ -84,7 +84,7 @@ pub struct ProduceArgs {
     #[arg(long, value_name = "N")]
     pub impressions: Option<u64>,
     /// --generator clicks: the logging policy, uniform or bts (see `replay-clicks`).
-    #[arg(long, default_value = "uniform", value_name = "POLICY", value_parser = named::<LoggingPolicy>())]
+    #[arg(hide_possible_values = true, long, default_value = "uniform", value_name = "POLICY", value_parser = named::<LoggingPolicy>())]
     pub logging_policy: LoggingPolicy,
     /// --generator clicks: the mean delay of a click, in impressions (geometric; 0: none);
     /// a click of impression i with delay d is produced after impression i + d.
@@ -261,7 +261,7 @@ pub struct ReadArgs {
     /// Which records to read: read_committed (those of committed transactions, and every
     /// record written without one: what a job's downstream consumers should use) or
     /// read_uncommitted (also those of open and aborted transactions).
-    #[arg(long, default_value = "read_committed", value_name = "LEVEL", value_parser = ["read_committed", "read_uncommitted"])]
+    #[arg(hide_possible_values = true, long, default_value = "read_committed", value_name = "LEVEL", value_parser = ["read_committed", "read_uncommitted"])]
     pub isolation: String,
 }
 
