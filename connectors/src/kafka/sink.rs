@@ -130,7 +130,22 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 ///
 /// The producer's defaults (any can be overridden by [`KafkaConfig::settings`]):
 /// `acks=all`, `enable.idempotence=true` (no duplicates or reordering from retries),
-/// `linger.ms=5`, `client.id=flowboost-sink`.
+/// `client.id=flowboost-sink`, and `linger.ms`:
+/// - 5 for [`new`](Self::new) (latency).
+/// - 100 for [`transactional`](Self::transactional): the records of a transaction become
+///   visible (to `read_committed` consumers) only at its commit, which sends what lingers
+///   at once, so a longer linger delays nothing a reader sees. It lets the broker answer
+///   one request before the next batch is ready, which keeps the producer out of
+///   librdkafka's busy loop unless the broker takes longer than that.
+///
+/// The busy loop: librdkafka's idempotent producer (2.12) lets one produce request per
+/// partition be in flight, and while it waits for the broker's answer with the next batch
+/// past its linger, its broker thread polls with a zero timeout until the answer comes,
+/// which on a slow broker burns a core (docs/kafka.md, "The producer's busy loop").
+/// Without idempotence that loop goes, but each record enqueued behind a full output
+/// queue then wakes the broker thread (a system call on the caller's thread per record),
+/// which halved the job's throughput in 2 runs of 5 on a loaded broker: the at-least-once
+/// producer stays idempotent.
 pub struct KafkaSink {
     producer: ThreadedProducer<DeliveryCounter>,
     topic: String,
@@ -173,8 +188,9 @@ impl KafkaSink {
     /// with consumed offsets, and opens the next. Records of a transaction never committed
     /// (a crash) stay invisible to `isolation.level=read_committed` consumers.
     ///
-    /// Settings as for [`new`](Self::new), plus `transactional.id`; `transaction.timeout.ms`
-    /// (librdkafka's default 60,000) can be set in `config`'s settings.
+    /// Settings as for [`new`](Self::new), but with `linger.ms=100` (see [`KafkaSink`]),
+    /// plus `transactional.id`; `transaction.timeout.ms` (librdkafka's
+    /// default 60,000) can be set in `config`'s settings.
     pub fn transactional(
         config: &KafkaConfig,
         topic: &str,
@@ -184,7 +200,7 @@ impl KafkaSink {
             ("client.id", "flowboost-sink"),
             ("acks", "all"),
             ("enable.idempotence", "true"),
-            ("linger.ms", "5"),
+            ("linger.ms", "100"),
             ("transactional.id", transactional_id),
         ]);
         let producer: ThreadedProducer<DeliveryCounter> = client
