@@ -157,29 +157,55 @@ fn nonsense_values_are_errors_naming_the_option() {
     );
 }
 
-/// Every option whose value is one of a few names: `--help` lists the names, a name or an
-/// alias parses in any case, and anything else is a usage error naming the option, the
-/// value and the names expected.
+/// Every option whose value is one of a few names: `--help` names them once (clap's list,
+/// or the option's own text that says what each means), a name or an alias parses in any
+/// case, and anything else is a usage error naming the option, the value and the names
+/// expected.
 #[test]
 fn named_option_values_are_listed_parsed_and_checked() {
     let help = String::from_utf8_lossy(&flowboost(&["eval", "--help"]).stdout).into_owned();
-    let help = help.split_whitespace().collect::<Vec<_>>().join(" ");
-    for listed in [
-        "[possible values: paper, moa]",
-        "[possible values: auto, arff, libsvm, csv]",
-        "[possible values: prequential, holdout, last20]",
-        "[possible values: sequential, dataflow]",
+    // The option's text: its line of --help and the indented lines after it, up to the
+    // next option's line, in one line.
+    let text_of = |help: &str, option: &str| -> String {
+        let mut lines = help
+            .lines()
+            .skip_while(|l| !l.trim_start().starts_with(&format!("{option} <")));
+        let first = lines
+            .next()
+            .unwrap_or_else(|| panic!("{option} not in --help:\n{help}"));
+        let rest = lines.take_while(|l| l.len() - l.trim_start().len() > 10);
+        std::iter::once(first)
+            .chain(rest)
+            .flat_map(str::split_whitespace)
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    assert!(
+        text_of(&help, "--format").contains("[possible values: auto, arff, libsvm, csv]"),
+        "{help}"
+    );
+    for (option, names) in [
+        ("--oza-votes", &["paper (", "moa ("][..]),
+        (
+            "--protocol",
+            &["prequential (", "holdout (", "last20 ("][..],
+        ),
+        ("--engine", &["sequential (", "dataflow ("][..]),
     ] {
+        let text = text_of(&help, option);
+        for name in names {
+            assert!(text.contains(name), "{option}: `{name}` not in `{text}`");
+        }
         assert!(
-            help.contains(listed),
-            "`{listed}` not in eval --help:\n{help}"
+            !text.contains("[possible values"),
+            "{option} names its values twice: `{text}`"
         );
     }
     let run_help = String::from_utf8_lossy(&flowboost(&["run", "--help"]).stdout).into_owned();
-    let run_help = run_help.split_whitespace().collect::<Vec<_>>().join(" ");
+    let merge_order = text_of(&run_help, "--merge-order");
     assert!(
-        run_help.contains("[possible values: offsets, timestamps]"),
-        "{run_help}"
+        merge_order.contains("offsets (") && merge_order.contains("timestamps ("),
+        "{merge_order}"
     );
     // A name in another case and with spaces around it, and an alias (svmlight).
     let out = flowboost(&[
