@@ -45,6 +45,12 @@ fetches):
               workers / with 1 worker on the same backlog, and each worker thread's CPU
               seconds (the job's summary, from /proc/thread-self/schedstat). Not pinned: this
               2-core machine cannot show a speed-up (the broker and both workers contend).
+  scaling     for machines with more cores than the 2 of the VM this project is built on
+              (not in the default sections): events/s and CPU per event of the model
+              without Kafka and of the job on a backlog (max(4, W) partitions), on W = 1,
+              2, 4, 8 workers (--scaling-workers), for binary + adaboost-ol N=10 and
+              multilabel + ada-olmr N=100; nothing pinned but the broker, on the last core;
+              each worker thread's CPU seconds; one run per count.
 
   checkpoints events/s of the job on a backlog with a checkpoint every 10 s (transactional
               output, the default with --checkpoint-dir) divided by the same job's without
@@ -117,8 +123,12 @@ RUN = f"{os.getpid()}-{int(time.time())}"
 
 
 class Broker:
-    """A fresh emulator broker pinned to core 1, its data in BROKER_DATA, stopped on exit;
-    with --brokers, the broker given (not started, not stopped, not pinned)."""
+    """A fresh emulator broker pinned to core `core` (1 unless given), its data in
+    BROKER_DATA, stopped on exit; with --brokers, the broker given (not started, not
+    stopped, not pinned)."""
+
+    def __init__(self, core=1):
+        self.core = core
 
     def __enter__(self):
         if EXTERNAL:
@@ -127,7 +137,7 @@ class Broker:
         env = dict(os.environ, FLOWBOOST_KAFKA_DATA=BROKER_DATA) if BROKER_DATA else None
         subprocess.run([KAFKA_SH, "stop"], cwd=ROOT, capture_output=True)
         out = subprocess.run(
-            ["taskset", "-c", "1", KAFKA_SH, "start"],
+            ["taskset", "-c", str(self.core), KAFKA_SH, "start"],
             cwd=ROOT, check=True, capture_output=True, text=True, env=env,
         ).stdout
         self.address = out.strip().splitlines()[-1]
@@ -177,6 +187,41 @@ class PinThreads(threading.Thread):
             self.stop.wait(0.02)
 
 
+class ThreadSampler(threading.Thread):
+    """While process `pid` runs, reads every thread's name and CPU seconds every 0.1 s;
+    `by_name()` sums the last reading per thread name (librdkafka's `rdk:broker*`,
+    `rdk:main`, the timely workers `timely:work-*`): where the CPU of a run went."""
+
+    def __init__(self, pid):
+        super().__init__(daemon=True)
+        self.pid = pid
+        self.last = {}
+        self.stop = threading.Event()
+
+    def run(self):
+        while not self.stop.is_set():
+            try:
+                tids = os.listdir(f"/proc/{self.pid}/task")
+            except OSError:
+                return
+            for tid in tids:
+                try:
+                    with open(f"/proc/{self.pid}/task/{tid}/comm") as f:
+                        comm = f.read().strip()
+                    with open(f"/proc/{self.pid}/task/{tid}/stat") as f:
+                        fields = f.read().rsplit(")", 1)[1].split()
+                except OSError:
+                    continue
+                self.last[tid] = (comm, (int(fields[11]) + int(fields[12])) / TICK)
+            self.stop.wait(0.1)
+
+    def by_name(self):
+        out = {}
+        for comm, cpu in self.last.values():
+            out[comm] = out.get(comm, 0.0) + cpu
+        return out
+
+
 def cpu_of(pid):
     """utime + stime (seconds) of a running process, all threads."""
     with open(f"/proc/{pid}/stat") as f:
@@ -208,8 +253,9 @@ def last_json(text):
     raise SystemExit(f"no JSON summary in:\n{text[-2000:]}")
 
 
-def produce(fb, brokers, topic, generator, examples, seed=1, rate=None):
-    cmd = [fb, "kafka", "produce", "--brokers", brokers, "--topic", topic, "--partitions", "4",
+def produce(fb, brokers, topic, generator, examples, seed=1, rate=None, partitions=4):
+    cmd = [fb, "kafka", "produce", "--brokers", brokers, "--topic", topic,
+           "--partitions", str(partitions),
            "--generator", generator, "--examples", str(examples), "--seed", str(seed)]
     if rate:
         cmd += ["--rate", f"{rate:.1f}"]
@@ -238,21 +284,26 @@ def job_cmd(fb, brokers, tag, generator, algo, n, workers, idle=None):
     return cmd
 
 
-def baseline(fb, generator, algo, n, examples):
+def baseline(fb, generator, algo, n, examples, workers=1, pin="0"):
+    """The same model without Kafka (`flowboost run` on the generator's stream), pinned to
+    `pin` (None: not pinned), on `workers` timely workers."""
     cmd = [fb, "run", "--generator", generator, "--examples", str(examples), "--algo", algo,
-           "--learners", str(n), "--output", "/dev/null", "--report-every", "0"]
-    _, err, wall, cpu = run_with_cpu(cmd, pin="0")
+           "--learners", str(n), "--output", "/dev/null", "--report-every", "0",
+           "--workers", str(workers)]
+    _, err, wall, cpu = run_with_cpu(cmd, pin=pin)
     m = re.search(r"(\d+) examples in ([0-9.]+) s", err)
     secs = float(m.group(2))
     return {"events_per_second": examples / secs, "seconds": secs, "cpu_seconds": cpu,
             "wall_seconds": wall}
 
 
-def kafka_backlog(fb, generator, algo, n, examples, workers, pin_threads, tag, extra=()):
-    """The job on a backlog of `examples` events; with `pin_threads`, its worker threads
-    pinned to core 0 and its other threads to core 1 (see PinThreads)."""
-    with Broker() as b:
-        produce(fb, b.address, f"{tag}-events", generator, examples)
+def kafka_backlog(fb, generator, algo, n, examples, workers, pin_threads, tag, extra=(),
+                  partitions=4, broker_core=1):
+    """The job on a backlog of `examples` events on `partitions` partitions; with
+    `pin_threads`, its worker threads pinned to core 0 and its other threads to core 1
+    (see PinThreads)."""
+    with Broker(broker_core) as b:
+        produce(fb, b.address, f"{tag}-events", generator, examples, partitions=partitions)
         create(fb, b.address, f"{tag}-pred")
         cmd = job_cmd(fb, b.address, tag, generator, algo, n, workers, idle=2) + list(extra)
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -261,7 +312,10 @@ def kafka_backlog(fb, generator, algo, n, examples, workers, pin_threads, tag, e
         pinner = PinThreads(p.pid) if pin_threads else None
         if pinner:
             pinner.start()
+        sampler = ThreadSampler(p.pid)
+        sampler.start()
         out, err = p.communicate()
+        sampler.stop.set()
         if pinner:
             pinner.stop.set()
         wall = time.monotonic() - start
@@ -274,6 +328,7 @@ def kafka_backlog(fb, generator, algo, n, examples, workers, pin_threads, tag, e
         s["process_cpu_seconds"] = (after.ru_utime + after.ru_stime) - (
             before.ru_utime + before.ru_stime)
         s["wall_seconds"] = wall
+        s["threads_cpu_seconds"] = sampler.by_name()
         return s
 
 
@@ -563,6 +618,50 @@ def workers(fb, quick, report):
     report.append("")
 
 
+def scaling(fb, quick, report, counts):
+    rows = []
+    broker_core = os.cpu_count() - 1
+    for generator, algo, n in (CONFIGS[0], CONFIGS[2]):
+        examples = sizes(quick)[(generator, n)]
+        first = None
+        for w in counts:
+            log(f"== scaling: {generator} {algo} N={n}, {w} worker(s), {examples} events")
+            base = baseline(fb, generator, algo, n, examples, workers=w, pin=None)
+            job = kafka_backlog(fb, generator, algo, n, examples, w, False,
+                                f"sc{w}-{generator}-{n}-{RUN}", partitions=max(4, w),
+                                broker_core=broker_core)
+            first = first or (base, job)
+            b_us = base["cpu_seconds"] / examples * 1e6
+            j_us = job["process_cpu_seconds"] / examples * 1e6
+            log(f"   without Kafka {base['events_per_second']:.0f}/s ({b_us:.1f} CPU us/event), "
+                f"job {job['events_per_second']:.0f}/s ({j_us:.1f} CPU us/event), "
+                f"workers {job['worker_cpu_seconds']}")
+            others = sorted(((c, n) for n, c in job["threads_cpu_seconds"].items()
+                             if not n.startswith("timely:work")), reverse=True)
+            log("   other threads (last reading, 0.1 s apart): "
+                + ", ".join(f"{n} {c:.2f}" for c, n in others[:4]))
+            rows.append(
+                f"| {generator} | {algo} | {n} | {w} | {base['events_per_second']:.0f} | "
+                f"{base['events_per_second'] / first[0]['events_per_second']:.2f} | {b_us:.1f} | "
+                f"{job['events_per_second']:.0f} | "
+                f"{job['events_per_second'] / first[1]['events_per_second']:.2f} | {j_us:.1f} | "
+                f"**{job['process_cpu_seconds'] / first[1]['process_cpu_seconds']:.2f}** | "
+                f"{job['busy_seconds']:.2f} | "
+                f"{' + '.join(f'{c:.2f}' for c in job['worker_cpu_seconds'])} | "
+                f"{job['process_cpu_seconds'] - sum(job['worker_cpu_seconds']):.2f} | "
+                f"{job['events_per_second'] / base['events_per_second']:.2f} |")
+    report.append(f"### Scaling with the number of workers ({os.cpu_count()} cores; nothing "
+                  f"pinned but the broker, on core {broker_core}; one run each; the backlog "
+                  "on max(4, workers) partitions)\n")
+    report.append("| generator | algo | N | workers | without Kafka: events/s | its speed-up | "
+                  "its CPU us/event | Kafka job: events/s | its speed-up | its CPU us/event | "
+                  "job CPU vs 1 worker | job busy s | CPU s per worker thread | "
+                  "CPU s of its other threads | job / model |")
+    report.append("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|")
+    report.extend(rows)
+    report.append("")
+
+
 def checkpoints(fb, quick, report, repeat):
     import shutil
     import tempfile
@@ -608,7 +707,11 @@ def checkpoints(fb, quick, report, repeat):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="small streams (a smoke run)")
-    ap.add_argument("--sections", default="throughput,idle,latency,live,workers,checkpoints")
+    ap.add_argument("--sections", default="throughput,idle,latency,live,workers,checkpoints",
+                    help="a comma-separated list of sections (scaling is not in the default: "
+                         "it is for machines with more cores)")
+    ap.add_argument("--scaling-workers", default="1,2,4,8", metavar="W,W,...",
+                    help="the worker counts of the scaling section")
     ap.add_argument("--out", help="also write the Markdown report to this file")
     ap.add_argument("--rates", default="",
                     help="the job's maximum rates for the latency section, e.g. "
@@ -638,27 +741,30 @@ def main():
         key, rate = item.split("=")
         generator, n = key.split(":")
         rates[(generator, int(n))] = float(rate)
+    counts = [int(w) for w in args.scaling_workers.split(",")]
+    runs = {
+        "throughput": lambda: throughput(fb, args.quick, report, rates, args.repeat),
+        "idle": lambda: idle(fb, args.quick, report),
+        "latency": lambda: latency(fb, args.quick, report, rates),
+        "live": lambda: live(fb, args.quick, report),
+        "workers": lambda: workers(fb, args.quick, report),
+        "scaling": lambda: scaling(fb, args.quick, report, counts),
+        "checkpoints": lambda: checkpoints(fb, args.quick, report, args.repeat),
+    }
     sections = args.sections.split(",")
     for s in sections:
-        if s not in ("throughput", "idle", "latency", "live", "workers", "checkpoints"):
+        if s not in runs:
             raise SystemExit(f"unknown section {s}")
-    if "throughput" in sections:
-        throughput(fb, args.quick, report, rates, args.repeat)
-    if "idle" in sections:
-        idle(fb, args.quick, report)
-    if "latency" in sections:
-        latency(fb, args.quick, report, rates)
-    if "live" in sections:
-        live(fb, args.quick, report)
-    if "workers" in sections:
-        workers(fb, args.quick, report)
-    if "checkpoints" in sections:
-        checkpoints(fb, args.quick, report, args.repeat)
-    text = "\n".join(report)
-    print(text)
-    if args.out:
-        with open(args.out, "w") as f:
-            f.write(text + "\n")
+    # In the order above (latency uses throughput's rates); the report so far is written
+    # after each section, so that a run cut short keeps what it measured.
+    for s in runs:
+        if s not in sections:
+            continue
+        runs[s]()
+        if args.out:
+            with open(args.out, "w") as f:
+                f.write("\n".join(report) + "\n")
+    print("\n".join(report))
 
 
 if __name__ == "__main__":

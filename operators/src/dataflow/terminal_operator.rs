@@ -57,13 +57,17 @@ impl<'scope> TerminalExt<'scope> for Stream<'scope, u64, Vec<InFlight>> {
         mut terminal: Option<Terminal>,
     ) -> Stream<'scope, u64, Vec<ChainOutput>> {
         let pact = Exchange::new(move |_: &InFlight| worker as u64);
-        self.unary_frontier(pact, "Terminal", move |_capability, _info| {
+        let scope = self.scope();
+        self.unary_frontier(pact, "Terminal", move |_capability, info| {
+            let activator = scope.activator_for(info.address);
             let mut stash = OrderedStash::default();
             move |(input, frontier), output| {
                 stash.absorb(input, output.output_index());
-                while let Some((capability, records)) = stash.next_complete(frontier) {
+                // One epoch per activation, as the stage blocks (see there).
+                if let Some((capability, records)) = stash.next_complete(frontier) {
+                    activator.activate();
                     let Some(terminal) = terminal.as_mut() else {
-                        continue;
+                        return;
                     };
                     let mut session = output.session(&capability);
                     for mut rec in records {
