@@ -152,7 +152,19 @@ def threads_cpu(pid):
     """CPU seconds per thread kind of a running process: the timely workers
     (`timely:work-*`) and everything else (librdkafka's threads, the main thread)."""
     out = {"workers": 0.0, "other": 0.0}
-    for tid in os.listdir(f"/proc/{pid}/task"):
+    for _, comm, cpu in thread_stats(pid):
+        out["workers" if comm.startswith("timely:work") else "other"] += cpu
+    return out
+
+
+def thread_stats(pid):
+    """(thread id, name, CPU seconds) of every thread of a running process; none once it
+    has ended."""
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return
+    for tid in tids:
         try:
             with open(f"/proc/{pid}/task/{tid}/comm") as f:
                 comm = f.read().strip()
@@ -160,9 +172,7 @@ def threads_cpu(pid):
                 fields = f.read().rsplit(")", 1)[1].split()
         except OSError:
             continue
-        kind = "workers" if comm.startswith("timely:work") else "other"
-        out[kind] += (int(fields[11]) + int(fields[12])) / TICK
-    return out
+        yield tid, comm, (int(fields[11]) + int(fields[12])) / TICK
 
 
 class PinThreads(threading.Thread):
@@ -200,19 +210,8 @@ class ThreadSampler(threading.Thread):
 
     def run(self):
         while not self.stop.is_set():
-            try:
-                tids = os.listdir(f"/proc/{self.pid}/task")
-            except OSError:
-                return
-            for tid in tids:
-                try:
-                    with open(f"/proc/{self.pid}/task/{tid}/comm") as f:
-                        comm = f.read().strip()
-                    with open(f"/proc/{self.pid}/task/{tid}/stat") as f:
-                        fields = f.read().rsplit(")", 1)[1].split()
-                except OSError:
-                    continue
-                self.last[tid] = (comm, (int(fields[11]) + int(fields[12])) / TICK)
+            for tid, comm, cpu in thread_stats(self.pid):
+                self.last[tid] = (comm, cpu)
             self.stop.wait(0.1)
 
     def by_name(self):
