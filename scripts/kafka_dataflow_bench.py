@@ -41,16 +41,17 @@ fetches):
               cores), its end-to-end rate (predictions over the time from the first event
               to the last prediction, the first second left out); then the latency at half
               that rate, for binary + adaboost-ol N=10 and multilabel + ada-olmr N=10.
-  workers     total CPU per event (the process's utime + stime over the events) with 2
-              workers / with 1 worker on the same backlog, and each worker thread's CPU
-              seconds (the job's summary, from /proc/thread-self/schedstat). Not pinned: this
-              2-core machine cannot show a speed-up (the broker and both workers contend).
-  scaling     for machines with more cores than the 2 of the VM this project is built on
-              (not in the default sections): events/s and CPU per event of the model
-              without Kafka and of the job on a backlog (max(4, W) partitions), on W = 1,
-              2, 4, 8 workers (--scaling-workers), for binary + adaboost-ol N=10 and
-              multilabel + ada-olmr N=100; nothing pinned but the broker, on the last core;
-              each worker thread's CPU seconds; one run per count.
+  scaling     events/s and CPU per event (the process's utime + stime over the events)
+              of the model without Kafka and of the job on a backlog (max(4, W)
+              partitions), on W = 1, 2, 4, 8 workers (--scaling-workers), for binary +
+              adaboost-ol N=10 and multilabel + ada-olmr N=100; each worker thread's CPU
+              seconds (the job's summary, from /proc/thread-self/schedstat) and the other
+              threads'; nothing pinned but the broker, on the last core; one run per
+              count. Not in the default sections: it is for machines with more cores than
+              the 2 of the VM this project is built on.
+  workers     the scaling section on W = 1 and 2: total CPU per event with 2 workers /
+              with 1 worker (its column "job CPU vs 1 worker"). On 2 cores this cannot
+              show a speed-up (the broker and both workers contend).
 
   checkpoints events/s of the job on a backlog with a checkpoint every 10 s (transactional
               output, the default with --checkpoint-dir) divided by the same job's without
@@ -589,34 +590,6 @@ def live(fb, quick, report):
     report.append("")
 
 
-def workers(fb, quick, report):
-    rows = []
-    for generator, algo, n in (CONFIGS[0], CONFIGS[2]):
-        examples = sizes(quick)[(generator, n)]
-        per = {}
-        for w in (1, 2):
-            log(f"== workers: {generator} {algo} N={n}, {w} worker(s)")
-            s = kafka_backlog(fb, generator, algo, n, examples, w, False, f"w{w}-{generator}-{n}")
-            per[w] = s
-            us = s["process_cpu_seconds"] / examples * 1e6
-            log(f"   {us:.1f} CPU us/event, workers {s['worker_cpu_seconds']}")
-        r = (per[2]["process_cpu_seconds"] / per[1]["process_cpu_seconds"])
-        for w in (1, 2):
-            s = per[w]
-            rows.append(
-                f"| {generator} | {algo} | {n} | {w} | {s['events_per_second']:.0f} | "
-                f"{s['process_cpu_seconds']:.2f} | "
-                f"{s['process_cpu_seconds'] / examples * 1e6:.1f} | "
-                f"{' + '.join(f'{c:.2f}' for c in s['worker_cpu_seconds'])} | "
-                + (f"**{r:.2f}**" if w == 2 else "1") + " |")
-    report.append("### CPU per event, 2 workers against 1 (not pinned; 2 cores shared with the broker)\n")
-    report.append("| generator | algo | N | workers | events/s | process CPU s | CPU us/event | "
-                  "CPU s per worker thread | CPU vs 1 worker |")
-    report.append("|---|---|---:|---:|---:|---:|---:|---|---:|")
-    report.extend(rows)
-    report.append("")
-
-
 def scaling(fb, quick, report, counts):
     rows = []
     broker_core = os.cpu_count() - 1
@@ -746,7 +719,7 @@ def main():
         "idle": lambda: idle(fb, args.quick, report),
         "latency": lambda: latency(fb, args.quick, report, rates),
         "live": lambda: live(fb, args.quick, report),
-        "workers": lambda: workers(fb, args.quick, report),
+        "workers": lambda: scaling(fb, args.quick, report, [1, 2]),
         "scaling": lambda: scaling(fb, args.quick, report, counts),
         "checkpoints": lambda: checkpoints(fb, args.quick, report, args.repeat),
     }
