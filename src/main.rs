@@ -3,13 +3,29 @@
 use clap::Parser;
 use flowboost::cli::{Cli, run};
 use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
-/// The system allocator, counting the bytes allocated now (for `flowboost inspect`'s
-/// in-memory size of a model). One relaxed atomic add per allocation and free.
+/// The system allocator, counting the bytes allocated (for `flowboost inspect`'s in-memory
+/// size of a model) once the count is started, that is from the first call to
+/// [`allocated`] on. Until then an allocation costs one load of a flag that no thread
+/// writes: counting always (one atomic add on one shared counter per allocation and free)
+/// made every worker thread's allocations contend for that counter's cache line.
 struct Counting;
 
+static COUNTING: AtomicBool = AtomicBool::new(false);
 static ALLOCATED: AtomicUsize = AtomicUsize::new(0);
+
+fn count_up(bytes: usize) {
+    if COUNTING.load(Ordering::Relaxed) {
+        ALLOCATED.fetch_add(bytes, Ordering::Relaxed);
+    }
+}
+
+fn count_down(bytes: usize) {
+    if COUNTING.load(Ordering::Relaxed) {
+        ALLOCATED.fetch_sub(bytes, Ordering::Relaxed);
+    }
+}
 
 // SAFETY: every call is forwarded to the system allocator unchanged; the counter is only
 // arithmetic on the sizes the caller passes.
@@ -18,13 +34,13 @@ unsafe impl GlobalAlloc for Counting {
         // SAFETY: the caller's contract for `alloc` is passed on as is.
         let p = unsafe { System.alloc(layout) };
         if !p.is_null() {
-            ALLOCATED.fetch_add(layout.size(), Ordering::Relaxed);
+            count_up(layout.size());
         }
         p
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        ALLOCATED.fetch_sub(layout.size(), Ordering::Relaxed);
+        count_down(layout.size());
         // SAFETY: the caller's contract for `dealloc` is passed on as is.
         unsafe { System.dealloc(ptr, layout) }
     }
@@ -33,7 +49,7 @@ unsafe impl GlobalAlloc for Counting {
         // SAFETY: the caller's contract for `alloc_zeroed` is passed on as is.
         let p = unsafe { System.alloc_zeroed(layout) };
         if !p.is_null() {
-            ALLOCATED.fetch_add(layout.size(), Ordering::Relaxed);
+            count_up(layout.size());
         }
         p
     }
@@ -42,8 +58,8 @@ unsafe impl GlobalAlloc for Counting {
         // SAFETY: the caller's contract for `realloc` is passed on as is.
         let p = unsafe { System.realloc(ptr, layout, new_size) };
         if !p.is_null() {
-            ALLOCATED.fetch_sub(layout.size(), Ordering::Relaxed);
-            ALLOCATED.fetch_add(new_size, Ordering::Relaxed);
+            count_down(layout.size());
+            count_up(new_size);
         }
         p
     }
@@ -52,7 +68,10 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static GLOBAL: Counting = Counting;
 
+/// The bytes allocated and not freed since the count started (wrapping: frees of memory
+/// allocated before it count down too); the first call starts the count.
 fn allocated() -> usize {
+    COUNTING.store(true, Ordering::Relaxed);
     ALLOCATED.load(Ordering::Relaxed)
 }
 

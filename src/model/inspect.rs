@@ -11,7 +11,9 @@ use std::sync::OnceLock;
 static HEAP_PROBE: OnceLock<fn() -> usize> = OnceLock::new();
 
 /// Lets `inspect` measure a model's memory: `probe` returns the bytes the process has
-/// allocated now (the `flowboost` binary counts them in its global allocator).
+/// allocated and not freed since some start, wrapping (the `flowboost` binary counts them
+/// in its global allocator, from the first call on); `inspect` takes the difference of two
+/// calls around the decoding.
 pub fn set_heap_probe(probe: fn() -> usize) {
     let _ = HEAP_PROBE.set(probe);
 }
@@ -111,7 +113,17 @@ pub fn inspect(path: &Path) -> Result<Inspection, ModelError> {
     let mut chains = saved.chains(&name)?;
     let load_seconds = started.elapsed().as_secs_f64();
     let memory_bytes = match (probe, before) {
-        (Some(p), Some(b)) => Some(p().saturating_sub(b) + pending_bytes(&saved)),
+        (Some(p), Some(b)) => {
+            // Frees of memory allocated before the first call count down too: a net
+            // decrease wraps, and counts as nothing.
+            let grown = p().wrapping_sub(b);
+            let grown = if grown > isize::MAX as usize {
+                0
+            } else {
+                grown
+            };
+            Some(grown + pending_bytes(&saved))
+        }
         _ => None,
     };
     let h = &saved.header;
