@@ -62,6 +62,101 @@ fn sink_deliveries_are_confirmed_and_readable() {
 }
 
 #[test]
+fn a_paced_sink_hands_over_a_burst_at_a_time_in_order() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let config = config().set("batch.num.messages", "50");
+    let other = topic(&config, "fb-paced-other", 1);
+    let topic = topic(&config, "fb-paced", 1);
+    let drained = Arc::new(AtomicUsize::new(0));
+    let calls = Arc::clone(&drained);
+    let mut sink = KafkaSink::paced(&config, &topic, move || {
+        calls.fetch_add(1, Ordering::SeqCst);
+    })
+    .unwrap();
+    let n = 500usize;
+    for i in 0..n {
+        let payload = format!("{{\"id\": {i}}}");
+        sink.send(Some(i.to_string().as_bytes()), payload.as_bytes())
+            .unwrap();
+    }
+    sink.send_to_topic(&other, Some(b"k"), b"elsewhere")
+        .unwrap();
+    // Everything is held until pumped, and counted as produced.
+    assert_eq!(sink.held(), n + 1);
+    let stats = sink.stats();
+    assert_eq!((stats.produced, stats.delivered), (n as u64 + 1, 0));
+    // One burst of batch.num.messages; nothing more while it is in flight.
+    sink.pump().unwrap();
+    assert_eq!(sink.held(), n + 1 - 50);
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while drained.load(Ordering::SeqCst) == 0 && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    assert_eq!(
+        drained.load(Ordering::SeqCst),
+        1,
+        "the burst's delivery calls back once"
+    );
+    assert_eq!(sink.stats().delivered, 50);
+    sink.pump().unwrap();
+    assert_eq!(sink.held(), n + 1 - 100);
+    // A flush pumps the rest, a burst per round trip.
+    let stats = sink.flush(Duration::from_secs(60)).unwrap();
+    assert_eq!(sink.held(), 0);
+    assert_eq!(
+        (stats.produced, stats.delivered, stats.failed),
+        (n as u64 + 1, n as u64 + 1, 0)
+    );
+    assert!(drained.load(Ordering::SeqCst) >= n / 50);
+    // In the order sent (one partition), each record once, with its key and payload.
+    let mut sources = vec![
+        PartitionedSource::new(
+            &config,
+            &topic,
+            &unique_name("g"),
+            0,
+            1,
+            StartFrom::Earliest,
+        )
+        .unwrap(),
+    ];
+    let records = read(&mut sources, n);
+    let keys: Vec<String> = records
+        .iter()
+        .map(|(_, r)| String::from_utf8(r.key.clone().unwrap()).unwrap())
+        .collect();
+    assert_eq!(keys, (0..n).map(|i| i.to_string()).collect::<Vec<_>>());
+    assert_eq!(records[7].1.payload, b"{\"id\": 7}");
+    let mut sources = vec![
+        PartitionedSource::new(
+            &config,
+            &other,
+            &unique_name("g"),
+            0,
+            1,
+            StartFrom::Earliest,
+        )
+        .unwrap(),
+    ];
+    let records = read(&mut sources, 1);
+    assert_eq!(records.len(), 1);
+    assert_eq!(records[0].1.payload, b"elsewhere");
+
+    // A burst also stays within batch.size (less a tenth, 64 bytes a record of framing):
+    // 900 bytes hold 3 records of 200 bytes and a 1-byte key.
+    let small = config.clone().set("batch.size", "1000");
+    let mut sink = KafkaSink::paced(&small, &topic, || {}).unwrap();
+    for i in 0..10u8 {
+        sink.send(Some(&[i]), &[b'x'; 200]).unwrap();
+    }
+    sink.pump().unwrap();
+    assert_eq!(sink.held(), 7);
+    sink.flush(Duration::from_secs(60)).unwrap();
+    assert_eq!(sink.stats().delivered, 10);
+}
+
+#[test]
 fn undeliverable_records_are_counted_and_fail_the_flush() {
     // Nothing listens on port 1: every record expires after message.timeout.ms.
     let config = KafkaConfig::new("127.0.0.1:1")

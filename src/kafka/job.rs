@@ -682,6 +682,7 @@ fn read_nothing_error(records: u64, errors: u64, last: Option<&str>) -> Option<S
 /// Worker 0's Kafka clients.
 fn sink_clients(options: &JobOptions, schema: &Schema) -> Result<SinkClients, String> {
     let mut kafka = options.kafka();
+    let wake: Arc<std::sync::OnceLock<timely::scheduling::SyncActivator>> = Arc::default();
     let predictions = if options.transactional {
         // A transaction stays open from one checkpoint to the next: give it room.
         if !kafka
@@ -694,7 +695,14 @@ fn sink_clients(options: &JobOptions, schema: &Schema) -> Result<SinkClients, St
         }
         KafkaSink::transactional(&kafka, &options.sink, &transactional_id(options))
     } else {
-        KafkaSink::new(&kafka, &options.sink)
+        // Paced: nothing waits in librdkafka while a request is in flight (see
+        // `KafkaSink::paced`); the sink operator hands over the next burst when woken.
+        let wake = Arc::clone(&wake);
+        KafkaSink::paced(&kafka, &options.sink, move || {
+            if let Some(activator) = wake.get() {
+                let _ = activator.activate();
+            }
+        })
     }
     .map_err(|e| format!("--sink kafka:{}: {e}", options.sink))?;
     let dead_letters = options
@@ -715,6 +723,7 @@ fn sink_clients(options: &JobOptions, schema: &Schema) -> Result<SinkClients, St
         ],
         encoder: PredictionEncoder::new(schema),
         commit_interval: options.commit_interval,
+        wake,
     })
 }
 

@@ -25,12 +25,13 @@ use flowboost_operators::join::{JoinCounts, JoinPart};
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::rc::Rc;
-use std::sync::Arc;
 use std::sync::atomic::Ordering;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 use timely::dataflow::Stream;
 use timely::dataflow::channels::pact::Pipeline;
 use timely::dataflow::operators::generic::builder_rc::OperatorBuilder;
+use timely::scheduling::SyncActivator;
 
 /// The sink's Kafka clients and settings (worker 0 only).
 pub struct SinkClients {
@@ -49,6 +50,9 @@ pub struct SinkClients {
     pub encoder: PredictionEncoder,
     /// Commits at most this often.
     pub commit_interval: Duration,
+    /// The sink operator's activator, for the paced producer's `drained` callback (set
+    /// when the operator is built).
+    pub wake: Arc<OnceLock<SyncActivator>>,
 }
 
 /// What the sink knows about the model (for saving it).
@@ -166,7 +170,12 @@ pub fn kafka_sink<'scope>(
     } = SinkSideInputs::new(items, join);
     let mut builder = OperatorBuilder::new("KafkaSink".to_string(), scope);
     let info = builder.operator_info();
-    let activator = scope.activator_for(info.address);
+    let activator = scope.activator_for(info.address.clone());
+    if let Some(c) = &clients {
+        let _ = c
+            .wake
+            .set(scope.worker().sync_activator_for(info.address.to_vec()));
+    }
     let mut outputs_in = builder.new_input(outputs, Pipeline);
     let mut side_in = builder.new_input(side, Pipeline);
     let mut states_in = builder.new_input(states, Pipeline);
@@ -441,6 +450,13 @@ pub fn kafka_sink<'scope>(
                     }
                 }
             }
+            // The paced producer: the next burst, if nothing is in flight (else its
+            // `drained` callback activates this operator when the last one is delivered).
+            if let Err(err) = c.predictions.pump() {
+                worker
+                    .borrow_mut()
+                    .fail(format!("writing a prediction: {err}"));
+            }
             metrics.scored.store(scorer.count(), Ordering::Relaxed);
             let (_, value) = scorer.headline();
             metrics.set_loss(progressive_loss(&scorer, value));
@@ -522,10 +538,12 @@ pub fn kafka_sink<'scope>(
                     .borrow_mut()
                     .fail(format!("committing offsets: {err}")),
             }
+            // (A fallback for the `drained` callback's activation.)
+            let held = c.predictions.held() > 0;
             if done {
                 finished = true;
                 clients = None;
-            } else if !marks.is_empty() || commits_pending {
+            } else if !marks.is_empty() || commits_pending || held {
                 activator.activate_after(Duration::from_millis(5));
             }
         }

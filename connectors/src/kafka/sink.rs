@@ -9,6 +9,7 @@ use rdkafka::producer::{BaseRecord, Producer, ProducerContext, ThreadedProducer}
 use rdkafka::topic_partition_list::{Offset, TopicPartitionList};
 use rdkafka::types::RDKafkaErrorCode;
 use rdkafka::{ClientConfig, ClientContext};
+use std::collections::VecDeque;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -60,6 +61,10 @@ struct DeliveryCounter {
     first_error: Mutex<Option<String>>,
     track: AtomicBool,
     deliveries: Mutex<Vec<Delivery>>,
+    /// A paced sink: the records handed to librdkafka so far; when the delivered and
+    /// failed ones reach it, `drained` is called (the sink has nothing in flight).
+    handed: AtomicU64,
+    drained: Mutex<Option<Box<dyn Fn() + Send>>>,
 }
 
 impl DeliveryCounter {
@@ -109,8 +114,71 @@ impl ProducerContext for DeliveryCounter {
                 lock(&self.first_error).get_or_insert_with(|| error.to_string());
             }
         }
+        let settled = self.delivered.load(Ordering::Relaxed) + self.failed.load(Ordering::Relaxed);
+        if settled == self.handed.load(Ordering::Relaxed)
+            && let Some(drained) = lock(&self.drained).as_ref()
+        {
+            drained();
+        }
     }
 }
+
+/// The records a [paced](KafkaSink::paced) sink holds until the producer has nothing in
+/// flight: their keys and payloads in one buffer, in order.
+#[derive(Default)]
+struct Held {
+    bytes: Vec<u8>,
+    /// Bytes before this belong to records already handed over.
+    start: usize,
+    records: VecDeque<HeldRecord>,
+}
+
+/// One held record; its key (if any) and then its payload follow in [`Held::bytes`].
+struct HeldRecord {
+    /// `None`: the sink's topic.
+    topic: Option<Box<str>>,
+    partition: Option<i32>,
+    timestamp_ms: Option<i64>,
+    key_len: Option<usize>,
+    payload_len: usize,
+}
+
+impl HeldRecord {
+    fn len(&self) -> usize {
+        self.key_len.unwrap_or(0) + self.payload_len
+    }
+}
+
+/// The most records and bytes of a paced sink's burst: librdkafka's `batch.num.messages`
+/// and `batch.size` (its defaults 10,000 and 1,000,000 unless set), the bytes less a
+/// tenth, with [`RECORD_OVERHEAD`] counted per record, so that a burst to one partition
+/// fits one produce request.
+#[derive(Clone, Copy, Debug)]
+struct BurstLimits {
+    records: usize,
+    bytes: usize,
+}
+
+fn burst_limits(config: &KafkaConfig) -> BurstLimits {
+    let setting = |key: &str| {
+        config
+            .settings
+            .iter()
+            .rev()
+            .find(|(k, _)| k == key)
+            .and_then(|(_, v)| v.parse::<usize>().ok())
+    };
+    let records = setting("batch.num.messages").unwrap_or(10_000).max(1);
+    let bytes = setting("batch.size").unwrap_or(1_000_000).max(1);
+    BurstLimits {
+        records,
+        bytes: bytes - bytes / 10,
+    }
+}
+
+/// Framing bytes counted per record in a burst (a record's header in a v2 record batch is
+/// at most about this).
+const RECORD_OVERHEAD: usize = 64;
 
 /// Locks a mutex, ignoring poisoning (the data are counters and logs).
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -155,17 +223,51 @@ pub struct KafkaSink {
     /// Whether the producer is transactional (a transaction is always open).
     transactional: bool,
     timeout: Duration,
+    /// A paced sink's limits, and the records it holds (see [`paced`](Self::paced)).
+    paced: Option<BurstLimits>,
+    held: Held,
+    /// Records handed to librdkafka (`produced` less those held).
+    handed: u64,
 }
 
 impl KafkaSink {
     /// A producer for `topic`. The topic is not checked here; records to a topic the
     /// broker does not know fail at delivery (unless the broker creates topics itself).
     pub fn new(config: &KafkaConfig, topic: &str) -> Result<Self, KafkaError> {
+        Self::plain(config, topic, "5")
+    }
+
+    /// A paced producer for `topic` (the Kafka job's at-least-once sink): it holds what
+    /// it is sent, and [`pump`](Self::pump) hands what it holds to librdkafka only when
+    /// nothing is in flight, at most a produce request's worth (`batch.num.messages`,
+    /// `batch.size`) at a time; `drained` is called (on the producer's polling thread)
+    /// when the last record in flight is delivered or failed, to have the caller pump
+    /// again. `linger.ms` is 1: a burst is handed over at once. [`flush`](Self::flush)
+    /// pumps until everything is delivered.
+    ///
+    /// Why: librdkafka's idempotent producer keeps one produce request per partition in
+    /// flight, and while it waits for the broker's answer with records past their linger,
+    /// its broker thread polls with a zero timeout (see [`KafkaSink`]); a paced sink leaves
+    /// nothing waiting in librdkafka while a request is in flight, so that thread sleeps.
+    /// It sends as many records per round trip as the client would, so a broker slow to
+    /// answer bounds its rate as it bounds the client's.
+    pub fn paced(
+        config: &KafkaConfig,
+        topic: &str,
+        drained: impl Fn() + Send + 'static,
+    ) -> Result<Self, KafkaError> {
+        let mut sink = Self::plain(config, topic, "1")?;
+        *lock(&sink.producer.context().drained) = Some(Box::new(drained));
+        sink.paced = Some(burst_limits(config));
+        Ok(sink)
+    }
+
+    fn plain(config: &KafkaConfig, topic: &str, linger_ms: &str) -> Result<Self, KafkaError> {
         let client: ClientConfig = config.client_config(&[
             ("client.id", "flowboost-sink"),
             ("acks", "all"),
             ("enable.idempotence", "true"),
-            ("linger.ms", "5"),
+            ("linger.ms", linger_ms),
         ]);
         let producer = client
             .create_with_context(DeliveryCounter::for_topic(topic))
@@ -177,6 +279,9 @@ impl KafkaSink {
             failed_reported: 0,
             transactional: false,
             timeout: config.timeout,
+            paced: None,
+            held: Held::default(),
+            handed: 0,
         })
     }
 
@@ -220,6 +325,9 @@ impl KafkaSink {
             failed_reported: 0,
             transactional: true,
             timeout,
+            paced: None,
+            held: Held::default(),
+            handed: 0,
         })
     }
 
@@ -331,6 +439,112 @@ impl KafkaSink {
         payload: &[u8],
         timestamp_ms: Option<i64>,
     ) -> Result<(), KafkaError> {
+        if self.paced.is_some() {
+            if let Some(key) = key {
+                self.held.bytes.extend_from_slice(key);
+            }
+            self.held.bytes.extend_from_slice(payload);
+            self.held.records.push_back(HeldRecord {
+                topic: (topic != self.topic).then(|| topic.into()),
+                partition,
+                timestamp_ms,
+                key_len: key.map(<[u8]>::len),
+                payload_len: payload.len(),
+            });
+            self.produced += 1;
+            return Ok(());
+        }
+        self.hand_over(topic, partition, key, payload, timestamp_ms)?;
+        self.produced += 1;
+        Ok(())
+    }
+
+    /// A paced sink: hands a burst of what it holds to librdkafka if nothing is in flight
+    /// (see [`paced`](Self::paced)); otherwise nothing to do. Call it after sending, and
+    /// when the `drained` callback asks.
+    pub fn pump(&mut self) -> Result<(), KafkaError> {
+        let Some(limits) = self.paced else {
+            return Ok(());
+        };
+        if self.held.records.is_empty() {
+            return Ok(());
+        }
+        let context = self.producer.context();
+        let settled =
+            context.delivered.load(Ordering::Relaxed) + context.failed.load(Ordering::Relaxed);
+        if settled < self.handed {
+            return Ok(());
+        }
+        let (mut count, mut bytes) = (0usize, 0usize);
+        for r in &self.held.records {
+            let size = r.len() + RECORD_OVERHEAD;
+            if count == limits.records || (count > 0 && bytes + size > limits.bytes) {
+                break;
+            }
+            count += 1;
+            bytes += size;
+        }
+        // Counted before the records go: their deliveries may come back at once.
+        context
+            .handed
+            .store(self.handed + count as u64, Ordering::Relaxed);
+        // (Taken out for the loop: `hand_over` borrows the sink.)
+        let own_topic = std::mem::take(&mut self.topic);
+        let bytes = std::mem::take(&mut self.held.bytes);
+        let mut result = Ok(());
+        for _ in 0..count {
+            let Some(r) = self.held.records.pop_front() else {
+                break;
+            };
+            let at = self.held.start;
+            let key_end = at + r.key_len.unwrap_or(0);
+            let end = key_end + r.payload_len;
+            self.held.start = end;
+            result = self.hand_over(
+                r.topic.as_deref().unwrap_or(&own_topic),
+                r.partition,
+                r.key_len.map(|_| &bytes[at..key_end]),
+                &bytes[key_end..end],
+                r.timestamp_ms,
+            );
+            if result.is_err() {
+                break;
+            }
+            self.handed += 1;
+        }
+        self.topic = own_topic;
+        self.held.bytes = bytes;
+        if result.is_err() {
+            self.producer
+                .context()
+                .handed
+                .store(self.handed, Ordering::Relaxed);
+            return result;
+        }
+        if self.held.records.is_empty() {
+            self.held.bytes.clear();
+            self.held.start = 0;
+        } else if self.held.start > self.held.bytes.len() / 2 {
+            self.held.bytes.drain(..self.held.start);
+            self.held.start = 0;
+        }
+        Ok(())
+    }
+
+    /// Records a paced sink holds (not yet handed to librdkafka).
+    pub fn held(&self) -> usize {
+        self.held.records.len()
+    }
+
+    /// Enqueues one record in librdkafka (waiting for room when its queue is full).
+    fn hand_over(
+        &mut self,
+        topic: &str,
+        partition: Option<i32>,
+        key: Option<&[u8]>,
+        payload: &[u8],
+        timestamp_ms: Option<i64>,
+    ) -> Result<(), KafkaError> {
         let mut record: BaseRecord<'_, [u8], [u8]> = BaseRecord::to(topic).payload(payload);
         if let Some(key) = key {
             record = record.key(key);
@@ -345,10 +559,7 @@ impl KafkaSink {
         let mut deadline = None;
         loop {
             match self.producer.send(record) {
-                Ok(()) => {
-                    self.produced += 1;
-                    return Ok(());
-                }
+                Ok(()) => return Ok(()),
                 Err((RdKafkaError::MessageProduction(RDKafkaErrorCode::QueueFull), back))
                     if Instant::now()
                         < *deadline
@@ -370,12 +581,17 @@ impl KafkaSink {
     /// some did (they are lost: send them again or do not commit what they cover);
     /// [`KafkaError::Timeout`] if some are still pending after `timeout`.
     pub fn flush(&mut self, timeout: Duration) -> Result<SinkStats, KafkaError> {
-        // (The polling thread counts the deliveries meanwhile.)
+        // (The polling thread counts the deliveries meanwhile; a paced sink hands over
+        // what it holds, a burst per round trip.)
+        let topic = self.topic.clone();
         let stats = wait_settled(
             timeout,
-            || Ok(self.stats()),
+            || {
+                self.pump()?;
+                Ok(self.stats())
+            },
             SinkStats::pending,
-            |n| format!("waiting for {n} deliveries to `{}`", self.topic),
+            |n| format!("waiting for {n} deliveries to `{topic}`"),
         )?;
         if stats.failed > self.failed_reported {
             let failed = stats.failed - self.failed_reported;
