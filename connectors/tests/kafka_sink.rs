@@ -86,19 +86,16 @@ fn a_paced_sink_hands_over_a_burst_at_a_time_in_order() {
     assert_eq!(sink.held(), n + 1);
     let stats = sink.stats();
     assert_eq!((stats.produced, stats.delivered), (n as u64 + 1, 0));
-    // One burst of batch.num.messages; nothing more while it is in flight.
+    // One burst of batch.num.messages; nothing more while 5 or more records are in flight.
     sink.pump().unwrap();
     assert_eq!(sink.held(), n + 1 - 50);
     let deadline = std::time::Instant::now() + Duration::from_secs(30);
     while drained.load(Ordering::SeqCst) == 0 && std::time::Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(1));
     }
-    assert_eq!(
-        drained.load(Ordering::SeqCst),
-        1,
-        "the burst's delivery calls back once"
-    );
-    assert_eq!(sink.stats().delivered, 50);
+    // Called back once, as fewer than 5 of the burst were left in flight.
+    assert_eq!(drained.load(Ordering::SeqCst), 1);
+    assert!(sink.stats().delivered >= 46, "{:?}", sink.stats());
     sink.pump().unwrap();
     assert_eq!(sink.held(), n + 1 - 100);
     // A flush pumps the rest, a burst per round trip.
@@ -144,16 +141,16 @@ fn a_paced_sink_hands_over_a_burst_at_a_time_in_order() {
     assert_eq!(records[0].1.payload, b"elsewhere");
 
     // A burst also stays within batch.size (less a tenth, 64 bytes a record of framing):
-    // 900 bytes hold 3 records of 200 bytes and a 1-byte key.
-    let small = config.clone().set("batch.size", "1000");
+    // 1,800 bytes hold 6 records of 200 bytes and a 1-byte key.
+    let small = config.clone().set("batch.size", "2000");
     let mut sink = KafkaSink::paced(&small, &topic, || {}).unwrap();
-    for i in 0..10u8 {
+    for i in 0..20u8 {
         sink.send(Some(&[i]), &[b'x'; 200]).unwrap();
     }
     sink.pump().unwrap();
-    assert_eq!(sink.held(), 7);
+    assert_eq!(sink.held(), 14);
     sink.flush(Duration::from_secs(60)).unwrap();
-    assert_eq!(sink.stats().delivered, 10);
+    assert_eq!(sink.stats().delivered, 20);
 }
 
 #[test]

@@ -61,8 +61,8 @@ struct DeliveryCounter {
     first_error: Mutex<Option<String>>,
     track: AtomicBool,
     deliveries: Mutex<Vec<Delivery>>,
-    /// A paced sink: the records handed to librdkafka so far; when the delivered and
-    /// failed ones reach it, `drained` is called (the sink has nothing in flight).
+    /// A paced sink: the records handed to librdkafka so far; when those not yet
+    /// delivered or failed fall below [`IDEMPOTENT_IN_FLIGHT`], `drained` is called.
     handed: AtomicU64,
     drained: Mutex<Option<Box<dyn Fn() + Send>>>,
 }
@@ -114,8 +114,10 @@ impl ProducerContext for DeliveryCounter {
                 lock(&self.first_error).get_or_insert_with(|| error.to_string());
             }
         }
+        // Called once as the records in flight fall below the bound (they go one by one).
         let settled = self.delivered.load(Ordering::Relaxed) + self.failed.load(Ordering::Relaxed);
-        if settled == self.handed.load(Ordering::Relaxed)
+        let in_flight = self.handed.load(Ordering::Relaxed).saturating_sub(settled);
+        if in_flight == IDEMPOTENT_IN_FLIGHT - 1
             && let Some(drained) = lock(&self.drained).as_ref()
         {
             drained();
@@ -175,6 +177,11 @@ fn burst_limits(config: &KafkaConfig) -> BurstLimits {
         bytes: bytes - bytes / 10,
     }
 }
+
+/// librdkafka's idempotent producer sends another produce request to a partition only
+/// while fewer than this many *records* of it are in flight (`RD_KAFKA_IDEMP_MAX_INFLIGHT`,
+/// compared with a count of messages); a paced sink hands over a burst only then.
+const IDEMPOTENT_IN_FLIGHT: u64 = 5;
 
 /// Framing bytes counted per record in a burst (a record's header in a v2 record batch is
 /// at most about this).
@@ -238,19 +245,20 @@ impl KafkaSink {
     }
 
     /// A paced producer for `topic` (the Kafka job's at-least-once sink): it holds what
-    /// it is sent, and [`pump`](Self::pump) hands what it holds to librdkafka only when
-    /// nothing is in flight, at most a produce request's worth (`batch.num.messages`,
-    /// `batch.size`) at a time; `drained` is called (on the producer's polling thread)
-    /// when the last record in flight is delivered or failed, to have the caller pump
-    /// again. `linger.ms` is 1: a burst is handed over at once. [`flush`](Self::flush)
-    /// pumps until everything is delivered.
+    /// it is sent, and [`pump`](Self::pump) hands what it holds to librdkafka only while
+    /// fewer than 5 records are in flight, at most a produce request's worth
+    /// (`batch.num.messages`, `batch.size`) at a time; `drained` is called (on the
+    /// producer's polling thread) when the records in flight fall below 5, to have the
+    /// caller pump again. `linger.ms` is 1: a burst is handed over at once.
+    /// [`flush`](Self::flush) pumps until everything is delivered.
     ///
-    /// Why: librdkafka's idempotent producer keeps one produce request per partition in
-    /// flight, and while it waits for the broker's answer with records past their linger,
-    /// its broker thread polls with a zero timeout (see [`KafkaSink`]); a paced sink leaves
-    /// nothing waiting in librdkafka while a request is in flight, so that thread sleeps.
-    /// It sends as many records per round trip as the client would, so a broker slow to
-    /// answer bounds its rate as it bounds the client's.
+    /// Why: librdkafka's idempotent producer sends another request to a partition only
+    /// while fewer than 5 of its records are in flight, and while it waits for the
+    /// broker's answer with records past their linger, its broker thread polls with a zero
+    /// timeout (see [`KafkaSink`]); a paced sink leaves nothing waiting in librdkafka that
+    /// it may not send, so that thread sleeps. It sends as many records per round trip as
+    /// the client would, so a broker slow to answer bounds its rate as it bounds the
+    /// client's.
     pub fn paced(
         config: &KafkaConfig,
         topic: &str,
@@ -459,22 +467,37 @@ impl KafkaSink {
         Ok(())
     }
 
-    /// A paced sink: hands a burst of what it holds to librdkafka if nothing is in flight
-    /// (see [`paced`](Self::paced)); otherwise nothing to do. Call it after sending, and
-    /// when the `drained` callback asks.
+    /// A paced sink: hands what it holds to librdkafka, a burst at a time, while fewer
+    /// than 5 records are in flight (see [`paced`](Self::paced)). Call it after sending,
+    /// and when the `drained` callback asks.
     pub fn pump(&mut self) -> Result<(), KafkaError> {
         let Some(limits) = self.paced else {
             return Ok(());
         };
-        if self.held.records.is_empty() {
-            return Ok(());
+        while !self.held.records.is_empty() && self.in_flight() < IDEMPOTENT_IN_FLIGHT {
+            self.hand_over_burst(limits)?;
         }
+        if self.held.records.is_empty() {
+            self.held.bytes.clear();
+            self.held.start = 0;
+        } else if self.held.start > self.held.bytes.len() / 2 {
+            self.held.bytes.drain(..self.held.start);
+            self.held.start = 0;
+        }
+        Ok(())
+    }
+
+    /// Records handed to librdkafka and not yet delivered or failed.
+    fn in_flight(&self) -> u64 {
         let context = self.producer.context();
         let settled =
             context.delivered.load(Ordering::Relaxed) + context.failed.load(Ordering::Relaxed);
-        if settled < self.handed {
-            return Ok(());
-        }
+        self.handed.saturating_sub(settled)
+    }
+
+    /// Hands the first held records, as many as `limits` let one request carry.
+    fn hand_over_burst(&mut self, limits: BurstLimits) -> Result<(), KafkaError> {
+        let context = self.producer.context();
         let (mut count, mut bytes) = (0usize, 0usize);
         for r in &self.held.records {
             let size = r.len() + RECORD_OVERHEAD;
@@ -519,16 +542,8 @@ impl KafkaSink {
                 .context()
                 .handed
                 .store(self.handed, Ordering::Relaxed);
-            return result;
         }
-        if self.held.records.is_empty() {
-            self.held.bytes.clear();
-            self.held.start = 0;
-        } else if self.held.start > self.held.bytes.len() / 2 {
-            self.held.bytes.drain(..self.held.start);
-            self.held.start = 0;
-        }
-        Ok(())
+        result
     }
 
     /// Records a paced sink holds (not yet handed to librdkafka).
