@@ -207,6 +207,7 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// `acks=all`, `enable.idempotence=true` (no duplicates or reordering from retries),
 /// `client.id=flowboost-sink`, and `linger.ms`:
 /// - 5 for [`new`](Self::new) (latency).
+/// - 1 for [`paced`](Self::paced): it hands over a burst at a time.
 /// - 100 for [`transactional`](Self::transactional): the records of a transaction become
 ///   visible (to `read_committed` consumers) only at its commit, which sends what lingers
 ///   at once, so a longer linger delays nothing a reader sees. It lets the broker answer
@@ -220,7 +221,7 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// Without idempotence that loop goes, but each record enqueued behind a full output
 /// queue then wakes the broker thread (a system call on the caller's thread per record),
 /// which halved the job's throughput in 2 runs of 5 on a loaded broker: the at-least-once
-/// producer stays idempotent.
+/// producer stays idempotent, and is [paced](Self::paced) instead.
 pub struct KafkaSink {
     producer: ThreadedProducer<DeliveryCounter>,
     topic: String,
