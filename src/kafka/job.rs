@@ -695,7 +695,7 @@ fn sink_clients(options: &JobOptions, schema: &Schema) -> Result<SinkClients, St
         }
         KafkaSink::transactional(&kafka, &options.sink, &transactional_id(options))
     } else {
-        // Paced: nothing waits in librdkafka while a request is in flight (see
+        // Paced: nothing waits in librdkafka that it may not send yet (see
         // `KafkaSink::paced`); the sink operator hands over the next burst when woken.
         let wake = Arc::clone(&wake);
         KafkaSink::paced(&kafka, &options.sink, move || {

@@ -450,8 +450,8 @@ pub fn kafka_sink<'scope>(
                     }
                 }
             }
-            // The paced producer: the next burst, if nothing is in flight (else its
-            // `drained` callback activates this operator when the last one is delivered).
+            // The paced producer: the next burst, if fewer than 5 records are in flight
+            // (else its `drained` callback activates this operator when they are).
             if let Err(err) = c.predictions.pump() {
                 worker
                     .borrow_mut()

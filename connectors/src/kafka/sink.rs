@@ -125,8 +125,8 @@ impl ProducerContext for DeliveryCounter {
     }
 }
 
-/// The records a [paced](KafkaSink::paced) sink holds until the producer has nothing in
-/// flight: their keys and payloads in one buffer, in order.
+/// The records a [paced](KafkaSink::paced) sink holds until fewer than
+/// [`IDEMPOTENT_IN_FLIGHT`] are in flight: their keys and payloads in one buffer, in order.
 #[derive(Default)]
 struct Held {
     bytes: Vec<u8>,
@@ -408,10 +408,7 @@ impl KafkaSink {
         key: Option<&[u8]>,
         payload: &[u8],
     ) -> Result<(), KafkaError> {
-        let topic = std::mem::take(&mut self.topic);
-        let result = self.send_record(&topic, partition, key, payload, None);
-        self.topic = topic;
-        result
+        self.send_record(None, partition, key, payload, None)
     }
 
     /// Enqueues one record with the given timestamp (milliseconds since the epoch, its
@@ -423,10 +420,7 @@ impl KafkaSink {
         payload: &[u8],
         timestamp_ms: i64,
     ) -> Result<(), KafkaError> {
-        let topic = std::mem::take(&mut self.topic);
-        let result = self.send_record(&topic, None, key, payload, Some(timestamp_ms));
-        self.topic = topic;
-        result
+        self.send_record(None, None, key, payload, Some(timestamp_ms))
     }
 
     /// Enqueues one record to another topic than the sink's (in the same transaction, for
@@ -437,12 +431,13 @@ impl KafkaSink {
         key: Option<&[u8]>,
         payload: &[u8],
     ) -> Result<(), KafkaError> {
-        self.send_record(topic, None, key, payload, None)
+        self.send_record(Some(topic), None, key, payload, None)
     }
 
+    /// Enqueues one record (held, if paced) to `topic`, `None`: the sink's own.
     fn send_record(
         &mut self,
-        topic: &str,
+        topic: Option<&str>,
         partition: Option<i32>,
         key: Option<&[u8]>,
         payload: &[u8],
@@ -454,7 +449,7 @@ impl KafkaSink {
             }
             self.held.bytes.extend_from_slice(payload);
             self.held.records.push_back(HeldRecord {
-                topic: (topic != self.topic).then(|| topic.into()),
+                topic: topic.map(Into::into),
                 partition,
                 timestamp_ms,
                 key_len: key.map(<[u8]>::len),
@@ -463,7 +458,17 @@ impl KafkaSink {
             self.produced += 1;
             return Ok(());
         }
-        self.hand_over(topic, partition, key, payload, timestamp_ms)?;
+        // (Taken out for the call: `hand_over` borrows the sink.)
+        let own_topic = std::mem::take(&mut self.topic);
+        let result = self.hand_over(
+            topic.unwrap_or(&own_topic),
+            partition,
+            key,
+            payload,
+            timestamp_ms,
+        );
+        self.topic = own_topic;
+        result?;
         self.produced += 1;
         Ok(())
     }
