@@ -212,6 +212,7 @@ fn a_job_killed_mid_stream_resumes_without_skipping_a_record() {
         "flowboost_feedback_expired_total",
         "flowboost_progressive_loss",
         "flowboost_consumer_lag",
+        "flowboost_sink_held",
         "flowboost_event_latency_seconds_bucket{le=\"0.001\"}",
         "flowboost_event_latency_seconds_count",
     ] {

@@ -28,6 +28,9 @@ pub struct JobMetrics {
     pub predictions_out: AtomicU64,
     /// Predictions handed to the sink (delivered or not yet).
     pub predictions_sent: AtomicU64,
+    /// Output records the paced producer holds now, not yet handed to the Kafka client
+    /// (see `KafkaSink::paced`).
+    pub sink_held: AtomicU64,
     /// Learning passes: labeled events plus joined feedback.
     pub learned: AtomicU64,
     /// Feedback joined to its pending event.
@@ -151,6 +154,7 @@ impl JobMetrics {
             feedback_in: AtomicU64::new(0),
             predictions_out: AtomicU64::new(0),
             predictions_sent: AtomicU64::new(0),
+            sink_held: AtomicU64::new(0),
             learned: AtomicU64::new(0),
             feedback_joined: AtomicU64::new(0),
             feedback_expired: AtomicU64::new(0),
@@ -320,6 +324,7 @@ impl JobMetrics {
             snapshot: self.snapshot(),
             consumer_errors: self.consumer_errors.load(Ordering::Relaxed),
             producer_errors: self.producer_errors.load(Ordering::Relaxed),
+            sink_held: self.sink_held.load(Ordering::Relaxed),
             lag: lock(&self.lag).clone(),
             uptime_seconds: self.start.elapsed().as_secs_f64(),
             latency: lock(&self.latency).buckets(),
@@ -333,6 +338,7 @@ struct ExportSnapshot {
     snapshot: MetricsSnapshot,
     consumer_errors: u64,
     producer_errors: u64,
+    sink_held: u64,
     lag: BTreeMap<(String, i32), i64>,
     uptime_seconds: f64,
     latency: LatencyBuckets,
@@ -463,6 +469,12 @@ impl Collector for Exposition {
             "flowboost_merge_held_peak",
             "The most records the merge has held at once (read, not yet stamped; at most the partitions x --max-read-ahead).",
             s.merge_held_peak,
+        )?;
+        count(
+            &mut encoder,
+            "flowboost_sink_held",
+            "Output records the producer holds now, not yet handed to the Kafka client (it hands a burst over while fewer than 5 are in flight).",
+            e.sink_held,
         )?;
         count(
             &mut encoder,
@@ -650,6 +662,7 @@ mod tests {
         metrics.dead_letter("schema");
         metrics.set_lag("events", 3, 17);
         metrics.set_loss(0.25);
+        metrics.sink_held.store(12, Ordering::Relaxed);
         let page = metrics.prometheus();
         for line in [
             "# TYPE flowboost_events_in counter",
@@ -661,6 +674,7 @@ mod tests {
             "flowboost_progressive_loss 0.25",
             "flowboost_join_held 0",
             "flowboost_merge_held_peak 0",
+            "flowboost_sink_held 12",
         ] {
             assert!(page.lines().any(|l| l == line), "no `{line}` in:\n{page}");
         }

@@ -457,6 +457,9 @@ pub fn kafka_sink<'scope>(
                     .borrow_mut()
                     .fail(format!("writing a prediction: {err}"));
             }
+            metrics
+                .sink_held
+                .store(c.predictions.held() as u64, Ordering::Relaxed);
             metrics.scored.store(scorer.count(), Ordering::Relaxed);
             let (_, value) = scorer.headline();
             metrics.set_loss(progressive_loss(&scorer, value));
