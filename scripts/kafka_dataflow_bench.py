@@ -53,6 +53,18 @@ fetches):
               with 1 worker (its column "job CPU vs 1 worker"). On 2 cores this cannot
               show a speed-up (the broker and both workers contend).
 
+  instructions
+              the binary row of `throughput` (and multi-label N=10) counted in
+              instructions instead of seconds, which the machine's load does not move:
+              valgrind's callgrind (--separate-threads) over the job on a backlog and over
+              the model without Kafka on the same stream (20,000 binary, 3,000 multi-label
+              events; --quick: a tenth), on 1 and 2 workers; per event, each worker
+              thread's instructions, the stage blocks' part (`process_stage_major`,
+              inclusive) and the rest; the ratio (the model's worker instructions / the
+              job's) is the ceiling of the throughput ratio on a machine that runs both at
+              the same instructions per cycle, and the 2-worker column says what a second
+              worker adds in work (not in contention). Needs valgrind; not in the default
+              sections (minutes under valgrind).
   checkpoints events/s of the job on a backlog with a checkpoint every 10 s (transactional
               output, the default with --checkpoint-dir) divided by the same job's without
               checkpoints (pinned as in `throughput`), for the binary generator with
@@ -634,6 +646,89 @@ def scaling(fb, quick, report, counts):
     report.append("")
 
 
+def callgrind_threads(prefix):
+    """Per thread of a callgrind run (`--separate-threads=yes`, files PREFIX-NN): its
+    instructions, whether it is a timely worker thread, and its instructions inside the
+    stage blocks (`process_stage_major`, inclusive)."""
+    import glob
+    threads = []
+    for f in sorted(glob.glob(prefix + "-*")):
+        with open(f) as fh:
+            text = fh.read()
+        m = re.search(r"^(?:summary|totals): (\d+)", text, re.M)
+        if not m or "step_or_park" not in text:
+            continue
+        out = subprocess.run(["callgrind_annotate", "--inclusive=yes", "--threshold=100", "--auto=no", f],
+                             capture_output=True, text=True).stdout
+        # The function's inclusive total is its largest line (its other lines are the
+        # parts of it inlined from elsewhere).
+        stages = max((int(hit.group(1).replace(",", "")) for hit in re.finditer(
+            r"^\s*([\d,]+) .*:flowboost_operators::engine::wavefront::process_stage_major\b",
+            out, re.M)), default=0)
+        threads.append({"total": int(m.group(1)), "stages": stages})
+    return sorted(threads, key=lambda t: -t["total"])
+
+
+def under_callgrind(cmd, prefix):
+    import glob
+    for f in glob.glob(prefix + "*"):
+        os.remove(f)
+    out = subprocess.run(["valgrind", "--tool=callgrind", "--separate-threads=yes",
+                          f"--callgrind-out-file={prefix}"] + cmd, capture_output=True, text=True)
+    if out.returncode != 0:
+        raise SystemExit(f"under valgrind: {' '.join(cmd)} failed ({out.returncode}): "
+                         f"{out.stderr[-2000:]}")
+    return callgrind_threads(prefix)
+
+
+def instructions(fb, quick, report):
+    import shutil
+    import tempfile
+    if not shutil.which("valgrind"):
+        raise SystemExit("the instructions section needs valgrind (apt-get install valgrind)")
+    d = tempfile.mkdtemp(prefix="fb-cg-")
+    rows = []
+    plan = [("binary", "adaboost-ol", 10, 2000 if quick else 20000),
+            ("multilabel", "ada-olmr", 10, 300 if quick else 3000)]
+    for generator, algo, n, examples in plan:
+        first = None
+        for w in (1, 2):
+            log(f"== instructions: {generator} {algo} N={n}, {w} worker(s), {examples} events")
+            with Broker() as b:
+                tag = f"cg{w}-{generator}-{n}-{RUN}"
+                produce(fb, b.address, f"{tag}-events", generator, examples, partitions=4)
+                create(fb, b.address, f"{tag}-pred")
+                job = under_callgrind(job_cmd(fb, b.address, tag, generator, algo, n, w, idle=5),
+                                      os.path.join(d, f"job{w}"))[:w]
+            base = under_callgrind(
+                [fb, "run", "--generator", generator, "--examples", str(examples), "--algo", algo,
+                 "--learners", str(n), "--output", "/dev/null", "--report-every", "0",
+                 "--workers", str(w)], os.path.join(d, f"base{w}"))[:w]
+            def per(ts, key):
+                return sum(t[key] for t in ts) / examples
+
+            def each(ts):
+                return " + ".join(f"{t['total'] / examples:,.0f}" for t in ts)
+            j, m = per(job, "total"), per(base, "total")
+            first = first or (j, m)
+            log(f"   job workers {j:.0f}/event, model {m:.0f}/event")
+            rows.append(
+                f"| {generator} | {algo} | {n} | {examples} | {w} | "
+                f"{each(job)} | "
+                f"{per(job, 'stages'):,.0f} | {j - per(job, 'stages'):,.0f} | "
+                f"{each(base)} | "
+                f"{per(base, 'stages'):,.0f} | {m - per(base, 'stages'):,.0f} | "
+                f"**{m / j:.3f}** | {j / first[0]:.3f} | {m / first[1]:.3f} |")
+    shutil.rmtree(d)
+    report.append("### Instructions per event (valgrind's callgrind; the worker threads only)\n")
+    report.append("| generator | algo | N | events | workers | job: per worker thread | its stage "
+                  "blocks | the rest | model without Kafka: per worker thread | its stage blocks "
+                  "| the rest | model / job | job vs 1 worker | model vs 1 worker |")
+    report.append("|---|---|---:|---:|---:|---|---:|---:|---|---:|---:|---:|---:|---:|")
+    report.extend(rows)
+    report.append("")
+
+
 def checkpoints(fb, quick, report, repeat):
     import shutil
     import tempfile
@@ -717,6 +812,7 @@ def main():
     runs = {
         "throughput": lambda: throughput(fb, args.quick, report, rates, args.repeat),
         "idle": lambda: idle(fb, args.quick, report),
+        "instructions": lambda: instructions(fb, args.quick, report),
         "latency": lambda: latency(fb, args.quick, report, rates),
         "live": lambda: live(fb, args.quick, report),
         "workers": lambda: scaling(fb, args.quick, report, [1, 2]),
