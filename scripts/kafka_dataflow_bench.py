@@ -63,7 +63,10 @@ fetches):
               inclusive) and the rest; the ratio (the model's worker instructions / the
               job's) is the ceiling of the throughput ratio on a machine that runs both at
               the same instructions per cycle, and the 2-worker column says what a second
-              worker adds in work (not in contention). Needs valgrind; not in the default
+              worker adds in work (not in contention). Each figure is a run of the events
+              given less a run of a tenth as many, over the difference, so that the
+              start-up (building the dataflow and the model, the client's connection) is
+              left out. Needs valgrind; not in the default
               sections (minutes under valgrind).
   checkpoints events/s of the job on a backlog with a checkpoint every 10 s (transactional
               output, the default with --checkpoint-dir) divided by the same job's without
@@ -687,40 +690,58 @@ def instructions(fb, quick, report):
     if not shutil.which("valgrind"):
         raise SystemExit("the instructions section needs valgrind (apt-get install valgrind)")
     d = tempfile.mkdtemp(prefix="fb-cg-")
+
+    def job(generator, algo, n, w, examples):
+        with Broker() as b:
+            tag = f"cg{w}-{generator}-{n}-{examples}-{RUN}"
+            produce(fb, b.address, f"{tag}-events", generator, examples, partitions=4)
+            create(fb, b.address, f"{tag}-pred")
+            return under_callgrind(job_cmd(fb, b.address, tag, generator, algo, n, w, idle=5),
+                                   os.path.join(d, "job"))[:w]
+
+    def model(generator, algo, n, w, examples):
+        return under_callgrind(
+            [fb, "run", "--generator", generator, "--examples", str(examples), "--algo", algo,
+             "--learners", str(n), "--output", "/dev/null", "--report-every", "0",
+             "--workers", str(w)], os.path.join(d, "model"))[:w]
+
+    def steady(run, generator, algo, n, w, examples):
+        """Per event and worker thread (heaviest first), the instructions of `examples`
+        events less those of a tenth as many, over the difference: what one more event
+        costs, the start-up (the dataflow, the model, the client's connection) left
+        out."""
+        small, big = run(generator, algo, n, w, examples // 10), run(generator, algo, n, w, examples)
+        span = examples - examples // 10
+        return [{k: (b[k] - s[k]) / span for k in ("total", "stages")} for s, b in zip(small, big)]
+
     rows = []
     plan = [("binary", "adaboost-ol", 10, 2000 if quick else 20000),
             ("multilabel", "ada-olmr", 10, 300 if quick else 3000)]
     for generator, algo, n, examples in plan:
         first = None
         for w in (1, 2):
-            log(f"== instructions: {generator} {algo} N={n}, {w} worker(s), {examples} events")
-            with Broker() as b:
-                tag = f"cg{w}-{generator}-{n}-{RUN}"
-                produce(fb, b.address, f"{tag}-events", generator, examples, partitions=4)
-                create(fb, b.address, f"{tag}-pred")
-                job = under_callgrind(job_cmd(fb, b.address, tag, generator, algo, n, w, idle=5),
-                                      os.path.join(d, f"job{w}"))[:w]
-            base = under_callgrind(
-                [fb, "run", "--generator", generator, "--examples", str(examples), "--algo", algo,
-                 "--learners", str(n), "--output", "/dev/null", "--report-every", "0",
-                 "--workers", str(w)], os.path.join(d, f"base{w}"))[:w]
-            def per(ts, key):
-                return sum(t[key] for t in ts) / examples
+            log(f"== instructions: {generator} {algo} N={n}, {w} worker(s), "
+                f"{examples} and {examples // 10} events")
+            j = steady(job, generator, algo, n, w, examples)
+            m = steady(model, generator, algo, n, w, examples)
+
+            def total(ts, key="total"):
+                return sum(t[key] for t in ts)
 
             def each(ts):
-                return " + ".join(f"{t['total'] / examples:,.0f}" for t in ts)
-            j, m = per(job, "total"), per(base, "total")
-            first = first or (j, m)
-            log(f"   job workers {j:.0f}/event, model {m:.0f}/event")
+                return " + ".join(f"{t['total']:,.0f}" for t in ts)
+            first = first or (total(j), total(m))
+            log(f"   job workers {total(j):.0f}/event, model {total(m):.0f}/event")
             rows.append(
-                f"| {generator} | {algo} | {n} | {examples} | {w} | "
-                f"{each(job)} | "
-                f"{per(job, 'stages'):,.0f} | {j - per(job, 'stages'):,.0f} | "
-                f"{each(base)} | "
-                f"{per(base, 'stages'):,.0f} | {m - per(base, 'stages'):,.0f} | "
-                f"**{m / j:.3f}** | {j / first[0]:.3f} | {m / first[1]:.3f} |")
+                f"| {generator} | {algo} | {n} | {examples} | {w} | {each(j)} | "
+                f"{total(j, 'stages'):,.0f} | {total(j) - total(j, 'stages'):,.0f} | {each(m)} | "
+                f"{total(m, 'stages'):,.0f} | {total(m) - total(m, 'stages'):,.0f} | "
+                f"**{total(m) / total(j):.3f}** | {total(j) / first[0]:.3f} | "
+                f"{total(m) / first[1]:.3f} |")
     shutil.rmtree(d)
-    report.append("### Instructions per event (valgrind's callgrind; the worker threads only)\n")
+    report.append("### Instructions per event (valgrind's callgrind; the worker threads only; "
+                  "a run of the events given less a run of a tenth as many, so the start-up "
+                  "is left out)\n")
     report.append("| generator | algo | N | events | workers | job: per worker thread | its stage "
                   "blocks | the rest | model without Kafka: per worker thread | its stage blocks "
                   "| the rest | model / job | job vs 1 worker | model vs 1 worker |")
