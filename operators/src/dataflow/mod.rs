@@ -5,7 +5,7 @@
 //!   processes its records in sequence order through its stages.
 //! - [`TerminalExt::terminal`]: the terminal operator (expert choice, Hedge, prediction).
 //! - [`pipeline`]: chains `N` stages as `W` blocks, block `b` on worker `b` (routed there by an
-//!   exchange pact), and the terminal on worker 0.
+//!   exchange pact), and the terminal on the last worker (its outputs to worker 0).
 //! - [`run_dataflow`]: drives a pipeline from a source of examples on worker 0 and hands the
 //!   predictions, in sequence order, to a sink.
 //!

@@ -36,17 +36,18 @@ pub struct JoinOutputs<'scope> {
 
 /// Builds the model's dataflow on a stream of stamped items (at their epochs): the events
 /// become records that pass through the stages of `chains[0]` in contiguous blocks, block
-/// `b` on worker `b`, then the terminal on worker 0. With several chains (one model per
-/// key), an event goes to the chain of its model ([`Input::Event`]'s `model`): chain `m`
-/// runs whole (all its stages and its terminal) on worker `m % peers`, and the predictions
-/// of every chain come together on worker 0. With `feedback`, the events that wait for their feedback
-/// and the feedback records meet in the feedback join (on differential-dataflow, sharded by
-/// event id), whose learning passes come back, `lag` epochs later, through a loop into
-/// the first block, first in their epoch. A snapshot marker gathers every block's and the
-/// terminal's state on its way, and the join's keepers send their parts of its state after
-/// the marker's epoch. Every worker calls this with the same arguments (`worker` is its own index,
-/// `peers` the number of workers); each keeps only its own block and, on worker 0, the
-/// terminal.
+/// `b` on worker `b`, then the terminal on the last worker (the last block's), whose
+/// outputs go to worker 0. With several chains (one model per key), an event goes to the
+/// chain of its model ([`Input::Event`]'s `model`): chain `m` runs whole (all its stages
+/// and its terminal) on worker `m % peers`, and the predictions of every chain come
+/// together on worker 0. With `feedback`, the events that wait for their feedback and the
+/// feedback records meet in the feedback join (on differential-dataflow, sharded by event
+/// id), whose learning passes come back, `lag` epochs later, through a loop into the first
+/// block, first in their epoch. A snapshot marker gathers every block's and the terminal's
+/// state on its way, and the join's keepers send their parts of its state after the
+/// marker's epoch. Every worker calls this with the same arguments (`worker` is its own
+/// index, `peers` the number of workers); each keeps only its own block and, on the last
+/// worker, the terminal.
 #[allow(clippy::too_many_arguments)]
 pub fn pipeline<'scope, S: Stage + Serialize + 'static>(
     items: Stream<'scope, u64, Vec<Item>>,
@@ -123,7 +124,13 @@ pub fn pipeline<'scope, S: Stage + Serialize + 'static>(
             };
             stream = stream.stage_block(b, block);
         }
-        stream.terminal(0, (worker == 0).then_some(terminal))
+        // The terminal on the last block's worker (the chain's cheapest block: the
+        // boosters measured put more work in their first stages; docs/kafka.md), its
+        // outputs to worker 0.
+        let home = peers - 1;
+        stream
+            .terminal(home, (worker == home).then_some(terminal))
+            .exchange(|_: &ChainOutput| 0u64)
     };
     let (Some(setup), Some((handle, _))) = (feedback, loop_in) else {
         return PipelineStreams {
