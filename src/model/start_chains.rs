@@ -2,8 +2,8 @@
 //! (the Kafka job's and the file engines' workers alike).
 //!
 //! A worker runs only some of the model: with one model, the stage block
-//! [`block_range`] gives it (and the last worker the terminal); with one model per key, the keys
-//! whose chains live on it (key `m` on worker `m % peers`). Decoding the whole model on
+//! [`block_range`] gives it (and the last worker the terminal); with one model per key,
+//! the keys whose chains live on it (key `m` on worker `m % peers`). Decoding the whole model on
 //! every worker would take the CPU and the memory of the whole model once per worker; here
 //! a process decodes (and checks) it once, before its workers start, and each worker takes
 //! its own stages and chains out of it. Where a worker runs no part of a chain it gets the

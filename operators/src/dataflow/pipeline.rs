@@ -126,11 +126,14 @@ pub fn pipeline<'scope, S: Stage + Serialize + 'static>(
         }
         // The terminal on the last block's worker (the chain's cheapest block: the
         // boosters measured put more work in their first stages; docs/kafka.md), its
-        // outputs to worker 0.
+        // outputs to worker 0 (with one worker, already there).
         let home = peers - 1;
-        stream
-            .terminal(home, (worker == home).then_some(terminal))
-            .exchange(|_: &ChainOutput| 0u64)
+        let outputs = stream.terminal(home, (worker == home).then_some(terminal));
+        if home == 0 {
+            outputs
+        } else {
+            outputs.exchange(|_: &ChainOutput| 0u64)
+        }
     };
     let (Some(setup), Some((handle, _))) = (feedback, loop_in) else {
         return PipelineStreams {
