@@ -15,7 +15,7 @@ use crate::cli::Cli;
 use crate::kafka::job_file::job_file_args;
 use crate::model::SavedModel;
 use clap::Parser;
-use flowboost_connectors::kafka::{RecordDecoder, RecordFormat};
+use flowboost_connectors::kafka::{RecordDecoder, RecordFormat, avro};
 use flowboost_connectors::readers::{DataSource, Format, ReadOptions};
 use flowboost_operators::data::{Attribute, Schema, Task};
 use std::path::PathBuf;
@@ -103,7 +103,7 @@ fn data_file(extension: &str, format: Format, bytes: &[u8]) {
     let _ = std::fs::remove_file(&path);
 }
 
-/// A Kafka record, as an event (JSON and LIBSVM, with and without a key) and as feedback,
+/// A Kafka record, as an event (JSON and LIBSVM, with and without a key; Avro) and as feedback,
 /// against a small declared schema and a multi-label one.
 pub fn kafka_record(bytes: &[u8]) {
     let (key, payload) = match bytes.iter().position(|&b| b == 0) {
@@ -135,6 +135,14 @@ pub fn kafka_record(bytes: &[u8]) {
             let _ = decoder.decode(None, payload);
             let _ = decoder.decode_feedback(payload);
         }
+        // Avro, as the bytes are and behind a valid header (the fingerprint would stop
+        // nearly every mutation otherwise).
+        let decoder = RecordDecoder::new(schema, RecordFormat::Avro);
+        let _ = decoder.decode(None, bytes);
+        let mut framed = vec![0xC3, 0x01];
+        framed.extend_from_slice(&avro::EVENT_FINGERPRINT.to_le_bytes());
+        framed.extend_from_slice(bytes);
+        let _ = decoder.decode(None, &framed);
     }
 }
 

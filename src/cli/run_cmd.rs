@@ -124,7 +124,9 @@ pub struct KafkaArgs {
     /// Flush the outputs and commit the offsets this often (1 to 1e12 ms).
     #[arg(requires = "kafka_job", long, default_value_t = 1000, value_name = "MS", value_parser = super::limits::positive_millis, allow_negative_numbers = true)]
     pub commit_interval_ms: u64,
-    /// The events' format: json (JSON objects) or libsvm (LIBSVM lines, id in the key).
+    /// The events' format: json (JSON objects), libsvm (LIBSVM lines, id in the key) or avro
+    /// (Avro single-object encoding of the record flowboost.Event:
+    /// connectors/schemas/event.avsc).
     #[arg(
         hide_possible_values = true,
         requires = "kafka_job",

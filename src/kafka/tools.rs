@@ -7,7 +7,7 @@ use clap::{Args, Subcommand};
 use flowboost_connectors::generators::clicks::LoggingPolicy;
 use flowboost_connectors::kafka::testing::unique_name;
 use flowboost_connectors::kafka::{
-    KafkaConfig, KafkaSink, PartitionedSource, SourceRecord, StartFrom, admin,
+    KafkaConfig, KafkaSink, PartitionedSource, RecordFormat, SourceRecord, StartFrom, admin, avro,
 };
 use flowboost_operators::data::{Example, Features, Label, Schema};
 use serde_json::{Value, json};
@@ -113,10 +113,20 @@ pub struct ProduceArgs {
     /// How many events later the feedback of an unlabeled event is sent.
     #[arg(long, default_value_t = 10, value_name = "D")]
     pub feedback_delay: u64,
-    /// After every M-th event, one malformed record (cycling through: not JSON, no id,
-    /// wrong dimension, NaN, unknown label) (0: none).
+    /// After every M-th event, one malformed record (cycling through: not JSON (not Avro),
+    /// no id (a negative id), wrong dimension, NaN, unknown label) (0: none).
     #[arg(long, default_value_t = 0, value_name = "M")]
     pub malformed_every: u64,
+    /// The events' format: json (JSON objects) or avro (Avro single-object encoding of the
+    /// record flowboost.Event: connectors/schemas/event.avsc); feedback records are JSON.
+    #[arg(
+        hide_possible_values = true,
+        long,
+        default_value = "json",
+        value_name = "FORMAT",
+        value_parser = named::<RecordFormat>()
+    )]
+    pub record_format: RecordFormat,
     /// Events per second (0: as fast as possible; else at least 1e-9), paced from the
     /// delivery of the first record (a new client takes up to a second to connect).
     #[arg(long, default_value_t = 0.0, value_name = "PER_SECOND", value_parser = crate::cli::limits::rate, allow_negative_numbers = true)]
@@ -341,8 +351,38 @@ fn malformed(kind: u64, id: u64, dim: usize) -> Vec<u8> {
     }
 }
 
+/// A malformed Avro event, of kind `kind` as [`malformed`]'s.
+fn malformed_avro(kind: u64, id: u64, schema: &Schema) -> Vec<u8> {
+    let mut ex = Example {
+        id,
+        features: Features::Dense(vec![0.5; schema.dim()]),
+        label: None,
+    };
+    let mut schema = schema.clone();
+    match kind % 5 {
+        0 => return b"this is not Avro".to_vec(),
+        1 => ex.id = u64::MAX, // written as the long -1
+        2 => {
+            let extra = schema.attributes[..3.min(schema.dim())].to_vec();
+            schema.attributes.extend(extra);
+        }
+        3 => ex.features = Features::Dense(vec![f64::NAN; schema.dim()]),
+        _ => {
+            schema.labels.push("no-such-label".into());
+            ex.label = Some(Label::Class(schema.labels.len() as u32 - 1));
+        }
+    }
+    avro::encode_event(&schema, &ex, true, None)
+}
+
 fn produce(a: ProduceArgs) -> Result<(), String> {
+    if a.record_format == RecordFormat::Libsvm {
+        return Err("--record-format: kafka produce writes json or avro events".into());
+    }
     if a.generator == "clicks" {
+        if a.record_format != RecordFormat::Json {
+            return Err("--generator clicks writes JSON impressions (--record-format json)".into());
+        }
         return produce_clicks(a);
     }
     if a.impressions.is_some() {
@@ -410,12 +450,18 @@ fn produce(a: ProduceArgs) -> Result<(), String> {
         let hide = a.unlabeled_every > 0 && (i + 1).is_multiple_of(a.unlabeled_every);
         let mut event = event_json(&schema, &ex, !hide);
         let sent = keys.as_ref().is_none_or(|k| k.mark(i, &mut event));
-        let body = event.to_string();
+        let body = match a.record_format {
+            RecordFormat::Avro => {
+                let key = event.get("key").and_then(Value::as_str);
+                avro::encode_event(&schema, &ex, !hide, key)
+            }
+            _ => event.to_string().into_bytes(),
+        };
         let key = ex.id.to_string();
         if sent {
             match stamp(i, 0) {
-                Some(ts) => sink.send_at(Some(key.as_bytes()), body.as_bytes(), ts),
-                None => sink.send(Some(key.as_bytes()), body.as_bytes()),
+                Some(ts) => sink.send_at(Some(key.as_bytes()), &body, ts),
+                None => sink.send(Some(key.as_bytes()), &body),
             }
             .map_err(|e| e.to_string())?;
             events += 1;
@@ -428,7 +474,10 @@ fn produce(a: ProduceArgs) -> Result<(), String> {
         }
         send_feedback(&mut due, i, false, &mut feedback)?;
         if a.malformed_every > 0 && (i + 1).is_multiple_of(a.malformed_every) {
-            let body = malformed(bad, 1_000_000_000 + bad, schema.dim());
+            let body = match a.record_format {
+                RecordFormat::Avro => malformed_avro(bad, 1_000_000_000 + bad, &schema),
+                _ => malformed(bad, 1_000_000_000 + bad, schema.dim()),
+            };
             let key = format!("bad-{bad}");
             match stamp(i, 2) {
                 Some(ts) => sink.send_at(Some(key.as_bytes()), &body, ts),

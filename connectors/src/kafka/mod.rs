@@ -43,6 +43,7 @@ mod sink;
 mod source;
 pub mod testing;
 
+pub use codec::avro;
 pub use codec::{
     DecodeError, DecodeErrorKind, DecodedEvent, FeedbackKind, FeedbackRecord, PredictionEncoder,
     PredictionOutput, RecordDecoder, RecordFormat,

@@ -28,6 +28,7 @@
 //! NaN or infinity (JSON `NaN` / `Infinity` as Python writes them, `"nan"` strings,
 //! numbers beyond `f64`), unknown label, or anything else malformed.
 
+pub mod avro;
 mod json;
 mod json_dense;
 mod libsvm;
@@ -56,6 +57,8 @@ pub enum RecordFormat {
     Json,
     /// One LIBSVM line per record; the id is the record key.
     Libsvm,
+    /// Avro's single-object encoding of the record `flowboost.Event` (see [`avro`]).
+    Avro,
 }
 
 flowboost_operators::named_values!(
@@ -63,6 +66,7 @@ flowboost_operators::named_values!(
     "record format",
     Json => "json" | "jsonl" | "json-lines",
     Libsvm => "libsvm" | "svmlight",
+    Avro => "avro",
 );
 
 /// The category of a bad record (for counting dead letters by cause).
@@ -243,6 +247,7 @@ impl RecordDecoder {
             RecordFormat::Json => json::decode_event(self, payload),
             RecordFormat::Libsvm => libsvm::decode_example(self, key, payload)
                 .map(|example| DecodedEvent { example, key: None }),
+            RecordFormat::Avro => avro::decode_event(self, payload),
         }
     }
 
