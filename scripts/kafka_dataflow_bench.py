@@ -268,9 +268,10 @@ def last_json(text):
     raise SystemExit(f"no JSON summary in:\n{text[-2000:]}")
 
 
-def produce(fb, brokers, topic, generator, examples, seed=1, rate=None, partitions=4):
+def produce(fb, brokers, topic, generator, examples, seed=1, rate=None, partitions=4,
+            record_format="json"):
     cmd = [fb, "kafka", "produce", "--brokers", brokers, "--topic", topic,
-           "--partitions", str(partitions),
+           "--partitions", str(partitions), "--record-format", record_format,
            "--generator", generator, "--examples", str(examples), "--seed", str(seed)]
     if rate:
         cmd += ["--rate", f"{rate:.1f}"]
@@ -289,11 +290,11 @@ def create(fb, brokers, topic, partitions=1, retention=None):
     run_with_cpu(cmd)
 
 
-def job_cmd(fb, brokers, tag, generator, algo, n, workers, idle=None):
+def job_cmd(fb, brokers, tag, generator, algo, n, workers, idle=None, record_format="json"):
     cmd = [fb, "run", "--brokers", brokers, "--source", f"kafka:{tag}-events",
            "--sink", f"kafka:{tag}-pred", "--group", f"{tag}-g", "--start", "earliest",
            "--report-interval", "0", "--workers", str(workers), "--generator", generator,
-           "--algo", algo, "--learners", str(n)] + KAFKA_SET
+           "--algo", algo, "--learners", str(n), "--record-format", record_format] + KAFKA_SET
     if idle is not None:
         cmd += ["--exit-when-idle", str(idle)]
     return cmd
@@ -313,14 +314,16 @@ def baseline(fb, generator, algo, n, examples, workers=1, pin="0"):
 
 
 def kafka_backlog(fb, generator, algo, n, examples, workers, pin_threads, tag, extra=(),
-                  partitions=4, broker_core=1):
-    """The job on a backlog of `examples` events on `partitions` partitions; with
-    `pin_threads`, its worker threads pinned to core 0 and its other threads to core 1
-    (see PinThreads)."""
+                  partitions=4, broker_core=1, record_format="json"):
+    """The job on a backlog of `examples` events (in `record_format`) on `partitions`
+    partitions; with `pin_threads`, its worker threads pinned to core 0 and its other
+    threads to core 1 (see PinThreads)."""
     with Broker(broker_core) as b:
-        produce(fb, b.address, f"{tag}-events", generator, examples, partitions=partitions)
+        produce(fb, b.address, f"{tag}-events", generator, examples, partitions=partitions,
+                record_format=record_format)
         create(fb, b.address, f"{tag}-pred")
-        cmd = job_cmd(fb, b.address, tag, generator, algo, n, workers, idle=2) + list(extra)
+        cmd = job_cmd(fb, b.address, tag, generator, algo, n, workers, idle=2,
+                      record_format=record_format) + list(extra)
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.monotonic()
         p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -362,36 +365,39 @@ def median_run(runs, key):
     return sorted(runs, key=lambda r: r[key])[len(runs) // 2]
 
 
-def throughput(fb, quick, report, rates, repeat):
+def throughput(fb, quick, report, rates, repeat, formats):
     rows = []
-    for generator, algo, n in CONFIGS:
+    for (generator, algo, n), fmt in [(c, f) for f in formats for c in CONFIGS]:
         examples = sizes(quick)[(generator, n)]
-        log(f"== throughput: {generator} {algo} N={n}, {examples} events, median of {repeat}")
+        log(f"== throughput: {generator} {algo} N={n}, {fmt} events, {examples} events, "
+            f"median of {repeat}")
         bases, jobs = [], []
         for _ in range(repeat):
             bases.append(baseline(fb, generator, algo, n, examples))
             jobs.append(kafka_backlog(fb, generator, algo, n, examples, 1, True,
-                                      f"tp-{generator}-{n}-{len(jobs)}"))
+                                      f"tp-{generator}-{n}-{fmt}-{len(jobs)}",
+                                      record_format=fmt))
             log(f"   without Kafka {bases[-1]['events_per_second']:.0f}/s, job {jobs[-1]['events_per_second']:.0f}/s")
         base = median_run(bases, "events_per_second")
         job = median_run(jobs, "events_per_second")
         ratio = job["events_per_second"] / base["events_per_second"]
-        rates[(generator, n)] = job["events_per_second"]
+        if fmt == "json":
+            rates[(generator, n)] = job["events_per_second"]
         log(f"   median: without Kafka {base['events_per_second']:.0f}/s, job {job['events_per_second']:.0f}/s, ratio {ratio:.2f}")
         spread = (f"{min(j['events_per_second'] for j in jobs) / max(b['events_per_second'] for b in bases):.2f}"
                   f"-{max(j['events_per_second'] for j in jobs) / min(b['events_per_second'] for b in bases):.2f}")
         rows.append(
-            f"| {generator} | {algo} | {n} | {examples} | {base['events_per_second']:.0f} | "
+            f"| {generator} | {algo} | {n} | {fmt} | {examples} | {base['events_per_second']:.0f} | "
             f"{base['cpu_seconds']:.2f} | {job['events_per_second']:.0f} | "
             f"{job['busy_seconds']:.2f} | {job['process_cpu_seconds']:.2f} | "
             f"{job['worker_cpu_seconds'][0]:.2f} | **{ratio:.2f}** | {spread} |")
     report.append("### Throughput on a backlog: the job / the same model without Kafka (1 worker; "
                   "the model without Kafka and the job's worker thread pinned to core 0, the "
                   f"job's librdkafka threads and the broker to core 1; median of {repeat} runs)\n")
-    report.append("| generator | algo | N | events | without Kafka: events/s | its CPU s | "
-                  "Kafka job: events/s | busy s | process CPU s | worker CPU s | ratio | "
-                  "range (worst-best pairing) |")
-    report.append("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    report.append("| generator | algo | N | event format | events | without Kafka: events/s | "
+                  "its CPU s | Kafka job: events/s | busy s | process CPU s | worker CPU s | "
+                  "ratio | range (worst-best pairing) |")
+    report.append("|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     report.extend(rows)
     report.append("")
 
@@ -684,46 +690,52 @@ def under_callgrind(cmd, prefix):
     return callgrind_threads(prefix)
 
 
-def instructions(fb, quick, report):
+def instructions(fb, quick, report, formats):
     import shutil
     import tempfile
     if not shutil.which("valgrind"):
         raise SystemExit("the instructions section needs valgrind (apt-get install valgrind)")
     d = tempfile.mkdtemp(prefix="fb-cg-")
 
-    def job(generator, algo, n, w, examples):
+    def job(generator, algo, n, w, examples, fmt):
         with Broker() as b:
-            tag = f"cg{w}-{generator}-{n}-{examples}-{RUN}"
-            produce(fb, b.address, f"{tag}-events", generator, examples, partitions=4)
+            tag = f"cg{w}-{generator}-{n}-{examples}-{fmt}-{RUN}"
+            produce(fb, b.address, f"{tag}-events", generator, examples, partitions=4,
+                    record_format=fmt)
             create(fb, b.address, f"{tag}-pred")
-            return under_callgrind(job_cmd(fb, b.address, tag, generator, algo, n, w, idle=5),
+            return under_callgrind(job_cmd(fb, b.address, tag, generator, algo, n, w, idle=5,
+                                           record_format=fmt),
                                    os.path.join(d, "job"))[:w]
 
-    def model(generator, algo, n, w, examples):
+    def model(generator, algo, n, w, examples, fmt=None):
         return under_callgrind(
             [fb, "run", "--generator", generator, "--examples", str(examples), "--algo", algo,
              "--learners", str(n), "--output", "/dev/null", "--report-every", "0",
              "--workers", str(w)], os.path.join(d, "model"))[:w]
 
-    def steady(run, generator, algo, n, w, examples):
+    def steady(run, generator, algo, n, w, examples, fmt=None):
         """Per event and worker thread (heaviest first), the instructions of `examples`
         events less those of a tenth as many, over the difference: what one more event
         costs, the start-up (the dataflow, the model, the client's connection) left
         out."""
-        small, big = run(generator, algo, n, w, examples // 10), run(generator, algo, n, w, examples)
+        small = run(generator, algo, n, w, examples // 10, fmt)
+        big = run(generator, algo, n, w, examples, fmt)
         span = examples - examples // 10
         return [{k: (b[k] - s[k]) / span for k in ("total", "stages")} for s, b in zip(small, big)]
 
     rows = []
     plan = [("binary", "adaboost-ol", 10, 2000 if quick else 20000),
             ("multilabel", "ada-olmr", 10, 300 if quick else 3000)]
-    for generator, algo, n, examples in plan:
+    models = {}
+    for (generator, algo, n, examples), fmt in [(p, f) for f in formats for p in plan]:
         first = None
         for w in (1, 2):
-            log(f"== instructions: {generator} {algo} N={n}, {w} worker(s), "
+            log(f"== instructions: {generator} {algo} N={n}, {fmt} events, {w} worker(s), "
                 f"{examples} and {examples // 10} events")
-            j = steady(job, generator, algo, n, w, examples)
-            m = steady(model, generator, algo, n, w, examples)
+            j = steady(job, generator, algo, n, w, examples, fmt)
+            if (generator, n, w) not in models:
+                models[(generator, n, w)] = steady(model, generator, algo, n, w, examples)
+            m = models[(generator, n, w)]
 
             def total(ts, key="total"):
                 return sum(t[key] for t in ts)
@@ -733,7 +745,7 @@ def instructions(fb, quick, report):
             first = first or (total(j), total(m))
             log(f"   job workers {total(j):.0f}/event, model {total(m):.0f}/event")
             rows.append(
-                f"| {generator} | {algo} | {n} | {examples} | {w} | {each(j)} | "
+                f"| {generator} | {algo} | {n} | {fmt} | {examples} | {w} | {each(j)} | "
                 f"{total(j, 'stages'):,.0f} | {total(j) - total(j, 'stages'):,.0f} | {each(m)} | "
                 f"{total(m, 'stages'):,.0f} | {total(m) - total(m, 'stages'):,.0f} | "
                 f"**{total(m) / total(j):.3f}** | {total(j) / first[0]:.3f} | "
@@ -742,10 +754,10 @@ def instructions(fb, quick, report):
     report.append("### Instructions per event (valgrind's callgrind; the worker threads only; "
                   "a run of the events given less a run of a tenth as many, so the start-up "
                   "is left out)\n")
-    report.append("| generator | algo | N | events | workers | job: per worker thread | its stage "
+    report.append("| generator | algo | N | event format | events | workers | job: per worker thread | its stage "
                   "blocks | the rest | model without Kafka: per worker thread | its stage blocks "
                   "| the rest | model / job | job vs 1 worker | model vs 1 worker |")
-    report.append("|---|---|---:|---:|---:|---|---:|---:|---|---:|---:|---:|---:|---:|")
+    report.append("|---|---|---:|---|---:|---:|---|---:|---:|---|---:|---:|---:|---:|---:|")
     report.extend(rows)
     report.append("")
 
@@ -801,6 +813,9 @@ def main():
     ap.add_argument("--scaling-workers", default="1,2,4,8", metavar="W,W,...",
                     help="the worker counts of the scaling section")
     ap.add_argument("--out", help="also write the Markdown report to this file")
+    ap.add_argument("--record-formats", default="json,avro", metavar="F,F",
+                    help="the event formats of the throughput and instructions sections "
+                         "(json, avro; the other sections use json)")
     ap.add_argument("--rates", default="",
                     help="the job's maximum rates for the latency section, e.g. "
                          "binary:10=55000,multilabel:10=11700 (default: the throughput section's)")
@@ -830,10 +845,14 @@ def main():
         generator, n = key.split(":")
         rates[(generator, int(n))] = float(rate)
     counts = [int(w) for w in args.scaling_workers.split(",")]
+    formats = args.record_formats.split(",")
+    for f in formats:
+        if f not in ("json", "avro"):
+            raise SystemExit(f"--record-formats: unknown format {f}")
     runs = {
-        "throughput": lambda: throughput(fb, args.quick, report, rates, args.repeat),
+        "throughput": lambda: throughput(fb, args.quick, report, rates, args.repeat, formats),
         "idle": lambda: idle(fb, args.quick, report),
-        "instructions": lambda: instructions(fb, args.quick, report),
+        "instructions": lambda: instructions(fb, args.quick, report, formats),
         "latency": lambda: latency(fb, args.quick, report, rates),
         "live": lambda: live(fb, args.quick, report),
         "workers": lambda: scaling(fb, args.quick, report, [1, 2]),

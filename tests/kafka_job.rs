@@ -3,7 +3,8 @@
 //! Labeled events in, predictions out; feedback joined; dead letters with reasons; every
 //! consumed record accounted for; 1 and 2 workers identical; a job file; a job killed
 //! mid-stream and restarted skips no record; metrics served while running; clicks for a
-//! top-k booster; LIBSVM records against a declared feature space.
+//! top-k booster; LIBSVM records against a declared feature space; Avro events as JSON
+//! events.
 
 mod common;
 
@@ -399,6 +400,79 @@ fn libsvm_records_against_a_declared_feature_space() {
     let predictions = read_values(&b, &sink, 61);
     assert!(predictions.iter().any(|p| p["id"] == 102));
     assert_eq!(read_values(&b, &dead, 3).len(), 3);
+}
+
+#[test]
+fn avro_events_give_what_the_same_json_events_give() {
+    // The same stream (multi-label, keyed, every fourth event's label as JSON feedback,
+    // a malformed record after every 50th) as JSON and as Avro events: the same
+    // predictions in the same order, the same dead letters by reason, the same counters.
+    let b = brokers();
+    let mut runs = Vec::new();
+    for format in ["json", "avro"] {
+        let events = create(&b, &format!("fb-avro-{format}-events"), 3);
+        let feedback = create(&b, &format!("fb-avro-{format}-feedback"), 1);
+        let sink = create(&b, "fb-avro-pred", 1);
+        let dead = create(&b, "fb-avro-dead", 1);
+        let produced = Cli::produce(&b, &events)
+            .opt("--record-format", format)
+            .opt("--generator", "multilabel")
+            .opt("--examples", 500)
+            .opt("--seed", 4)
+            .opt("--keys", "x,y")
+            .opt("--unlabeled-every", 4)
+            .opt("--feedback-topic", &feedback)
+            .opt("--feedback-delay", 5)
+            .opt("--malformed-every", 50)
+            .summary();
+        assert_eq!(produced["malformed"], 10, "{produced}");
+        let summary = Cli::job(&b, &events, &sink)
+            .opt("--record-format", format)
+            .opt("--feedback", format!("kafka:{feedback}"))
+            .opt("--dead-letter", format!("kafka:{dead}"))
+            .opt("--group", unique_name("g"))
+            .opt("--start", "earliest")
+            .opt("--exit-when-idle", 1.5)
+            .opt("--keys", "x,y")
+            .opt("--generator", "multilabel")
+            .opt("--algo", "ada-olmr")
+            .opt("--learners", 4)
+            .opt("--workers", 2)
+            .summary();
+        let predictions = read_lines(&b, &sink, 500);
+        let mut reasons: Vec<String> = read_values(&b, &dead, 10)
+            .into_iter()
+            .map(|l| {
+                let d: DeadLetterRecord = serde_json::from_value(l).unwrap();
+                assert_eq!(d.topic, events);
+                d.reason.split(':').next().unwrap().to_string()
+            })
+            .collect();
+        reasons.sort();
+        let counters: Vec<Value> = ["events_in", "predictions", "feedback_joined", "learned"]
+            .iter()
+            .map(|k| summary[k].clone())
+            .collect();
+        assert_eq!(counters, [500, 500, 125, 500], "{format}: {summary}");
+        runs.push((predictions, reasons, summary["progressive_loss"].clone()));
+    }
+    assert!(runs[0].0[0].contains(r#""key":"#), "{}", runs[0].0[0]);
+    assert_eq!(
+        runs[0].1,
+        [
+            "missing_id",
+            "missing_id",
+            "non_finite",
+            "non_finite",
+            "unknown_label",
+            "unknown_label",
+            "unparseable",
+            "unparseable",
+            "wrong_dimension",
+            "wrong_dimension"
+        ]
+    );
+    assert_eq!(runs[0], runs[1], "JSON and Avro events must give the same job");
 }
 
 #[test]
