@@ -377,7 +377,11 @@ def throughput(fb, quick, report, rates, repeat, formats):
             jobs.append(kafka_backlog(fb, generator, algo, n, examples, 1, True,
                                       f"tp-{generator}-{n}-{fmt}-{len(jobs)}",
                                       record_format=fmt))
-            log(f"   without Kafka {bases[-1]['events_per_second']:.0f}/s, job {jobs[-1]['events_per_second']:.0f}/s")
+            j = jobs[-1]
+            log(f"   without Kafka {bases[-1]['events_per_second']:.0f}/s, job "
+                f"{j['events_per_second']:.0f}/s (process CPU {j['process_cpu_seconds']:.2f} s, "
+                f"worker {j['worker_cpu_seconds'][0]:.2f} s, threads "
+                f"{ {k: v for k, v in j['threads_cpu_seconds'].items() if v >= 0.05} })")
         base = median_run(bases, "events_per_second")
         job = median_run(jobs, "events_per_second")
         ratio = job["events_per_second"] / base["events_per_second"]

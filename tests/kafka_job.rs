@@ -472,7 +472,10 @@ fn avro_events_give_what_the_same_json_events_give() {
             "wrong_dimension"
         ]
     );
-    assert_eq!(runs[0], runs[1], "JSON and Avro events must give the same job");
+    assert_eq!(
+        runs[0], runs[1],
+        "JSON and Avro events must give the same job"
+    );
 }
 
 #[test]

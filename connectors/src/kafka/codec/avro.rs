@@ -185,7 +185,10 @@ pub(super) fn decode_event(
     };
     let id = r.long("id")?;
     let id = u64::try_from(id).map_err(|_| {
-        DecodeError::new(DecodeErrorKind::MissingId, format!("the id is negative: {id}"))
+        DecodeError::new(
+            DecodeErrorKind::MissingId,
+            format!("the id is negative: {id}"),
+        )
     })?;
     let features = r.features(dec)?;
     let label = match r.union("label")? {
@@ -245,7 +248,10 @@ impl<'a> Reader<'a> {
     }
 
     fn ends_inside(&self, field: &str) -> DecodeError {
-        unparseable(format!("the record ends inside \"{field}\" (at byte {})", self.at))
+        unparseable(format!(
+            "the record ends inside \"{field}\" (at byte {})",
+            self.at
+        ))
     }
 
     /// An Avro `long` (at most 10 bytes).
@@ -404,7 +410,7 @@ mod tests {
         // `"null"`), as Avro's own test vectors give it.
         assert_eq!(fingerprint(br#""null""#) as i64, 7195948357588979594);
         assert_eq!(fingerprint(br#""int""#) as i64, 8247732601305521295);
-        assert_eq!(fingerprint(b"") , 0xc15d_213a_a4d7_a795);
+        assert_eq!(fingerprint(b""), 0xc15d_213a_a4d7_a795);
     }
 
     #[test]
@@ -419,7 +425,10 @@ mod tests {
         bytes.extend_from_slice(&[0x00, 0x02, 0x02, b'b', 0x00, 0x02, 0x02, b'k']);
         let event = decode_event(&decoder(Task::Multiclass), &bytes).unwrap();
         assert_eq!(event.example.id, 2);
-        assert_eq!(event.example.features, Features::Dense(vec![0.5, -1.25, 3.0]));
+        assert_eq!(
+            event.example.features,
+            Features::Dense(vec![0.5, -1.25, 3.0])
+        );
         assert_eq!(event.example.label, Some(Label::Class(1)));
         assert_eq!(event.key.as_deref(), Some("k"));
         // And the encoder writes those very bytes.
@@ -451,7 +460,10 @@ mod tests {
             }
             // Without its label, the same event is unlabeled.
             let bytes = encode_event(&schema(task), &ex, false, None);
-            assert_eq!(decode_event(&decoder(task), &bytes).unwrap().example.label, None);
+            assert_eq!(
+                decode_event(&decoder(task), &bytes).unwrap().example.label,
+                None
+            );
         }
         // A sparse example is written densely.
         let sparse = Example {
@@ -465,7 +477,10 @@ mod tests {
         };
         let bytes = encode_event(&schema(Task::Binary), &sparse, true, None);
         assert_eq!(
-            decode_event(&decoder(Task::Binary), &bytes).unwrap().example.features,
+            decode_event(&decoder(Task::Binary), &bytes)
+                .unwrap()
+                .example
+                .features,
             Features::Dense(vec![0.0, 4.0, 0.0])
         );
     }
@@ -515,7 +530,11 @@ mod tests {
                 Unparseable,
                 "fingerprint",
             ),
-            (good[..good.len() - 1].to_vec(), Unparseable, "ends inside \"key\""),
+            (
+                good[..good.len() - 1].to_vec(),
+                Unparseable,
+                "ends inside \"key\"",
+            ),
             (good[..20].to_vec(), Unparseable, "ends inside \"features\""),
             (
                 {
@@ -557,7 +576,10 @@ mod tests {
         short.extend_from_slice(&[0x00, 0x00, 0x00, 0x00]);
         let (k, reason) = kind_of(Task::Binary, &short);
         assert_eq!(k, WrongDimension);
-        assert!(reason.contains("has 1 values; the schema declares 3"), "{reason}");
+        assert!(
+            reason.contains("has 1 values; the schema declares 3"),
+            "{reason}"
+        );
         let mut hostile = header();
         hostile.push(0x00);
         let mut huge = Vec::new();
@@ -574,7 +596,10 @@ mod tests {
         labels.extend_from_slice(&[0x00, 0x00, 0x02]);
         labels.extend_from_slice(&huge);
         let (k, reason) = kind_of(Task::Multilabel, &labels);
-        assert!(k == Unparseable && reason.contains("bytes are left"), "{reason}");
+        assert!(
+            k == Unparseable && reason.contains("bytes are left"),
+            "{reason}"
+        );
         let mut long_string = header();
         long_string.extend_from_slice(&[0x00, 0x06]);
         for _ in 0..3 {
@@ -582,18 +607,27 @@ mod tests {
         }
         long_string.extend_from_slice(&[0x00, 0x02, 0x7E]);
         let (k, reason) = kind_of(Task::Binary, &long_string);
-        assert!(k == Unparseable && reason.contains("a string of 63 bytes"), "{reason}");
+        assert!(
+            k == Unparseable && reason.contains("a string of 63 bytes"),
+            "{reason}"
+        );
         let mut branch = good.clone();
         let at = good.len() - 5; // the label union's branch
         branch[at] = 0x04;
         let (k, reason) = kind_of(Task::Binary, &branch);
-        assert!(k == Unparseable && reason.contains("union branch 2"), "{reason}");
+        assert!(
+            k == Unparseable && reason.contains("union branch 2"),
+            "{reason}"
+        );
         // Values the decoder checks as it does in JSON.
         let nan = Example {
             features: Features::Dense(vec![1.0, f64::NAN, 3.0]),
             ..ex.clone()
         };
-        let (k, _) = kind_of(Task::Binary, &encode_event(&schema(Task::Binary), &nan, true, None));
+        let (k, _) = kind_of(
+            Task::Binary,
+            &encode_event(&schema(Task::Binary), &nan, true, None),
+        );
         assert_eq!(k, NonFinite);
         let mut unknown = encode_event(&schema(Task::Binary), &ex, false, None);
         unknown.truncate(unknown.len() - 3);
@@ -620,7 +654,11 @@ mod tests {
         record.put("id", Value::Long(9));
         record.put(
             "features",
-            Value::Array(vec![Value::Double(0.25), Value::Double(-2.0), Value::Double(7.5)]),
+            Value::Array(vec![
+                Value::Double(0.25),
+                Value::Double(-2.0),
+                Value::Double(7.5),
+            ]),
         );
         record.put("label", Value::Union(0, Box::new(Value::Null)));
         record.put(
