@@ -218,7 +218,7 @@ pub(super) fn decode_event(
                 "both \"label\" and \"labels\": give one of them",
             ));
         }
-        (Some(l), None) => Some(dec.make_label(vec![l])?),
+        (Some(l), None) => Some(dec.single_label(l)),
         (None, Some(ids)) => Some(dec.make_label(ids)?),
     };
     Ok(DecodedEvent {

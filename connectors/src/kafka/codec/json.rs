@@ -372,7 +372,7 @@ pub(super) fn labels(
             DecodeErrorKind::Malformed,
             "both \"label\" and \"labels\": give one of them",
         )),
-        (Some(v), None) => dec.make_label(vec![label_index(dec, v)?]).map(Some),
+        (Some(v), None) => Ok(Some(dec.single_label(label_index(dec, v)?))),
         (None, Some(Value::Array(items))) => {
             let ids = items
                 .iter()

@@ -68,7 +68,7 @@ pub(super) fn decode(dec: &RecordDecoder, payload: &[u8]) -> Option<DecodedEvent
         return None;
     }
     let label = match (label, labels) {
-        (Some(LabelField::Index(l)), None) => Some(dec.make_label(vec![l]).ok()?),
+        (Some(LabelField::Index(l)), None) => Some(dec.single_label(l)),
         (label, labels) => {
             let label = label.map(|l| match l {
                 LabelField::Index(l) => Value::from(l),

@@ -37,7 +37,7 @@ mod prediction;
 pub use prediction::{PredictionEncoder, PredictionOutput};
 
 use flowboost_operators::data::{AttributeKind, Example, Label, Schema, Task};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 use std::fmt;
 
 /// An event record, decoded.
@@ -186,10 +186,12 @@ impl FeedbackRecord {
 pub struct RecordDecoder {
     schema: Schema,
     format: RecordFormat,
-    /// Feature name -> index (the first attribute of a repeated name).
-    features: HashMap<String, u32>,
+    /// Feature name -> index (the first attribute of a repeated name). Fx hashing: the
+    /// keys are the schema's, fixed before any record is read, so a record's names are
+    /// only looked up and cannot make the map degrade.
+    features: FxHashMap<String, u32>,
     /// Label name -> index.
-    labels: HashMap<String, u32>,
+    labels: FxHashMap<String, u32>,
     /// Each label name's numeric value, when it is a number (LIBSVM matching).
     label_numbers: Vec<Option<f64>>,
 }
@@ -197,11 +199,11 @@ pub struct RecordDecoder {
 impl RecordDecoder {
     /// A decoder for records of `format` describing events of `schema`.
     pub fn new(schema: &Schema, format: RecordFormat) -> Self {
-        let mut features = HashMap::with_capacity(schema.attributes.len());
+        let mut features = FxHashMap::default();
         for (j, a) in schema.attributes.iter().enumerate() {
             features.entry(a.name.clone()).or_insert(j as u32);
         }
-        let mut labels = HashMap::with_capacity(schema.labels.len());
+        let mut labels = FxHashMap::default();
         for (l, name) in schema.labels.iter().enumerate() {
             labels.entry(name.clone()).or_insert(l as u32);
         }
@@ -364,6 +366,14 @@ impl RecordDecoder {
     }
 
     /// Makes the label of an event from its label indices.
+    /// The label of an event with the one label `l` (`{l}` for a multi-label task).
+    fn single_label(&self, l: u32) -> Label {
+        match self.schema.task {
+            Task::Multilabel => Label::Set(vec![l]),
+            Task::Binary | Task::Multiclass => Label::Class(l),
+        }
+    }
+
     fn make_label(&self, mut ids: Vec<u32>) -> Result<Label, DecodeError> {
         match self.schema.task {
             Task::Multilabel => {
