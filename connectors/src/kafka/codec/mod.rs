@@ -1,7 +1,7 @@
 //! The record codec: one Kafka record's bytes to an [`Example`] against the job's
 //! declared [`Schema`], and predictions to JSON.
 //!
-//! Two input formats ([`RecordFormat`]):
+//! Three input formats ([`RecordFormat`]):
 //!
 //! - **JSON** (the default), one object per record:
 //!   `{"id": 42, "features": {"name": value, ...}, "label": "spam"}` (sparse, by feature
@@ -22,6 +22,8 @@
 //!   set (as in the LIBSVM file reader). `?` as the label field marks an unlabeled event;
 //!   so does no label field for a single-label task. LIBSVM has no id field: the id is the
 //!   record's key, a decimal integer.
+//! - **Avro**: the record `flowboost.Event` in Avro's single-object encoding (see
+//!   [`avro`]): the same fields as JSON's dense shape, each value 8 bytes.
 //!
 //! A record that does not fit is a [`DecodeError`] with a [kind](DecodeErrorKind) and a
 //! reason, never a panic: not parseable, missing id, wrong dimension, unknown feature name,
