@@ -17,7 +17,8 @@ fetches):
               (`flowboost run` on the same generator stream, predictions written to
               /dev/null) pinned to core 0; the job's timely worker thread pinned to core 0,
               its librdkafka threads to core 1 beside the broker. Configs:
-              binary + adaboost-ol N=10, multilabel + ada-olmr N=10 and N=100, 1 worker.
+              binary + adaboost-ol N=10, multilabel + ada-olmr N=10 and N=100, 1 worker,
+              each with the events as JSON and as Avro (`--record-formats`).
   idle        CPU used by a job with no data over 10 s (after 5 s of start-up), from
               /proc/PID/stat (utime + stime of every thread), with 1 and 2 workers, and
               split into the timely worker threads and the rest (librdkafka).
@@ -66,8 +67,8 @@ fetches):
               worker adds in work (not in contention). Each figure is a run of the events
               given less a run of a tenth as many, over the difference, so that the
               start-up (building the dataflow and the model, the client's connection) is
-              left out. Needs valgrind; not in the default
-              sections (minutes under valgrind).
+              left out. The job's rows for each of `--record-formats`. Needs valgrind;
+              not in the default sections (minutes under valgrind).
   checkpoints events/s of the job on a backlog with a checkpoint every 10 s (transactional
               output, the default with --checkpoint-dir) divided by the same job's without
               checkpoints (pinned as in `throughput`), for the binary generator with
@@ -76,7 +77,9 @@ fetches):
               fsync, committing the transaction), and the restore time (reading, checking
               and decoding the last checkpoint: `flowboost inspect`'s load_seconds).
 
-Options beside --quick and --sections: --brokers HOST:PORT runs everything against a broker
+Options beside --quick and --sections: --record-formats json,avro (the default) are the
+event formats of the throughput and instructions sections (the other sections use JSON);
+--brokers HOST:PORT runs everything against a broker
 that runs already (a real Kafka cluster: nothing is started, stopped or pinned, and every
 topic and group name ends with this run's suffix); --retention-bytes BYTES creates the
 topics of the paced latency runs (not the maximum-rate ones) with retention.bytes BYTES
