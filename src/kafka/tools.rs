@@ -119,6 +119,7 @@ pub struct ProduceArgs {
     pub malformed_every: u64,
     /// The events' format: json (JSON objects) or avro (Avro single-object encoding of the
     /// record flowboost.Event: connectors/schemas/event.avsc); feedback records are JSON.
+    /// (libsvm is read by `run`, not written here.)
     #[arg(
         hide_possible_values = true,
         long,
