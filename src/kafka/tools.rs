@@ -220,11 +220,17 @@ impl EventKeys {
             as u32
     }
 
+    /// Event `i`'s key, and whether it is sent.
+    fn key(&self, i: u64) -> (&str, bool) {
+        let m = self.model(i);
+        (self.keys.name(m), self.only.is_none_or(|o| o == m))
+    }
+
     /// Adds event `i`'s key to its JSON; whether it is sent.
     fn mark(&self, i: u64, event: &mut Value) -> bool {
-        let m = self.model(i);
-        event["key"] = json!(self.keys.name(m));
-        self.only.is_none_or(|o| o == m)
+        let (name, sent) = self.key(i);
+        event["key"] = json!(name);
+        sent
     }
 }
 
@@ -449,14 +455,22 @@ fn produce(a: ProduceArgs) -> Result<(), String> {
             f.pace(|| sink.stats().pending())?;
         }
         let hide = a.unlabeled_every > 0 && (i + 1).is_multiple_of(a.unlabeled_every);
-        let mut event = event_json(&schema, &ex, !hide);
-        let sent = keys.as_ref().is_none_or(|k| k.mark(i, &mut event));
-        let body = match a.record_format {
-            RecordFormat::Avro => {
-                let key = event.get("key").and_then(Value::as_str);
-                avro::encode_event(&schema, &ex, !hide, key)
+        let (model_key, sent) = match &keys {
+            Some(k) => {
+                let (name, sent) = k.key(i);
+                (Some(name), sent)
             }
-            _ => event.to_string().into_bytes(),
+            None => (None, true),
+        };
+        let body = match a.record_format {
+            RecordFormat::Avro => avro::encode_event(&schema, &ex, !hide, model_key),
+            _ => {
+                let mut event = event_json(&schema, &ex, !hide);
+                if let Some(name) = model_key {
+                    event["key"] = json!(name);
+                }
+                event.to_string().into_bytes()
+            }
         };
         let key = ex.id.to_string();
         if sent {

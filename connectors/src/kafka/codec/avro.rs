@@ -82,6 +82,11 @@ pub const fn fingerprint(bytes: &[u8]) -> u64 {
 /// `with_label`, with `key` if given. Sparse features are written densely (zeros where
 /// nothing is stored).
 ///
+/// # Panics
+///
+/// If the example's label names a label index the schema does not have (the caller's own
+/// examples: a schema's generator or reader never makes one).
+///
 /// ```
 /// use flowboost_connectors::kafka::avro::{encode_event, EVENT_FINGERPRINT};
 /// use flowboost_connectors::kafka::{RecordDecoder, RecordFormat};

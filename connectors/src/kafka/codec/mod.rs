@@ -367,7 +367,6 @@ impl RecordDecoder {
         )
     }
 
-    /// Makes the label of an event from its label indices.
     /// The label of an event with the one label `l` (`{l}` for a multi-label task).
     fn single_label(&self, l: u32) -> Label {
         match self.schema.task {
@@ -376,6 +375,7 @@ impl RecordDecoder {
         }
     }
 
+    /// Makes the label of an event from its label indices.
     fn make_label(&self, mut ids: Vec<u32>) -> Result<Label, DecodeError> {
         match self.schema.task {
             Task::Multilabel => {
