@@ -3,10 +3,13 @@
 # Then cargo fmt, clippy (-D warnings) and rustdoc (-D warnings). Installs what it needs.
 # Tests that read ../shared/data skip (and say so) when it is absent.
 #
-# The Kafka tests run against a real broker: scripts/kafka.sh starts one on loopback
-# (installing it from PyPI the first time), its address is exported as
-# FLOWBOOST_KAFKA_BROKERS, and it is stopped (its data deleted) when this script ends.
-# Set FLOWBOOST_KAFKA_BROKERS yourself to use another broker (then none is started).
+# The Kafka tests run against Apache Kafka: scripts/kafka.sh starts it on loopback
+# (fetching it from Maven Central the first time, installing Java and Maven if missing),
+# its plaintext address is exported as FLOWBOOST_KAFKA_BROKERS, its SASL_SSL listener and
+# client properties file as FLOWBOOST_KAFKA_SASL_BROKERS and FLOWBOOST_KAFKA_SASL_CONFIG,
+# and it is stopped (its data deleted) when this script ends. Set FLOWBOOST_KAFKA_BROKERS
+# yourself to use another broker (then none is started, and the tests of the secured
+# listener say that they skip unless the two SASL variables are set too).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -27,9 +30,11 @@ fi
 if [[ -z "${FLOWBOOST_KAFKA_BROKERS:-}" ]]; then
     echo "== starting the Kafka broker (scripts/kafka.sh) =="
     trap 'scripts/kafka.sh stop || true' EXIT
-    FLOWBOOST_KAFKA_BROKERS="$(scripts/kafka.sh start | tail -n 1)"
-    export FLOWBOOST_KAFKA_BROKERS
-    echo "broker at $FLOWBOOST_KAFKA_BROKERS"
+    started="$(scripts/kafka.sh start)"
+    FLOWBOOST_KAFKA_BROKERS="$(tail -n 1 <<<"$started")"
+    read -r _ FLOWBOOST_KAFKA_SASL_BROKERS FLOWBOOST_KAFKA_SASL_CONFIG < <(grep '^sasl_ssl ' <<<"$started")
+    export FLOWBOOST_KAFKA_BROKERS FLOWBOOST_KAFKA_SASL_BROKERS FLOWBOOST_KAFKA_SASL_CONFIG
+    echo "Apache Kafka at $FLOWBOOST_KAFKA_BROKERS (SASL_SSL at $FLOWBOOST_KAFKA_SASL_BROKERS)"
 fi
 
 echo "== cargo test (workspace, profile ci: optimized, no LTO) =="

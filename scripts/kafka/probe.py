@@ -3,7 +3,7 @@
 
 Usage: probe.py HOST:PORT [--wait SECONDS]
 
-Sends ApiVersions (api key 18, v0) and Metadata (api key 3, v1, all topics) requests and
+Sends ApiVersions (api key 18, v0) and Metadata (api key 3, v4, all topics) requests and
 checks the answers: ApiVersions must succeed and list Produce, Fetch, Metadata and
 ApiVersions; Metadata must list at least one broker, and the broker must advertise the
 address we connected to (clients follow the advertised address). Exit 0 when ready, 1
@@ -67,8 +67,10 @@ def probe(host, port, timeout=2.0):
         missing = {0, 1, 3, 18} - keys
         if missing:
             raise ValueError(f"ApiVersions lacks api keys {sorted(missing)}")
-        # Metadata v1: topics = null (all topics).
-        data, pos = _request(sock, 3, 1, 2, struct.pack(">i", -1))
+        # Metadata v4 (Apache Kafka 4 dropped v0 to v3): topics = null (all topics),
+        # allow_auto_topic_creation = false. The answer starts with throttle_time_ms.
+        data, pos = _request(sock, 3, 4, 2, struct.pack(">ib", -1, 0))
+        pos += 4
         (nbrokers,) = struct.unpack_from(">i", data, pos)
         pos += 4
         brokers = []

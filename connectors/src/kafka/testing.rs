@@ -1,10 +1,30 @@
-//! The real broker for tests and demos: the one `scripts/kafka.sh` starts.
+//! The real broker for tests and demos: the Apache Kafka that `scripts/kafka.sh` starts.
 
 use std::path::PathBuf;
 use std::process::Command;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
+
+/// The test broker (Apache Kafka, as `scripts/kafka.sh` runs it): its plaintext bootstrap
+/// address and, when known, its SASL_SSL listener.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TestBroker {
+    /// The plaintext bootstrap address, `HOST:PORT`.
+    pub brokers: String,
+    /// The SASL_SSL listener, if the broker has one that the tests know of.
+    pub secured: Option<SecuredListener>,
+}
+
+/// A SASL_SSL listener of the test broker and the librdkafka properties file that reaches
+/// it (mechanism, user, password, CA).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SecuredListener {
+    /// Its bootstrap address, `HOST:PORT`.
+    pub brokers: String,
+    /// A librdkafka properties file: `security.protocol`, `sasl.*`, `ssl.ca.location`.
+    pub config: PathBuf,
+}
 
 /// The bootstrap address of a running test broker, started once per process.
 ///
@@ -14,15 +34,38 @@ use std::time::{SystemTime, UNIX_EPOCH};
 /// not running. An error says what failed: tests must fail, not pass silently, without a
 /// broker.
 pub fn test_brokers() -> Result<String, String> {
-    static BROKERS: OnceLock<Result<String, String>> = OnceLock::new();
-    BROKERS.get_or_init(start_broker).clone()
+    test_broker().map(|b| b.brokers)
 }
 
-fn start_broker() -> Result<String, String> {
-    if let Ok(brokers) = std::env::var("FLOWBOOST_KAFKA_BROKERS")
-        && !brokers.trim().is_empty()
-    {
-        return Ok(brokers.trim().to_string());
+/// The running test broker, with its secured listener: the one named by
+/// `FLOWBOOST_KAFKA_SASL_BROKERS` and `FLOWBOOST_KAFKA_SASL_CONFIG` when
+/// `FLOWBOOST_KAFKA_BROKERS` is set (none if they are not), else the `sasl_ssl HOST:PORT
+/// FILE` line that `scripts/kafka.sh start` prints.
+pub fn test_broker() -> Result<TestBroker, String> {
+    static BROKER: OnceLock<Result<TestBroker, String>> = OnceLock::new();
+    BROKER.get_or_init(start_broker).clone()
+}
+
+fn env(name: &str) -> Option<String> {
+    std::env::var(name)
+        .ok()
+        .map(|v| v.trim().to_string())
+        .filter(|v| !v.is_empty())
+}
+
+fn start_broker() -> Result<TestBroker, String> {
+    if let Some(brokers) = env("FLOWBOOST_KAFKA_BROKERS") {
+        let secured = match (
+            env("FLOWBOOST_KAFKA_SASL_BROKERS"),
+            env("FLOWBOOST_KAFKA_SASL_CONFIG"),
+        ) {
+            (Some(brokers), Some(config)) => Some(SecuredListener {
+                brokers,
+                config: PathBuf::from(config),
+            }),
+            _ => None,
+        };
+        return Ok(TestBroker { brokers, secured });
     }
     let script = match std::env::var_os("FLOWBOOST_KAFKA_SCRIPT") {
         Some(path) => PathBuf::from(path),
@@ -42,13 +85,32 @@ fn start_broker() -> Result<String, String> {
             String::from_utf8_lossy(&output.stderr)
         ));
     }
-    match stdout.lines().rev().find(|l| !l.trim().is_empty()) {
-        Some(line) if line.contains(':') => Ok(line.trim().to_string()),
-        _ => Err(format!(
+    parse_start_output(&stdout).ok_or_else(|| {
+        format!(
             "`{} start` printed no broker address:\n{stdout}",
             script.display()
-        )),
-    }
+        )
+    })
+}
+
+/// The broker that `scripts/kafka.sh start` printed: the plaintext address on the last
+/// line, the secured listener on a `sasl_ssl HOST:PORT FILE` line before it.
+fn parse_start_output(stdout: &str) -> Option<TestBroker> {
+    let brokers = stdout
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .map(str::trim)
+        .filter(|l| l.contains(':') && !l.contains(' '))?
+        .to_string();
+    let secured = stdout.lines().find_map(|l| {
+        let mut words = l.split_whitespace();
+        (words.next() == Some("sasl_ssl")).then_some(())?;
+        let brokers = words.next()?.to_string();
+        let config = PathBuf::from(words.next()?);
+        Some(SecuredListener { brokers, config })
+    });
+    Some(TestBroker { brokers, secured })
 }
 
 /// A topic or group name unique to this call: `PREFIX-PID-NANOS-COUNTER`.
@@ -62,4 +124,24 @@ pub fn unique_name(prefix: &str) -> String {
         std::process::id(),
         COUNTER.fetch_add(1, Ordering::Relaxed)
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_start_output_names_both_listeners() {
+        let out = "sasl_ssl 127.0.0.1:9093 /x/.kafka/client-sasl-ssl.properties\n127.0.0.1:9092\n";
+        let b = parse_start_output(out).unwrap();
+        assert_eq!(b.brokers, "127.0.0.1:9092");
+        let s = b.secured.unwrap();
+        assert_eq!(s.brokers, "127.0.0.1:9093");
+        assert_eq!(s.config, PathBuf::from("/x/.kafka/client-sasl-ssl.properties"));
+        // An older script's single line: no secured listener.
+        let b = parse_start_output("127.0.0.1:9092\n").unwrap();
+        assert_eq!(b.secured, None);
+        // No address at all.
+        assert_eq!(parse_start_output("kafka.sh: failed\n"), None);
+    }
 }
