@@ -12,6 +12,11 @@
 #                             runs one of Kafka's own command-line tools on the broker's
 #                             jars, e.g. `tool org.apache.kafka.tools.consumer.group.ConsumerGroupCommand
 #                             --bootstrap-server 127.0.0.1:9092 --describe --group G`
+#   scripts/kafka.sh codecs TOPIC
+#                             the compression codecs of the data batches (transaction
+#                             markers left out) that the running broker of this script
+#                             stores for TOPIC (Kafka's DumpLogSegments on its log folders),
+#                             one per line, sorted
 #
 # The broker is Apache Kafka (version pinned in scripts/kafka/pom.xml), fetched with its
 # runtime dependencies from Maven Central by Maven into $FLOWBOOST_KAFKA_DIR/lib-VERSION
@@ -349,6 +354,18 @@ tool() {
     exec java -Xmx512m -Dlog4j2.level=WARN -cp "$LIB/*" "$@"
 }
 
+codecs() {
+    local topic="$1" data
+    running_pid >/dev/null && [[ -f "$DATAFILE" ]] || { log "no broker of this script runs"; exit 3; }
+    data="$(cat "$DATAFILE")"
+    local segments=("$data"/logs/"$topic"-[0-9]*/*.log)
+    [[ -e "${segments[0]}" ]] || { log "no log segment of topic $topic in $data/logs"; exit 1; }
+    install >/dev/null
+    java -Xmx512m -Dlog4j2.level=WARN -cp "$LIB/*" org.apache.kafka.tools.DumpLogSegments --files \
+        "$(IFS=,; echo "${segments[*]}")" 2>/dev/null |
+        sed -n 's/.* isControl: false .* compresscodec: \([A-Za-z0-9]*\).*/\1/p' | sort -u
+}
+
 with_lock() {
     mkdir -p "$DIR"
     if command -v flock >/dev/null; then
@@ -364,8 +381,9 @@ case "${1:-}" in
     stop) with_lock stop_broker; log "stopped" ;;
     status) status ;;
     tool) shift; tool "$@" ;;
+    codecs) [[ $# -eq 2 ]] || { echo "usage: $0 codecs TOPIC" >&2; exit 2; }; codecs "$2" ;;
     *)
-        echo "usage: $0 start|stop|status|tool CLASS ARGS..." >&2
+        echo "usage: $0 start|stop|status|tool CLASS ARGS...|codecs TOPIC" >&2
         exit 2
         ;;
 esac

@@ -27,6 +27,14 @@ if ((${#missing[@]})); then
     "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq build-essential >/dev/null
 fi
 
+# Another Kafka client for tests/kafka_foreign_clients.rs: confluent-kafka in a venv.
+if [[ -z "${FLOWBOOST_PYTHON:-}" ]]; then
+    echo "== confluent-kafka (scripts/kafka/requirements.txt) in .venv-kafka =="
+    [[ -x .venv-kafka/bin/python ]] || python3 -m venv .venv-kafka
+    .venv-kafka/bin/python -m pip install --quiet --disable-pip-version-check -r scripts/kafka/requirements.txt
+    export FLOWBOOST_PYTHON="$PWD/.venv-kafka/bin/python"
+fi
+
 if [[ -z "${FLOWBOOST_KAFKA_BROKERS:-}" ]]; then
     echo "== starting the Kafka broker (scripts/kafka.sh) =="
     trap 'scripts/kafka.sh stop || true' EXIT
