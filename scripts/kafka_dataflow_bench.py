@@ -5,11 +5,8 @@
     scripts/kafka_dataflow_bench.py --quick         smaller streams (a smoke run)
     scripts/kafka_dataflow_bench.py --sections throughput,idle
 
-Sections (release build; a fresh broker, the local emulator of scripts/kafka.sh, for every
-run, its data in memory (/dev/shm: the emulator rewrites its whole state to one file every
-second or two, which on a disk stalls it; FLOWBOOST_KAFKA_DATA overrides); every job passes
---kafka-set queued.min.messages=1, which the emulator needs or the client spins on empty
-fetches):
+Sections (release build; a fresh Apache Kafka broker, the one scripts/kafka.sh runs, for
+every run, pinned to core 1; the jobs run with the connector's default client settings):
 
   throughput  events/s of the job on a backlog (4 partitions, produced before the job
               starts; events / the job's busy time, first record read to last prediction
@@ -19,7 +16,7 @@ fetches):
               its librdkafka threads to core 1 beside the broker. Configs:
               binary + adaboost-ol N=10, multilabel + ada-olmr N=10 and N=100, 1 worker,
               each with the events as JSON and as Avro (`--record-formats`).
-  idle        CPU used by a job with no data over 10 s (after 5 s of start-up), from
+  idle        CPU used by a job with no data over 30 s (after 5 s of start-up), from
               /proc/PID/stat (utime + stime of every thread), with 1 and 2 workers, and
               split into the timely worker threads and the rest (librdkafka).
   latency     p50 / p90 / p99 produce-to-prediction latency (the prediction record's
@@ -27,8 +24,7 @@ fetches):
               running before the producer starts, at half the job's maximum rate from the
               throughput section (--rates gives them without it), and binary N=10 at a
               fixed 1,000 events/s, for 15 s or 150,000
-              events, whichever is shorter (the emulator fails a consumer fetching more than
-              about 100 MB at once); the first fifth of the events is left out as the
+              events, whichever is shorter; the first fifth of the events is left out as the
               warm-up (`kafka read --latency-skip-events N`; `kafka produce --rate` paces
               from its first delivery, so its client's start-up, up to a second, is not
               in the rate). Beside it, the job's own measure over every event
@@ -83,14 +79,13 @@ event formats of the throughput and instructions sections (the other sections us
 that runs already (a real Kafka cluster: nothing is started, stopped or pinned, and every
 topic and group name ends with this run's suffix); --retention-bytes BYTES creates the
 topics of the paced latency runs (not the maximum-rate ones) with retention.bytes BYTES
-and segment.bytes a quarter of it, so that the emulator, which rewrites its whole state
-every second or two, keeps a bounded state (a real broker appends to its log); their
+and segment.bytes a quarter of it, so that the broker keeps a bounded log; their
 latency is then that of the events still on the broker at the end (`kafka read` reads
 what is left), and the events removed count as the warm-up left out. The job must still
 read every event (checked).
 
 Environment: FLOWBOOST (the binary; default target/release/flowboost after a build);
-FLOWBOOST_KAFKA_DATA (where the broker keeps its data; default /dev/shm/flowboost-kafka).
+FLOWBOOST_KAFKA_DATA (where the broker keeps its data; default scripts/kafka.sh's).
 """
 
 import argparse
@@ -106,7 +101,8 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 KAFKA_SH = os.path.join(ROOT, "scripts", "kafka.sh")
-KAFKA_SET = ["--kafka-set", "queued.min.messages=1"]
+# librdkafka settings every job of the bench passes (none: the connector's defaults).
+KAFKA_SET = []
 TICK = os.sysconf("SC_CLK_TCK")
 
 
@@ -122,16 +118,13 @@ def binary():
     return os.path.join(target, "release", "flowboost")
 
 
-# The emulator rewrites its whole state as one file every second or two (300 MB after
-# 330,000 binary events); on this machine's disk each rewrite stalls it for up to a second
-# (strace: 0.05 to 0.9 s per write), which made the latency tail. Its data go to memory
-# unless FLOWBOOST_KAFKA_DATA says otherwise.
-BROKER_DATA = os.environ.get("FLOWBOOST_KAFKA_DATA") or (
-    "/dev/shm/flowboost-kafka" if os.path.isdir("/dev/shm") else "")
+# Where the broker keeps its log (scripts/kafka.sh's default unless FLOWBOOST_KAFKA_DATA
+# says otherwise).
+BROKER_DATA = os.environ.get("FLOWBOOST_KAFKA_DATA", "")
 
 
 # Set by main: the address of a broker that runs already (--brokers), for a real Kafka
-# cluster; None: a fresh emulator for every run.
+# cluster; None: a fresh broker of scripts/kafka.sh for every run.
 EXTERNAL = None
 # Set by main: the bytes each partition of the paced latency runs' topics keeps
 # (--retention-bytes); None: no limit.
@@ -142,8 +135,8 @@ RUN = f"{os.getpid()}-{int(time.time())}"
 
 
 class Broker:
-    """A fresh emulator broker pinned to core `core` (1 unless given), its data in
-    BROKER_DATA, stopped on exit; with --brokers, the broker given (not started, not
+    """A fresh Apache Kafka broker (scripts/kafka.sh) pinned to core `core` (1 unless
+    given), its data in BROKER_DATA, stopped on exit; with --brokers, the broker given (not started, not
     stopped, not pinned)."""
 
     def __init__(self, core=1):
@@ -165,6 +158,13 @@ class Broker:
     def __exit__(self, *exc):
         if not EXTERNAL:
             subprocess.run([KAFKA_SH, "stop"], cwd=ROOT, capture_output=True)
+
+
+def kafka_version():
+    """The Apache Kafka version that scripts/kafka.sh runs (from its pom)."""
+    with open(os.path.join(ROOT, "scripts", "kafka", "pom.xml")) as f:
+        m = re.search(r"<kafka.version>([^<]+)</kafka.version>", f.read())
+    return m.group(1) if m else "?"
 
 
 def threads_cpu(pid):
@@ -421,7 +421,7 @@ def idle(fb, quick, report):
                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE)
             time.sleep(5)
             c0, k0, t0 = cpu_of(p.pid), threads_cpu(p.pid), time.monotonic()
-            time.sleep(3 if quick else 10)
+            time.sleep(3 if quick else 30)
             c1, k1, t1 = cpu_of(p.pid), threads_cpu(p.pid), time.monotonic()
             p.send_signal(signal.SIGTERM)
             out, err = p.communicate(timeout=60)
@@ -542,9 +542,7 @@ def live_latency(fb, generator, algo, n, rate, examples, skip):
 
 def paced_latency(fb, generator, algo, n, rate, seconds):
     """`live_latency` at `rate` events/s for `seconds` or 150,000 events, whichever is
-    fewer (the emulator fails a consumer whose fetch exceeds about 100 MB: it ignores fetch
-    size limits, and `kafka read --latency-from` reads the whole events topic back), the
-    first fifth of the events left out as the warm-up (with RETENTION: those removed).
+    fewer (`kafka read --latency-from` reads the whole events topic back), the first fifth of the events left out as the warm-up (with RETENTION: those removed).
     Returns the events, the events left out and the latency."""
     examples = min(int(rate * seconds), 150_000)
     lat, _ = live_latency(fb, generator, algo, n, rate, examples, examples // 5)
@@ -829,19 +827,20 @@ def main():
     ap.add_argument("--repeat", type=int, default=3,
                     help="throughput runs per configuration (odd; the median is reported)")
     ap.add_argument("--brokers", metavar="HOST:PORT",
-                    help="a broker that runs already (a real Kafka cluster) instead of a fresh "
-                         "emulator per run; every topic and group gets this run's suffix")
+                    help="a broker that runs already (a Kafka cluster) instead of a fresh "
+                         "broker of scripts/kafka.sh per run; every topic and group gets this "
+                         "run's suffix")
     ap.add_argument("--retention-bytes", type=int, metavar="BYTES",
                     help="the paced latency runs' topics keep about this many bytes per "
-                         "partition (retention.bytes; the emulator rewrites its whole state "
-                         "every second or two, so a bounded state stalls it less); the "
-                         "latency is then that of the events left")
+                         "partition (retention.bytes); the latency is then that of the "
+                         "events left")
     args = ap.parse_args()
     global EXTERNAL, RETENTION
     EXTERNAL = args.brokers
     RETENTION = args.retention_bytes
     fb = binary()
-    broker = f"the broker at {EXTERNAL}" if EXTERNAL else "the emulator (scripts/kafka.sh)"
+    broker = (f"the broker at {EXTERNAL}" if EXTERNAL
+              else f"Apache Kafka {kafka_version()} (scripts/kafka.sh)")
     report = [f"Measured {time.strftime('%Y-%m-%d')} on {os.uname().nodename} "
               f"({os.cpu_count()} cores), release build, {broker}, scripts/kafka_dataflow_bench.py"
               + (" --quick" if args.quick else "")
