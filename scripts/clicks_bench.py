@@ -27,17 +27,17 @@ maximum resident set size) and pinned with `taskset` (1 worker: core 1; 2 worker
    default time-to-live bounds its memory by the window). Linear weak
    learners: their memory is constant, while the Hoeffding trees' grows with the stream
    (docs/topk.md);
-3. through Kafka (the emulator of scripts/kafka.sh, started afresh for each run), on the
+3. through Kafka (Apache Kafka, scripts/kafka.sh, started afresh for each run), on the
    first `--kafka-impressions` impressions of the same simulator: `flowboost kafka produce
    --generator clicks --impressions N --click-delay 50 --partitions 2 --follow-group G
    --max-backlog B --delete-committed` (impressions and clicks on topics of their own,
    stamped with the simulated clock; the producer runs beside the job, pinned to core 0,
    at most B impressions ahead of the job's commits, and deletes what the job committed,
-   as a retention would: the emulator keeps every record it holds in memory), and
+   as a retention would), and
    `flowboost run --source kafka:impressions --feedback kafka:clicks --generator clicks
    --algo topk-bbm --weak linear --learners 5 --k 3 --click-window --merge-order
    timestamps --pending-ttl WINDOW --workers W --exit-when-idle 10 --max-merge-wait-ms
-   1000000000 --kafka-set queued.min.messages=1` for W = 1, 2 (impressions per second over
+   1000000000` for W = 1, 2 (impressions per second over
    the job's wall time less its idle wait; the merge waits out the producer's pauses, so
    the order is the data's, as on a replay);
 4. Vowpal Wabbit (`pip install vowpalwabbit` into .venv-vw): on the first
@@ -126,7 +126,7 @@ def replay(exe: str, log: Path, workers: int) -> tuple[dict, dict]:
 
 
 def broker() -> str:
-    """A fresh broker (the emulator): stopped and started again, so no run inherits
+    """A fresh Apache Kafka broker (scripts/kafka.sh): stopped and started again, so no run inherits
     another's topics or state."""
     script = REPO / "scripts" / "kafka.sh"
     subprocess.run([str(script), "stop"], capture_output=True)
@@ -135,7 +135,7 @@ def broker() -> str:
 
 
 def broker_peak_rss_mb() -> float | None:
-    """The running emulator's peak resident memory (VmHWM), in MB."""
+    """The running broker's peak resident memory (VmHWM), in MB."""
     try:
         pid = (REPO / ".kafka" / "broker.pid").read_text().strip()
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():
@@ -152,12 +152,11 @@ def kafka(exe: str, n: int, workers: int, window: int, max_backlog: int) -> tupl
     partitions while the job learns them with the click window, merged by timestamps,
     until idle. The producer follows the job's group (`--follow-group`): it stays at most
     `max_backlog` impressions ahead of the job's committed offsets and deletes what the job
-    committed (`--delete-committed`), so the emulator, which keeps every record in memory
-    (about 1.3 KB each), holds a bounded backlog. It runs beside the job, pinned to core 0.
+    committed (`--delete-committed`), so the broker holds a bounded backlog. It runs beside the job, pinned to core 0.
     Returns the job's summary, its times, and the producer's summary and times."""
     b = broker()
     group = f"bench{workers}"
-    # Nobody reads the rankings here: a retention of 2 s keeps the emulator from holding
+    # Nobody reads the rankings here: a retention of 2 s keeps the broker from holding
     # all of them (about 3.5 KB each, 10 million of them).
     subprocess.run([exe, "kafka", "create-topic", "--brokers", b, "--topic", "rankings",
                     "--partitions", "2", "--config", "retention.ms=2000"], check=True,
@@ -183,11 +182,7 @@ def kafka(exe: str, n: int, workers: int, window: int, max_backlog: int) -> tupl
            # the clicks that precede them in time, making the order depend on arrival times
            # and shortening some click windows. A record here always waits for every
            # partition: the order, and every prediction, is the data's, as on a replay.
-           "--max-merge-wait-ms", "1000000000",
-           "--kafka-set", "queued.min.messages=1",
-           # The emulator ignores fetch size limits: a backlog over about 100 MB comes in one
-           # fetch, which the client refuses below this (../shared/KAFKA.md).
-           "--kafka-set", "receive.message.max.bytes=2000000000"]
+           "--max-merge-wait-ms", "1000000000"]
     stdout, t = timed(cmd, "1" if workers == 1 else "0,1")
     t["idle_s"] = idle
     out, err = producer.communicate()
@@ -361,8 +356,7 @@ def main() -> int:
                     help="impressions through Kafka (at most --impressions; default 10,000,000)")
     ap.add_argument("--max-backlog", type=int, default=200_000,
                     help="the Kafka producer stays at most this many impressions ahead of the "
-                         "job's commits (default 200,000; the emulator keeps every record it "
-                         "holds in memory, about 1.3 KB each)")
+                         "job's commits (default 200,000)")
     ap.add_argument("--window", type=int, default=1000,
                     help="the Kafka job's click window, --pending-ttl (default 1000)")
     ap.add_argument("--skip-kafka", action="store_true")

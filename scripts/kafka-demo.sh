@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # flowboost on Kafka, end to end, on this machine:
-#   1. starts a real broker on loopback (scripts/kafka.sh; installed from PyPI the first time),
+#   1. starts Apache Kafka on loopback (scripts/kafka.sh; fetched from Maven Central the first time),
 #   2. produces a labeled stream (multiclass generator, 400 events on 4 partitions), with a
 #      malformed record after every 40th event, and every 5th event unlabeled, its label
 #      sent 10 events later on a feedback topic,

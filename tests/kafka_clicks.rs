@@ -183,7 +183,6 @@ fn click_job(
         .opt("--k", 3)
         .args(&["--click-window"])
         .opt("--workers", workers)
-        .opt("--kafka-set", "queued.min.messages=1")
         .args(extra)
         .summary();
     (read_lines(b, &sink, n), summary)

@@ -71,7 +71,6 @@ fn job(
         .opt("--merge-order", "timestamps")
         .opt("--merge-block-ms", 1)
         .opt("--workers", workers)
-        .opt("--kafka-set", "queued.min.messages=1")
         .args(model)
         .args(extra)
         .summary();
