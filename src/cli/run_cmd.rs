@@ -166,10 +166,11 @@ pub struct KafkaArgs {
     #[arg(requires = "kafka_job", long, default_value_t = 4096, value_name = "RECORDS", value_parser = super::limits::positive_i64, allow_negative_numbers = true)]
     pub max_read_ahead: i64,
     /// A worker whose partitions are all read to their end and quiet this long stops
-    /// fetching and asks the broker for news every 50 ms instead (an idle job then uses
-    /// almost no CPU; the first record after a quiet spell waits up to 50 ms more). 0:
-    /// never pause.
-    #[arg(requires = "kafka_job", long, default_value_t = 1000, value_name = "MS", value_parser = super::limits::millis)]
+    /// fetching and asks the broker for news every 50 ms instead (the first record after a
+    /// quiet spell waits up to 50 ms more). 0, the default: never pause. For brokers that
+    /// answer an empty fetch at once instead of holding it for `fetch.wait.max.ms`, as
+    /// Apache Kafka does: there an idle client would spin.
+    #[arg(requires = "kafka_job", long, default_value_t = 0, value_name = "MS", value_parser = super::limits::millis)]
     pub idle_pause_ms: u64,
     /// Checkpoints: write the whole state of the job (model, pending events and feedback,
     /// the stream's position, every source partition's offset) to this directory, and on

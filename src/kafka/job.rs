@@ -155,7 +155,7 @@ impl JobOptions {
             merge_order: MergeOrder::Offsets,
             merge_block_ms: DEFAULT_MERGE_BLOCK_MS,
             max_read_ahead: 4096,
-            idle_pause: Some(Duration::from_millis(1000)),
+            idle_pause: None,
             settings: Vec::new(),
             start_model: None,
             resume: false,
