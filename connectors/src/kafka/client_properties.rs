@@ -717,7 +717,7 @@ mod tests {
     fn jaas_logins_become_librdkafka_credentials() {
         let s = settings(
             "bootstrap.servers=b1:9093,b2:9093\nsecurity.protocol=SASL_SSL\nsasl.mechanism=SCRAM-SHA-512\n\
-             sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required \\\n  username=\"alice\" password=\"p=a;s \\\"q\\\"\";\n",
+             sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required \\\n  username=\"alice\" password=\"p=a;s \\\\\"q\\\\\"\";\n",
         )
         .unwrap();
         assert_eq!(s.bootstrap_servers.as_deref(), Some("b1:9093,b2:9093"));
