@@ -82,7 +82,7 @@ pub struct KafkaArgs {
     /// A Kafka client properties file for every client (`client.properties`: Java
     /// properties syntax, librdkafka or Java-client property names, e.g.
     /// security.protocol, sasl.mechanism, sasl.username, sasl.password or
-    /// sasl.jaas.config, ssl.ca.location). Overridden by FLOWBOOST_KAFKA_SET_<KEY>
+    /// sasl.jaas.config, ssl.ca.location). Overridden by `FLOWBOOST_KAFKA_SET_<KEY>`
     /// environment variables (KEY: the property with `_` for `.`, e.g.
     /// FLOWBOOST_KAFKA_SET_SASL_PASSWORD), then by --kafka-set. In a job file, a relative
     /// path is relative to the job file's folder.

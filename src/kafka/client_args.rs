@@ -26,7 +26,7 @@ pub struct ClientArgs {
     /// A Kafka client properties file (`client.properties`: Java properties syntax,
     /// librdkafka or Java-client property names, e.g. security.protocol, sasl.mechanism,
     /// sasl.username, sasl.password or sasl.jaas.config, ssl.ca.location). Overridden by
-    /// FLOWBOOST_KAFKA_SET_<KEY> environment variables (KEY: the property with `_` for `.`,
+    /// `FLOWBOOST_KAFKA_SET_<KEY>` environment variables (KEY: the property with `_` for `.`,
     /// e.g. FLOWBOOST_KAFKA_SET_SASL_PASSWORD), then by --kafka-set.
     #[arg(long, value_name = "FILE")]
     pub kafka_config: Option<PathBuf>,

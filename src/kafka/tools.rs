@@ -35,9 +35,9 @@ pub enum Tool {
     /// keys, `removed_before_read`: the offsets no longer on the broker, removed by
     /// retention or deletion; and with --latency-from, latency percentiles from the events'
     /// timestamps).
-    Read(ReadArgs),
+    Read(Box<ReadArgs>),
     /// Creates a topic with --partitions partitions (nothing if it exists).
-    CreateTopic(CreateArgs),
+    CreateTopic(Box<CreateArgs>),
 }
 
 /// Options of `flowboost kafka create-topic`.
@@ -287,7 +287,7 @@ pub struct ReadArgs {
 pub fn run(args: KafkaToolArgs) -> Result<(), String> {
     match args.tool {
         Tool::Produce(a) => produce(*a),
-        Tool::Read(a) => read(a),
+        Tool::Read(a) => read(*a),
         Tool::CreateTopic(a) => {
             let config = a.client.config()?;
             let mut settings = Vec::new();
