@@ -66,7 +66,7 @@ def run(args, label, extra):
     curve = []  # (examples, rss MB, accuracy, wall seconds)
     result = {"cmd": " ".join(cmd)}
     for line in proc.stderr:
-        m = PROGRESS.match(line)
+        m = PROGRESS.search(line)
         if m:
             rss = rss_mb(job) if job else None
             sample = (int(m.group(1)), rss, float(m.group(2)), time.time() - started)
@@ -75,7 +75,7 @@ def run(args, label, extra):
             print(f"# {label}: {sample[0]} examples, RSS {rss} MB, accuracy {sample[2]}, "
                   f"{sample[3]:.0f} s", flush=True)
             continue
-        m = DONE.match(line)
+        m = DONE.search(line)
         if m:
             result["accuracy"] = float(m.group(1))
         for key, label in [

@@ -75,8 +75,40 @@ fn allocated() -> usize {
     ALLOCATED.load(Ordering::Relaxed)
 }
 
+/// The one logging setup: `tracing` events (flowboost's and librdkafka's, target
+/// `librdkafka`) to stderr, filtered by `FLOWBOOST_LOG` (else `RUST_LOG`; default `info`),
+/// in `tracing_subscriber`'s env-filter syntax (`warn`, `info,librdkafka=debug`, ...).
+fn init_logging() {
+    use std::io::IsTerminal;
+    use tracing_subscriber::EnvFilter;
+    let spec = std::env::var("FLOWBOOST_LOG")
+        .ok()
+        .filter(|v| !v.trim().is_empty())
+        .or_else(|| {
+            std::env::var("RUST_LOG")
+                .ok()
+                .filter(|v| !v.trim().is_empty())
+        });
+    let (filter, bad) = match spec {
+        None => (EnvFilter::new("info"), None),
+        Some(spec) => match EnvFilter::try_new(&spec) {
+            Ok(f) => (f, None),
+            Err(e) => (EnvFilter::new("info"), Some(format!("{spec:?}: {e}"))),
+        },
+    };
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
+        .try_init();
+    if let Some(bad) = bad {
+        tracing::warn!("flowboost: FLOWBOOST_LOG/RUST_LOG {bad}: logging at info");
+    }
+}
+
 fn main() {
     flowboost::model::set_heap_probe(allocated);
+    init_logging();
     let args = match flowboost::kafka::job_file::expand_config(std::env::args_os().collect()) {
         Ok(args) => args,
         Err(message) => {
@@ -86,6 +118,8 @@ fn main() {
     };
     let cli = Cli::parse_from(args);
     if let Err(message) = run(cli) {
+        // No secret of the Kafka settings, whatever a client's error quoted.
+        let message = flowboost::kafka::client_args::redact(&message);
         eprintln!("flowboost: error: {message}");
         std::process::exit(2);
     }

@@ -56,7 +56,9 @@ pub fn run(args: PredictArgs) -> Result<(), String> {
     }
     out.flush()?;
     let secs = start.elapsed().as_secs_f64();
-    eprintln!(
+    tracing::info!(
+        examples = n,
+        seconds = secs,
         "flowboost: predict: {} ({}) on {}: {n} examples in {secs:.2} s ({:.0} examples/s)",
         saved.header.algorithm,
         name,

@@ -75,9 +75,19 @@ pub struct KafkaArgs {
     /// override it).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
-    /// The Kafka bootstrap servers.
+    /// The Kafka bootstrap servers (default: `bootstrap.servers` of --kafka-config or of
+    /// FLOWBOOST_KAFKA_SET_BOOTSTRAP_SERVERS).
     #[arg(requires = "kafka_job", long, value_name = "HOST:PORT")]
     pub brokers: Option<String>,
+    /// A Kafka client properties file for every client (`client.properties`: Java
+    /// properties syntax, librdkafka or Java-client property names, e.g.
+    /// security.protocol, sasl.mechanism, sasl.username, sasl.password or
+    /// sasl.jaas.config, ssl.ca.location). Overridden by `FLOWBOOST_KAFKA_SET_<KEY>`
+    /// environment variables (KEY: the property with `_` for `.`, e.g.
+    /// FLOWBOOST_KAFKA_SET_SASL_PASSWORD), then by --kafka-set. In a job file, a relative
+    /// path is relative to the job file's folder.
+    #[arg(requires = "kafka_job", long, value_name = "FILE")]
+    pub kafka_config: Option<PathBuf>,
     /// The events topic: kafka:TOPIC. Turns on the Kafka job.
     #[arg(long, value_name = "kafka:TOPIC")]
     pub source: Option<String>,
@@ -253,7 +263,8 @@ pub struct KafkaArgs {
     /// The first port of --local-cluster.
     #[arg(long, default_value_t = 2101, value_name = "PORT")]
     pub local_base_port: u16,
-    /// A librdkafka property for every client, KEY=VALUE (repeatable).
+    /// A librdkafka property for every client, KEY=VALUE (repeatable; overrides
+    /// --kafka-config and the environment).
     #[arg(requires = "kafka_job", long = "kafka-set", value_name = "KEY=VALUE")]
     pub kafka_set: Vec<String>,
 }
@@ -350,17 +361,20 @@ fn run_kafka(args: RunArgs) -> Result<(), String> {
     }
     let k = &args.kafka;
     let source = topic("source", k.source.as_deref().unwrap_or_default())?;
-    let brokers = k
-        .brokers
-        .clone()
-        .ok_or("--source kafka:TOPIC needs --brokers HOST:PORT")?;
+    let client = crate::kafka::client_args::client_config(
+        k.brokers.as_deref(),
+        k.kafka_config.as_deref(),
+        &k.kafka_set,
+    )
+    .map_err(|e| format!("--source kafka:TOPIC: {e}"))?;
     let sink = topic(
         "sink",
         k.sink
             .as_deref()
             .ok_or("--source kafka:TOPIC needs --sink kafka:TOPIC")?,
     )?;
-    let mut options = JobOptions::new(&brokers, &source, &sink);
+    let mut options = JobOptions::new(&client.brokers, &source, &sink);
+    options.client = client;
     options.feedback = k
         .feedback
         .as_deref()
@@ -419,12 +433,6 @@ fn run_kafka(args: RunArgs) -> Result<(), String> {
     options.max_merge_wait = Duration::from_millis(k.max_merge_wait_ms);
     options.max_epochs_in_flight = k.max_epochs_in_flight;
     options.cluster = Cluster::new(k.processes, k.process, k.hostfile.as_deref())?;
-    for kv in &k.kafka_set {
-        let (key, value) = kv
-            .split_once('=')
-            .ok_or_else(|| format!("--kafka-set {kv}: expected KEY=VALUE"))?;
-        options.settings.push((key.to_string(), value.to_string()));
-    }
     let io = &args.model_io;
     if io.save_every.is_some() || io.resume {
         return Err(
@@ -462,7 +470,9 @@ fn run_kafka(args: RunArgs) -> Result<(), String> {
             checkpoints.drop_newer(restore.as_ref().map(|r| r.path.as_path()))?;
         }
         if let Some(restore) = restore {
-            eprintln!(
+            tracing::info!(
+                checkpoint = %restore.path.display(),
+                events = restore.model.header.position.events,
                 "flowboost: kafka: resuming from the checkpoint {} ({} events){}",
                 restore.path.display(),
                 restore.model.header.position.events,
@@ -511,7 +521,13 @@ fn run_kafka(args: RunArgs) -> Result<(), String> {
             .map_err(|e| format!("cannot handle signal {signal}: {e}"))?;
     }
     let summary = run_job(options, schema, config)?;
-    eprintln!("flowboost: kafka: done: {}", summary_line(&summary));
+    tracing::info!(
+        events = summary.metrics.events_in,
+        predictions = summary.metrics.predictions,
+        dead_letters = summary.metrics.dead_letters,
+        "flowboost: kafka: done: {}",
+        summary_line(&summary)
+    );
     super::output::print_json(&summary)
 }
 
@@ -562,7 +578,10 @@ impl PredictionSink for RunSink {
         if self.report_every > 0 && self.seen.is_multiple_of(self.report_every) {
             let (name, value) = self.scorer.headline();
             let secs = self.start.elapsed().as_secs_f64();
-            eprintln!(
+            tracing::info!(
+                examples = self.seen,
+                metric = name,
+                value,
                 "flowboost: {} examples, progressive {name} {value:.4}, {:.0} examples/s",
                 self.seen,
                 self.seen as f64 / secs.max(1e-9)
@@ -585,8 +604,14 @@ pub fn run(args: RunArgs) -> Result<(), String> {
     if args.kafka.source.is_some() {
         return run_kafka(args);
     }
-    if args.kafka.sink.is_some() || args.kafka.feedback.is_some() || args.kafka.brokers.is_some() {
-        return Err("--brokers, --sink and --feedback need --source kafka:TOPIC".into());
+    if args.kafka.sink.is_some()
+        || args.kafka.feedback.is_some()
+        || args.kafka.brokers.is_some()
+        || args.kafka.kafka_config.is_some()
+    {
+        return Err(
+            "--brokers, --kafka-config, --sink and --feedback need --source kafka:TOPIC".into(),
+        );
     }
     let start_model = args.model_io.load()?;
     let data = Arc::new(args.data.open(seed(&args.model, start_model.as_deref()))?);
@@ -663,7 +688,11 @@ pub fn run(args: RunArgs) -> Result<(), String> {
     )??;
     let secs = start.elapsed().as_secs_f64();
     let (name, value) = scorer.headline();
-    eprintln!(
+    tracing::info!(
+        examples = seen,
+        seconds = secs,
+        metric = name,
+        value,
         "flowboost: done: {} ({} x {}, {} worker(s)) on {}: {seen} examples in {secs:.2} s ({:.0} examples/s), progressive {name} {value:.4}",
         config.algorithm,
         if config.algorithm == flowboost_operators::boosters::Algorithm::Single {

@@ -89,7 +89,9 @@ impl FollowGroup {
                 }
                 Err(e) => {
                     let since = failing.get_or_insert_with(|| {
-                        eprintln!(
+                        tracing::warn!(
+                            topic = %self.events,
+                            error = %e,
                             "flowboost: kafka: the backlog of `{}` is not known yet: {e}",
                             self.events
                         );

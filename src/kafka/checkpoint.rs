@@ -106,7 +106,8 @@ impl Checkpoints {
             if Some(path.as_path()) == kept {
                 break;
             }
-            eprintln!(
+            tracing::info!(
+                path = %path.display(),
                 "flowboost: kafka: deleting the checkpoint {}: its outputs were never committed",
                 path.display()
             );
@@ -149,7 +150,7 @@ impl Checkpoints {
             let model = match SavedModel::read(&path) {
                 Ok(m) => m,
                 Err(e) => {
-                    eprintln!("flowboost: kafka: skipping the checkpoint {e}");
+                    tracing::warn!(error = %e, "flowboost: kafka: skipping the checkpoint {e}");
                     continue;
                 }
             };
@@ -157,7 +158,8 @@ impl Checkpoints {
             match committed {
                 None => return Ok(Some(Restore { path, model })),
                 Some(c) if c.is_empty() => {
-                    eprintln!(
+                    tracing::info!(
+                        ignored = %path.display(),
                         "flowboost: kafka: the group has no committed offsets, so no checkpoint's outputs were committed: starting afresh (ignoring {})",
                         path.display()
                     );
@@ -190,8 +192,8 @@ pub fn committed_offsets(options: &JobOptions) -> Result<OffsetMap, String> {
     let committer = OffsetCommitter::new(&kafka, &options.group).map_err(|e| e.to_string())?;
     let mut out = OffsetMap::new();
     for topic in std::iter::once(&options.source).chain(options.feedback.as_ref()) {
-        let partitions =
-            admin::topic_partitions(&kafka, topic).map_err(|e| format!("kafka:{topic}: {e}"))?;
+        let partitions = admin::topic_partitions(&kafka, topic)
+            .map_err(|e| super::client_args::kafka_error(format_args!("kafka:{topic}"), e))?;
         let keys: Vec<(&str, i32)> = partitions.iter().map(|&p| (topic.as_str(), p)).collect();
         let committed = committer.committed(&keys).map_err(|e| e.to_string())?;
         for (p, c) in partitions.iter().zip(committed) {

@@ -43,7 +43,9 @@ pub fn control<'scope>(
             };
             if stop {
                 if signal.load(Ordering::SeqCst) && error.is_none() {
-                    eprintln!("flowboost: kafka: stopping (signal): finishing what is in flight");
+                    tracing::info!(
+                        "flowboost: kafka: stopping (signal): finishing what is in flight"
+                    );
                 }
                 output.session(cap).give(Control::Stop { error });
                 worker.borrow_mut().stopping = true;

@@ -8,6 +8,7 @@
 //! ([`super::control`]).
 
 use super::checkpoint::{Checkpoints, offset_map};
+use super::client_args::kafka_error;
 use super::cluster::Cluster;
 use super::control::control;
 use super::lag::LagWatcher;
@@ -40,8 +41,9 @@ use timely::dataflow::operators::Probe;
 /// Everything a Kafka job needs besides the schema and the model.
 #[derive(Clone, Debug)]
 pub struct JobOptions {
-    /// The bootstrap servers.
-    pub brokers: String,
+    /// The Kafka client settings: the bootstrap servers and librdkafka properties for
+    /// every client (`Debug` shows no secret).
+    pub client: KafkaConfig,
     /// The events topic.
     pub source: String,
     /// The predictions topic.
@@ -102,8 +104,6 @@ pub struct JobOptions {
     /// stamped (backpressure when partitions lag each other; at least twice the merge
     /// block).
     pub max_read_ahead: i64,
-    /// librdkafka properties for every client.
-    pub settings: Vec<(String, String)>,
     /// Start from this model (a warm start; its pending events, if any, wait for their
     /// feedback again).
     pub start_model: Option<Arc<SavedModel>>,
@@ -130,7 +130,7 @@ impl JobOptions {
     /// Options with the defaults for everything but the brokers and topics.
     pub fn new(brokers: &str, source: &str, sink: &str) -> Self {
         JobOptions {
-            brokers: brokers.to_string(),
+            client: KafkaConfig::new(brokers),
             source: source.to_string(),
             sink: sink.to_string(),
             feedback: None,
@@ -156,7 +156,6 @@ impl JobOptions {
             merge_block_ms: DEFAULT_MERGE_BLOCK_MS,
             max_read_ahead: 4096,
             idle_pause: None,
-            settings: Vec::new(),
             start_model: None,
             resume: false,
             checkpoints: None,
@@ -169,9 +168,7 @@ impl JobOptions {
 
     /// The Kafka client settings.
     pub fn kafka(&self) -> KafkaConfig {
-        let mut c = KafkaConfig::new(self.brokers.clone());
-        c.settings = self.settings.clone();
-        c
+        self.client.clone()
     }
 }
 
@@ -335,11 +332,11 @@ pub fn run_job(
     // The partitions, known up front: the merge waits for every one of them.
     let mut partitions: Vec<(StreamId, i32)> = Vec::new();
     let events = admin::topic_partitions(&kafka, &options.source)
-        .map_err(|e| format!("--source kafka:{}: {e}", options.source))?;
+        .map_err(|e| kafka_error(format_args!("--source kafka:{}", options.source), e))?;
     partitions.extend(events.iter().map(|&p| (EVENTS, p)));
     if let Some(f) = &options.feedback {
-        let fb =
-            admin::topic_partitions(&kafka, f).map_err(|e| format!("--feedback kafka:{f}: {e}"))?;
+        let fb = admin::topic_partitions(&kafka, f)
+            .map_err(|e| kafka_error(format_args!("--feedback kafka:{f}"), e))?;
         partitions.extend(fb.iter().map(|&p| (FEEDBACK, p)));
     }
     let process = options.cluster.process;
@@ -348,7 +345,7 @@ pub fn run_job(
         let outputs = [Some(&options.sink), options.dead_letter.as_ref()];
         for t in outputs.into_iter().flatten() {
             admin::create_topic(&kafka, t, events.len() as i32)
-                .map_err(|e| format!("creating the output topic `{t}`: {e}"))?;
+                .map_err(|e| kafka_error(format_args!("creating the output topic `{t}`"), e))?;
         }
     }
     let loss_name = if schema.task == Task::Multilabel {
@@ -367,11 +364,16 @@ pub fn run_job(
         && let Some(addr) = &options.metrics_addr
     {
         let bound = metrics::serve(addr, metrics.clone())?;
-        eprintln!("flowboost: kafka: metrics on http://{bound}/metrics");
+        tracing::info!(addr = %bound, "flowboost: kafka: metrics on http://{bound}/metrics");
     }
     let peers = options.workers * options.cluster.processes;
     if process == 0 {
-        eprintln!(
+        tracing::info!(
+            source = %options.source,
+            sink = %options.sink,
+            partitions = events.len(),
+            group = %options.group,
+            brokers = %options.client.brokers,
             "flowboost: kafka: {} -> {} ({} partitions{}), group {}, {} worker(s) x {} process(es), {}",
             options.source,
             options.sink,
@@ -751,7 +753,7 @@ impl Reporter {
                     while !stop.load(Ordering::SeqCst) {
                         std::thread::sleep(Duration::from_millis(100));
                         if last.elapsed() >= every {
-                            eprintln!("{}", metrics.line());
+                            tracing::info!(target: "flowboost::metrics", "{}", metrics.line());
                             last = Instant::now();
                         }
                     }

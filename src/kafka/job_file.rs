@@ -2,8 +2,13 @@
 //!
 //! Every key is the long name of an option of `flowboost run` (`_` or `-`), at the top
 //! level or in any table (table names only group keys: `[kafka]`, `[model]`,
-//! `[schema]`). Strings and numbers are the option's value, `true` turns a flag on,
-//! arrays are comma-separated lists. Options given on the command line override the file.
+//! `[schema]`). Strings and numbers are the option's value, `true` turns a flag on. An
+//! array is one option per item for an option given once per value (`kafka-set =
+//! ["linger.ms=5", "acks=all"]` is `--kafka-set linger.ms=5 --kafka-set acks=all`), and a
+//! comma-separated list for the options that take one (`label-names = ["a", "b"]` is
+//! `--label-names a,b`); which is which is read from the command line's definition. A relative `kafka-config`
+//! path is relative to the job file's folder (a `client.properties` beside the job file).
+//! Options given on the command line override the file.
 //!
 //! ```toml
 //! [kafka]
@@ -26,6 +31,7 @@
 //! learners = 10
 //! ```
 
+use clap::{ArgAction, CommandFactory};
 use std::ffi::OsString;
 use std::path::Path;
 
@@ -37,11 +43,31 @@ pub fn job_file_args(path: &Path) -> Result<Vec<OsString>, String> {
         .parse()
         .map_err(|e| format!("{}: not a valid TOML job file: {e}", path.display()))?;
     let mut out = Vec::new();
-    flatten(path, &table, &mut out)?;
+    let command = crate::cli::Cli::command();
+    let run = command
+        .find_subcommand("run")
+        .ok_or("the command line has no `run` command")?;
+    flatten(path, run, &table, &mut out)?;
     Ok(out)
 }
 
-fn flatten(path: &Path, table: &toml::Table, out: &mut Vec<OsString>) -> Result<(), String> {
+/// Whether `run`'s option `--long` takes one value per occurrence and collects them
+/// (clap's `ArgAction::Append` without a value delimiter, like `--kafka-set`); options with
+/// a delimiter (`--label-names a,b`) take the list as one value.
+fn repeated(run: &clap::Command, long: &str) -> bool {
+    run.get_arguments()
+        .find(|a| a.get_long() == Some(long))
+        .is_some_and(|a| {
+            matches!(a.get_action(), ArgAction::Append) && a.get_value_delimiter().is_none()
+        })
+}
+
+fn flatten(
+    path: &Path,
+    run: &clap::Command,
+    table: &toml::Table,
+    out: &mut Vec<OsString>,
+) -> Result<(), String> {
     for (key, value) in table {
         let flag = format!("--{}", key.replace('_', "-"));
         if flag == "--config" {
@@ -50,9 +76,10 @@ fn flatten(path: &Path, table: &toml::Table, out: &mut Vec<OsString>) -> Result<
                 path.display()
             ));
         }
+        let long = &flag[2..];
         let text = match value {
             toml::Value::Table(t) => {
-                flatten(path, t, out)?;
+                flatten(path, run, t, out)?;
                 continue;
             }
             toml::Value::Boolean(true) => {
@@ -60,15 +87,29 @@ fn flatten(path: &Path, table: &toml::Table, out: &mut Vec<OsString>) -> Result<
                 continue;
             }
             toml::Value::Boolean(false) => continue,
-            toml::Value::Array(items) => items
-                .iter()
-                .map(|v| scalar(path, key, v))
-                .collect::<Result<Vec<_>, _>>()?
-                .join(","),
+            toml::Value::Array(items) => {
+                let items = items
+                    .iter()
+                    .map(|v| scalar(path, key, v))
+                    .collect::<Result<Vec<_>, _>>()?;
+                if repeated(run, long) {
+                    for item in items {
+                        out.push(flag.clone().into());
+                        out.push(item.into());
+                    }
+                    continue;
+                }
+                items.join(",")
+            }
             v => scalar(path, key, v)?,
         };
-        out.push(flag.into());
-        out.push(text.into());
+        out.push(flag.clone().into());
+        if long == "kafka-config" && Path::new(&text).is_relative() {
+            let dir = path.parent().unwrap_or(Path::new(""));
+            out.push(dir.join(&text).into_os_string());
+        } else {
+            out.push(text.into());
+        }
     }
     Ok(())
 }
@@ -176,5 +217,54 @@ mod tests {
             format!("--config={}", file.display()).into(),
         ]);
         assert!(bad.unwrap_err().contains("not a valid TOML job file"));
+    }
+
+    #[test]
+    fn repeated_options_get_one_flag_per_item_and_kafka_config_is_beside_the_file() {
+        let dir = std::env::temp_dir().join(format!("flowboost-job-list-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("job.toml");
+        std::fs::write(
+            &file,
+            "kafka-set = [\"linger.ms=5\", \"acks=all\"]\nfeature-names = [\"x\", \"y\"]\n[kafka]\nkafka-config = \"client.properties\"\n",
+        )
+        .unwrap();
+        let out: Vec<String> = job_file_args(&file)
+            .unwrap()
+            .into_iter()
+            .map(|a| a.into_string().unwrap())
+            .collect();
+        let beside = dir.join("client.properties").display().to_string();
+        assert_eq!(
+            out,
+            [
+                "--feature-names",
+                "x,y",
+                "--kafka-config",
+                beside.as_str(),
+                "--kafka-set",
+                "linger.ms=5",
+                "--kafka-set",
+                "acks=all",
+            ]
+        );
+        // An absolute path stays as it is.
+        std::fs::write(&file, "kafka-config = \"/etc/kafka/client.properties\"\n").unwrap();
+        let out = job_file_args(&file).unwrap();
+        assert_eq!(out[1], OsString::from("/etc/kafka/client.properties"));
+        // Parsed by clap, the items are separate values.
+        std::fs::write(
+            &file,
+            "source = \"kafka:e\"\nkafka-set = [\"a=b\", \"c=d,e\"]\n",
+        )
+        .unwrap();
+        let mut args: Vec<OsString> = vec!["flowboost".into(), "run".into()];
+        args.extend(job_file_args(&file).unwrap());
+        let cli = <crate::cli::Cli as clap::Parser>::try_parse_from(args).unwrap();
+        let crate::cli::Command::Run(run) = cli.command else {
+            panic!("not run")
+        };
+        assert_eq!(run.kafka.kafka_set, ["a=b", "c=d,e"]);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

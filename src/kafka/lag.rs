@@ -36,7 +36,7 @@ impl LagWatcher {
                         let client = match GroupLag::new(&config, &group) {
                             Ok(c) => c,
                             Err(e) => {
-                                eprintln!("flowboost: kafka: the consumer lag is not known: {e}");
+                                tracing::warn!(error = %e, "flowboost: kafka: the consumer lag is not known: {e}");
                                 return;
                             }
                         };
@@ -56,7 +56,9 @@ impl LagWatcher {
                                         }
                                         Err(e) if !warned => {
                                             warned = true;
-                                            eprintln!(
+                                            tracing::warn!(
+                                                topic = %topic,
+                                                error = %e,
                                                 "flowboost: kafka: the consumer lag of `{topic}` is not known: {e}"
                                             );
                                         }

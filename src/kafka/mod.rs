@@ -12,6 +12,8 @@
 //! - [`cluster`]: several processes (`--processes`, `--process`, `--hostfile`).
 //! - [`metrics`]: the counters, printed and served in the Prometheus text format.
 //! - [`job_file`]: `flowboost run --config job.toml`.
+//! - [`client_args`]: the Kafka client settings of a command: `--brokers`,
+//!   `--kafka-config FILE`, `FLOWBOOST_KAFKA_SET_<KEY>`, `--kafka-set`.
 //! - [`keys`]: one model per key (`--keys`), the keys spread over the workers (the model
 //!   a job starts from is decoded once per process: [`crate::model::StartChains`]).
 //! - [`tools`]: `flowboost kafka produce|read`, the producer and reader of the demo and
@@ -19,6 +21,7 @@
 
 pub mod backlog;
 pub mod checkpoint;
+pub mod client_args;
 pub mod cluster;
 pub mod control;
 pub mod job;

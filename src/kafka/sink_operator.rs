@@ -369,9 +369,14 @@ pub fn kafka_sink<'scope>(
                                         .fail(format!("writing a dead letter: {err}"));
                                 }
                             }
-                            None => eprintln!(
+                            None => tracing::warn!(
+                                topic = %c.topics[stream as usize],
+                                partition,
+                                offset,
+                                reason = %body.reason,
                                 "flowboost: kafka: bad record `{}` [{partition}] @{offset}: {}",
-                                c.topics[stream as usize], body.reason
+                                c.topics[stream as usize],
+                                body.reason
                             ),
                         },
                         SideRecord::OrderKeys(keys) => {
@@ -612,7 +617,7 @@ fn fault(point: &str, number: u64, partial: Option<(&Checkpoints, &SavedModel)>)
         tmp.push(format!(".tmp.{}", std::process::id()));
         let _ = std::fs::write(&tmp, &bytes[..bytes.len() / 2]);
     }
-    eprintln!("flowboost: FLOWBOOST_FAULT={spec}: aborting on purpose");
+    tracing::error!(fault = %spec, "flowboost: FLOWBOOST_FAULT={spec}: aborting on purpose");
     std::process::abort();
 }
 

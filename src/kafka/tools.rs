@@ -1,6 +1,7 @@
 //! `flowboost kafka produce|read`: the producer and the reader used by the demo and the
 //! benchmark scripts (and handy for trying a job by hand).
 
+use super::client_args::ClientArgs;
 use crate::cli::named_arg::named;
 use crate::source::Dataset;
 use clap::{Args, Subcommand};
@@ -34,17 +35,17 @@ pub enum Tool {
     /// keys, `removed_before_read`: the offsets no longer on the broker, removed by
     /// retention or deletion; and with --latency-from, latency percentiles from the events'
     /// timestamps).
-    Read(ReadArgs),
+    Read(Box<ReadArgs>),
     /// Creates a topic with --partitions partitions (nothing if it exists).
-    CreateTopic(CreateArgs),
+    CreateTopic(Box<CreateArgs>),
 }
 
 /// Options of `flowboost kafka create-topic`.
 #[derive(Debug, Args)]
 pub struct CreateArgs {
-    /// The bootstrap servers.
-    #[arg(long, value_name = "HOST:PORT")]
-    pub brokers: String,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub client: ClientArgs,
     /// The topic.
     #[arg(long)]
     pub topic: String,
@@ -60,9 +61,9 @@ pub struct CreateArgs {
 /// Options of `flowboost kafka produce`.
 #[derive(Debug, Args)]
 pub struct ProduceArgs {
-    /// The bootstrap servers.
-    #[arg(long, value_name = "HOST:PORT")]
-    pub brokers: String,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub client: ClientArgs,
     /// The events topic (created with --partitions if missing).
     #[arg(long)]
     pub topic: String,
@@ -237,9 +238,9 @@ impl EventKeys {
 /// Options of `flowboost kafka read`.
 #[derive(Debug, Args)]
 pub struct ReadArgs {
-    /// The bootstrap servers.
-    #[arg(long, value_name = "HOST:PORT")]
-    pub brokers: String,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub client: ClientArgs,
     /// The topic.
     #[arg(long)]
     pub topic: String,
@@ -286,9 +287,9 @@ pub struct ReadArgs {
 pub fn run(args: KafkaToolArgs) -> Result<(), String> {
     match args.tool {
         Tool::Produce(a) => produce(*a),
-        Tool::Read(a) => read(a),
+        Tool::Read(a) => read(*a),
         Tool::CreateTopic(a) => {
-            let config = KafkaConfig::new(a.brokers);
+            let config = a.client.config()?;
             let mut settings = Vec::new();
             for c in &a.configs {
                 match c.split_once('=') {
@@ -395,7 +396,7 @@ fn produce(a: ProduceArgs) -> Result<(), String> {
     if a.impressions.is_some() {
         return Err("--impressions is for --generator clicks (else --examples)".into());
     }
-    let config = KafkaConfig::new(a.brokers.clone());
+    let config = a.client.config()?;
     admin::create_topic(&config, &a.topic, a.partitions).map_err(|e| e.to_string())?;
     if let Some(f) = &a.feedback_topic {
         admin::create_topic(&config, f, a.partitions).map_err(|e| e.to_string())?;
@@ -616,7 +617,7 @@ fn produce_clicks(a: ProduceArgs) -> Result<(), String> {
     let keys = EventKeys::new(&a)?;
     let mut encoder = ClickEncoder::new(&sim_config)?;
     let sim = ClickSimulator::new(sim_config)?;
-    let config = KafkaConfig::new(a.brokers.clone());
+    let config = a.client.config()?;
     admin::create_topic(&config, &a.topic, a.partitions).map_err(|e| e.to_string())?;
     admin::create_topic(&config, &feedback_topic, a.partitions).map_err(|e| e.to_string())?;
     let mut sink = KafkaSink::new(&config, &a.topic).map_err(|e| e.to_string())?;
@@ -762,7 +763,10 @@ fn percentile(sorted: &[f64], q: f64) -> f64 {
 }
 
 fn read(a: ReadArgs) -> Result<(), String> {
-    let config = KafkaConfig::new(a.brokers.clone()).set("isolation.level", a.isolation.clone());
+    let config = a
+        .client
+        .config()?
+        .set("isolation.level", a.isolation.clone());
     let idle = Duration::from_secs_f64(a.idle);
     let expect = a.expect.map(|n| (n, Duration::from_secs_f64(a.timeout)));
     let records = read_all(&config, &a.topic, idle, a.max, expect, false)?;
@@ -774,7 +778,9 @@ fn read(a: ReadArgs) -> Result<(), String> {
         .map(|w| w.low.max(0))
         .sum();
     if records.is_empty() && removed > 0 {
-        eprintln!(
+        tracing::warn!(
+            topic = %a.topic,
+            removed,
             "flowboost: kafka read: `{}` has no records left: its first {removed} offsets were removed (retention or deletion) before this read",
             a.topic
         );

@@ -47,11 +47,12 @@ impl WorkerState {
         self.error.get_or_insert(error);
     }
 
-    /// Records the consumers' transient error count; the first error is printed to stderr
+    /// Records the consumers' transient error count; the first error is logged
     /// (a job whose every fetch fails would otherwise only wait, reading nothing).
     pub fn consumer_errors(&mut self, count: u64, last: Option<String>) {
         if self.consumer_errors == 0 && count > 0 {
-            eprintln!(
+            tracing::warn!(
+                error = last.as_deref().unwrap_or("(no message)"),
                 "flowboost: kafka: a consumer error (retried by the client; counted in flowboost_consumer_errors_total): {}",
                 last.as_deref().unwrap_or("(no message)")
             );

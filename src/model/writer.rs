@@ -45,7 +45,11 @@ impl ModelWriter {
         }
         let seconds = start.elapsed().as_secs_f64();
         let bytes = std::fs::metadata(&self.path).map_or(0, |m| m.len());
-        eprintln!(
+        tracing::info!(
+            events,
+            path = %self.path.display(),
+            bytes,
+            seconds,
             "flowboost: saved the model after {events} events to {} ({:.2} MB in {seconds:.3} s, {:.0} MB/s)",
             self.path.display(),
             bytes as f64 / 1e6,

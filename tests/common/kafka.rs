@@ -132,23 +132,33 @@ impl Cli {
     }
 }
 
-/// The address of the metrics page of a job started with `--metrics-addr` (it prints
-/// `... http://ADDRESS/metrics` on the first line of its stderr); the rest of its stderr
-/// stays in `job`, to read (`wait_with_output`) or leave.
+/// The address of the metrics page of a job started with `--metrics-addr` (it logs
+/// `... metrics on http://ADDRESS/metrics` on its stderr, after at most a few log lines);
+/// the rest of its stderr stays in `job`, to read (`wait_with_output`) or leave.
 pub fn metrics_address(job: &mut std::process::Child) -> String {
     use std::io::Read;
     let mut stderr = job.stderr.take().expect("the job's stderr is piped");
-    let mut head = Vec::new();
-    let mut byte = [0u8; 1];
-    while !head.ends_with(b"\n") && stderr.read(&mut byte).unwrap() == 1 {
-        head.push(byte[0]);
-    }
+    let mut seen = String::new();
+    let address = loop {
+        let mut line = Vec::new();
+        let mut byte = [0u8; 1];
+        while !line.ends_with(b"\n") && stderr.read(&mut byte).unwrap() == 1 {
+            line.push(byte[0]);
+        }
+        if line.is_empty() {
+            panic!("no metrics address in: {seen}");
+        }
+        let line = String::from_utf8(line).unwrap();
+        if let Some(rest) = line.split("metrics on http://").nth(1) {
+            break rest
+                .split("/metrics")
+                .next()
+                .unwrap_or_default()
+                .trim()
+                .to_string();
+        }
+        seen.push_str(&line);
+    };
     job.stderr = Some(stderr);
-    let head = String::from_utf8(head).unwrap();
-    head.split("http://")
-        .nth(1)
-        .unwrap_or_else(|| panic!("no metrics address in: {head}"))
-        .trim()
-        .trim_end_matches("/metrics")
-        .to_string()
+    address
 }

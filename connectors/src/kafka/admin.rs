@@ -1,10 +1,12 @@
 //! Topic administration: create topics with `N` partitions (tests, demos, setup scripts),
 //! list a topic's partitions, and delete the records before given offsets.
 
+use super::context::{ConnectorContext, Watched, fetch_metadata, metadata_client};
 use super::{KafkaConfig, KafkaError};
 use rdkafka::ClientContext;
 use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
-use rdkafka::client::{Client, DefaultClientContext};
+use rdkafka::client::Client;
+use rdkafka::consumer::{BaseConsumer, Consumer, ConsumerContext};
 use rdkafka::types::RDKafkaErrorCode;
 use std::future::Future;
 use std::sync::Arc;
@@ -33,10 +35,11 @@ pub fn create_topic_with(
             "topic `{name}`: {partitions} partitions (at least 1)"
         )));
     }
-    let admin: AdminClient<DefaultClientContext> = config
-        .client_config(&[])
-        .create()
-        .map_err(|e| KafkaError::client("creating an admin client", e))?;
+    // Metadata first: a client that cannot reach the cluster says why within seconds (the
+    // admin client's own errors are not served; see `context`).
+    let probe = metadata_client(config, "flowboost-admin")?;
+    fetch_metadata(&probe, config.timeout, "connecting")?;
+    let admin = admin_client(config)?;
     let mut topic = NewTopic::new(name, partitions, TopicReplication::Fixed(1));
     for &(key, value) in settings {
         topic = topic.set(key, value);
@@ -60,7 +63,7 @@ pub fn create_topic_with(
     // Wait until the metadata show the partitions (instant on one node, not guaranteed).
     let deadline = Instant::now() + config.timeout;
     loop {
-        match topic_partitions_with(admin.inner(), name, config.timeout) {
+        match topic_partitions_with(&probe, name, config.timeout) {
             Ok(found) if !created || found.len() as i32 >= partitions => return Ok(created),
             Ok(_) | Err(KafkaError::UnknownTopic(_)) if Instant::now() < deadline => {
                 thread::sleep(Duration::from_millis(50));
@@ -83,10 +86,7 @@ pub fn delete_records(config: &KafkaConfig, before: &[(&str, i32, i64)]) -> Resu
     if before.is_empty() {
         return Ok(());
     }
-    let admin: AdminClient<DefaultClientContext> = config
-        .client_config(&[])
-        .create()
-        .map_err(|e| KafkaError::client("creating an admin client", e))?;
+    let admin = admin_client(config)?;
     let mut list = rdkafka::TopicPartitionList::with_capacity(before.len());
     for &(topic, partition, offset) in before {
         list.add_partition_offset(topic, partition, rdkafka::Offset::Offset(offset))
@@ -120,14 +120,10 @@ pub struct Watermarks {
 
 /// The watermarks of every partition of `topic`, by ascending partition id.
 pub fn watermarks(config: &KafkaConfig, topic: &str) -> Result<Vec<Watermarks>, KafkaError> {
-    let admin: AdminClient<DefaultClientContext> = config
-        .client_config(&[])
-        .create()
-        .map_err(|e| KafkaError::client("creating an admin client", e))?;
-    let client = admin.inner();
-    topic_partitions_with(client, topic, config.timeout)?
+    let consumer = metadata_client(config, "flowboost-admin")?;
+    topic_partitions_with(&consumer, topic, config.timeout)?
         .into_iter()
-        .map(|partition| partition_watermarks(client, topic, partition, config.timeout))
+        .map(|partition| partition_watermarks(consumer.client(), topic, partition, config.timeout))
         .collect()
 }
 
@@ -157,25 +153,33 @@ pub(crate) fn partition_watermarks<C: ClientContext>(
 /// The partition ids of `topic`, ascending; [`KafkaError::UnknownTopic`] if the broker
 /// does not know it.
 pub fn topic_partitions(config: &KafkaConfig, topic: &str) -> Result<Vec<i32>, KafkaError> {
-    let admin: AdminClient<DefaultClientContext> = config
-        .client_config(&[])
-        .create()
-        .map_err(|e| KafkaError::client("creating an admin client", e))?;
-    topic_partitions_with(admin.inner(), topic, config.timeout)
+    let consumer = metadata_client(config, "flowboost-admin")?;
+    topic_partitions_with(&consumer, topic, config.timeout)
 }
 
-/// The partition ids of `topic` through an existing client.
-pub(crate) fn topic_partitions_with<C: ClientContext>(
-    client: &Client<C>,
+/// An admin client of `config`.
+fn admin_client(config: &KafkaConfig) -> Result<AdminClient<ConnectorContext>, KafkaError> {
+    config
+        .client_config(&[])
+        .create_with_context(ConnectorContext::new(config, "flowboost-admin"))
+        .map_err(|e| KafkaError::client("creating an admin client", e))
+}
+
+/// The partition ids of `topic` through an existing consumer (not yet assigned: its queue
+/// is served while it waits, see [`fetch_metadata`]).
+pub(crate) fn topic_partitions_with<C: ConsumerContext + Watched>(
+    consumer: &BaseConsumer<C>,
     topic: &str,
     timeout: Duration,
 ) -> Result<Vec<i32>, KafkaError> {
     // The metadata of all topics: asking for one topic by name makes a broker with
-    // `auto.create.topics.enable` (the emulator of scripts/kafka.sh always) create it, so
-    // a misspelt source topic would be created empty and read as "0 events".
-    let metadata = client
-        .fetch_metadata(None, timeout)
-        .map_err(|e| KafkaError::client(format!("fetching the metadata of topic `{topic}`"), e))?;
+    // `auto.create.topics.enable` create it, so a misspelt source topic would be created
+    // empty and read as "0 events".
+    let metadata = fetch_metadata(
+        consumer,
+        timeout,
+        &format!("fetching the metadata of topic `{topic}`"),
+    )?;
     let Some(t) = metadata.topics().iter().find(|t| t.name() == topic) else {
         return Err(KafkaError::UnknownTopic(topic.to_string()));
     };

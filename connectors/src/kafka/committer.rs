@@ -1,5 +1,6 @@
 //! Offset commits for a group, from one place, for partitions read by several sources.
 
+use super::context::ConnectorContext;
 use super::{KafkaConfig, KafkaError};
 use rdkafka::consumer::{BaseConsumer, CommitMode, Consumer};
 use rdkafka::topic_partition_list::{Offset, TopicPartitionList};
@@ -11,7 +12,7 @@ use rdkafka::topic_partition_list::{Offset, TopicPartitionList};
 /// (one per worker) but whose outputs are delivered in one place commits there, once the
 /// outputs of every record before the committed offsets are confirmed.
 pub struct OffsetCommitter {
-    consumer: BaseConsumer,
+    consumer: BaseConsumer<ConnectorContext>,
     group_id: String,
     timeout: std::time::Duration,
 }
@@ -19,7 +20,7 @@ pub struct OffsetCommitter {
 impl OffsetCommitter {
     /// A committer for group `group_id`.
     pub fn new(config: &KafkaConfig, group_id: &str) -> Result<Self, KafkaError> {
-        let consumer: BaseConsumer = config
+        let consumer: BaseConsumer<ConnectorContext> = config
             .client_config(&[
                 ("group.id", group_id),
                 ("client.id", "flowboost-committer"),
@@ -28,7 +29,7 @@ impl OffsetCommitter {
                 ("session.timeout.ms", "6000"),
                 ("heartbeat.interval.ms", "500"),
             ])
-            .create()
+            .create_with_context(ConnectorContext::new(config, "flowboost-committer"))
             .map_err(|e| KafkaError::client("creating an offset committer", e))?;
         Ok(OffsetCommitter {
             consumer,
@@ -63,12 +64,19 @@ impl OffsetCommitter {
             list.add_partition_offset(topic, p, Offset::Offset(offset))
                 .map_err(|e| KafkaError::client("building the commit", e))?;
         }
-        self.consumer.commit(&list, CommitMode::Sync).map_err(|e| {
+        let result = self.consumer.commit(&list, CommitMode::Sync).map_err(|e| {
             KafkaError::client(
                 format!("committing offsets of group `{}`", self.group_id),
                 e,
             )
-        })
+        });
+        self.serve_events();
+        result
+    }
+
+    /// Serves the client's queued events (its logs and errors: see `context`).
+    fn serve_events(&self) {
+        while self.consumer.poll(std::time::Duration::ZERO).is_some() {}
     }
 }
 
@@ -83,18 +91,17 @@ impl OffsetCommitter {
         for &(topic, p) in partitions {
             list.add_partition(topic, p);
         }
-        let list = self
-            .consumer
-            .committed_offsets(list, self.timeout)
-            .map_err(|e| {
-                KafkaError::client(
-                    format!(
-                        "fetching the committed offsets of group `{}`",
-                        self.group_id
-                    ),
-                    e,
-                )
-            })?;
+        let list = self.consumer.committed_offsets(list, self.timeout);
+        self.serve_events();
+        let list = list.map_err(|e| {
+            KafkaError::client(
+                format!(
+                    "fetching the committed offsets of group `{}`",
+                    self.group_id
+                ),
+                e,
+            )
+        })?;
         Ok(partitions
             .iter()
             .map(|&(topic, p)| {

@@ -1,6 +1,8 @@
 //! The connection settings shared by sources, sinks and the admin helper.
 
+use super::client_properties::{is_secret, redacted_value};
 use rdkafka::ClientConfig;
+use std::fmt;
 use std::time::Duration;
 
 /// Where the brokers are, and librdkafka settings to add or override.
@@ -8,7 +10,9 @@ use std::time::Duration;
 /// Every client the connector makes starts from its own defaults (documented on each
 /// constructor), then applies [`settings`](Self::settings) in order, so any librdkafka
 /// property can be overridden.
-#[derive(Clone, Debug, PartialEq, Eq)]
+///
+/// `Debug` shows every setting but the secrets ([`is_secret`]), which read `[redacted]`.
+#[derive(Clone, PartialEq, Eq)]
 pub struct KafkaConfig {
     /// The bootstrap servers, `HOST:PORT[,HOST:PORT...]` (use `127.0.0.1`, not
     /// `localhost`, for the broker of `scripts/kafka.sh`).
@@ -41,6 +45,22 @@ impl KafkaConfig {
         self
     }
 
+    /// The values of the secret settings ([`is_secret`]: passwords, keys, JAAS configs).
+    pub fn secret_values(&self) -> Vec<String> {
+        super::context::secret_values(&self.settings)
+    }
+
+    /// `text` with every secret value of the settings replaced by `[redacted]` (for
+    /// messages that may quote a setting: librdkafka's errors, logs).
+    pub fn redact(&self, text: &str) -> String {
+        super::client_properties::redact_values(text, &self.secret_values())
+    }
+
+    /// Whether a setting of `key` holds a secret.
+    pub fn is_secret(key: &str) -> bool {
+        is_secret(key)
+    }
+
     /// A librdkafka configuration: the brokers, then `defaults`, then the user's settings.
     pub(crate) fn client_config(&self, defaults: &[(&str, &str)]) -> ClientConfig {
         let mut config = ClientConfig::new();
@@ -52,5 +72,56 @@ impl KafkaConfig {
             config.set(key, value);
         }
         config
+    }
+}
+
+impl fmt::Debug for KafkaConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let settings: Vec<(&str, &str)> = self
+            .settings
+            .iter()
+            .map(|(k, v)| (k.as_str(), redacted_value(k, v)))
+            .collect();
+        f.debug_struct("KafkaConfig")
+            .field("brokers", &self.brokers)
+            .field("settings", &settings)
+            .field("timeout", &self.timeout)
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn debug_never_shows_a_secret() {
+        let c = KafkaConfig::new("b:9093")
+            .set("sasl.username", "flowboost")
+            .set("sasl.password", "pw-123456")
+            .set("ssl.key.password", "kp-123456")
+            .set("sasl.oauthbearer.client.secret", "cs-123456")
+            .set("ssl.key.pem", "-----BEGIN PRIVATE KEY-----xyz")
+            .set("sasl.jaas.config", "x required password=\"jp-123456\";")
+            .set("my.custom.secret.thing", "zz-123456");
+        let debug = format!("{c:?}");
+        for secret in [
+            "pw-123456",
+            "kp-123456",
+            "cs-123456",
+            "PRIVATE KEY",
+            "jp-123456",
+            "zz-123456",
+        ] {
+            assert!(!debug.contains(secret), "{debug}");
+        }
+        assert!(
+            debug.contains("flowboost") && debug.contains("[redacted]"),
+            "{debug}"
+        );
+        assert_eq!(
+            c.redact("login pw-123456 failed"),
+            "login [redacted] failed"
+        );
     }
 }

@@ -52,6 +52,15 @@ pub enum KafkaError {
         /// The first refusal's message.
         first_error: String,
     },
+    /// A client could not talk to the cluster: a refused login, a certificate not trusted,
+    /// no broker answering. Blocking calls end with it within seconds.
+    #[error("kafka: {brokers}: {cause}")]
+    Connection {
+        /// The bootstrap servers.
+        brokers: String,
+        /// Why.
+        cause: super::ConnectionCause,
+    },
     /// A request that makes no sense (a partition this source does not own, a bad
     /// worker index, ...).
     #[error("{0}")]

@@ -25,6 +25,11 @@
 //!   [`Example`](flowboost_operators::data::Example) against the job's declared
 //!   [`Schema`](flowboost_operators::data::Schema); a record that does not fit is a
 //!   [`DecodeError`] (a reason), never a panic. [`PredictionEncoder`]: predictions to JSON.
+//! - [`client_properties`]: `client.properties` files (Java syntax, librdkafka and
+//!   Java-client keys), environment overrides, secrets by name.
+//! - Every client logs through `tracing` (librdkafka's own lines under the target
+//!   `librdkafka`, secrets cut out); the first blocking call of a client that cannot reach
+//!   the cluster fails within seconds naming the cause ([`KafkaError::Connection`]).
 //! - [`admin`]: create topics with `N` partitions, list a topic's partitions.
 //! - [`testing`]: the broker of `scripts/kafka.sh` for tests and demos, unique topic names.
 //!
@@ -32,10 +37,12 @@
 //! in any order, so a deterministic job orders them by `(partition, offset)`.
 
 pub mod admin;
+pub mod client_properties;
 mod codec;
 mod commit_thread;
 mod committer;
 mod config;
+mod context;
 mod dead_letter;
 mod error;
 mod settle;
@@ -51,6 +58,7 @@ pub use codec::{
 pub use commit_thread::{CommitStats, CommitThread};
 pub use committer::OffsetCommitter;
 pub use config::KafkaConfig;
+pub use context::ConnectionCause;
 pub use dead_letter::{DeadLetter, DeadLetterRecord, DeadLetterTopic, DeadLetterWriter};
 pub use error::KafkaError;
 pub use sink::{Delivery, KafkaSink, SinkStats};

@@ -1,8 +1,10 @@
 //! A Kafka sink: keyed records to a topic, with delivery confirmation.
 
 use super::OffsetCommitter;
+use super::context::{ConnectorContext, Watched};
 use super::settle::wait_settled;
 use super::{KafkaConfig, KafkaError};
+use rdkafka::config::RDKafkaLogLevel;
 use rdkafka::error::KafkaError as RdKafkaError;
 use rdkafka::message::{DeliveryResult, Message};
 use rdkafka::producer::{BaseRecord, Producer, ProducerContext, ThreadedProducer};
@@ -46,9 +48,11 @@ impl SinkStats {
     }
 }
 
-/// Counts delivery reports (they are served on the producer's polling thread).
-#[derive(Default)]
+/// Counts delivery reports (they are served on the producer's polling thread), and logs the
+/// client's logs and errors.
 struct DeliveryCounter {
+    /// The connector's context: logs, errors, the causes of a hopeless connection.
+    connector: ConnectorContext,
     /// The sink's own topic (records to other topics are counted apart too).
     topic: String,
     delivered: AtomicU64,
@@ -68,25 +72,40 @@ struct DeliveryCounter {
 }
 
 impl DeliveryCounter {
-    fn for_topic(topic: &str) -> Self {
+    fn for_topic(config: &KafkaConfig, topic: &str) -> Self {
         DeliveryCounter {
+            connector: ConnectorContext::new(config, format!("producer to `{topic}`")),
             topic: topic.to_string(),
-            ..DeliveryCounter::default()
+            delivered: AtomicU64::new(0),
+            delivered_elsewhere: AtomicU64::new(0),
+            failed: AtomicU64::new(0),
+            client_errors: AtomicU64::new(0),
+            first_error: Mutex::new(None),
+            track: AtomicBool::new(false),
+            deliveries: Mutex::new(Vec::new()),
+            handed: AtomicU64::new(0),
+            drained: Mutex::new(None),
         }
     }
 }
 
 impl ClientContext for DeliveryCounter {
-    /// Counts the client's errors (librdkafka retries them); the first one is printed to
-    /// stderr, the rest only counted ([`SinkStats::client_errors`]), so that a broker that
-    /// stays away does not flood the log.
+    fn log(&self, level: RDKafkaLogLevel, fac: &str, log_message: &str) {
+        self.connector.note_log(level, fac, log_message);
+    }
+
+    /// Counts the client's errors (librdkafka retries them, [`SinkStats::client_errors`])
+    /// and logs them: the first of each kind at `warn`, repeats at `debug`, so that a broker
+    /// that stays away does not flood the log.
     fn error(&self, error: RdKafkaError, reason: &str) {
-        if self.client_errors.fetch_add(1, Ordering::Relaxed) == 0 {
-            eprintln!(
-                "flowboost: kafka producer to `{}`: {error}: {reason} (retried; further errors are only counted)",
-                self.topic
-            );
-        }
+        self.client_errors.fetch_add(1, Ordering::Relaxed);
+        self.connector.note_error(&error, reason);
+    }
+}
+
+impl Watched for DeliveryCounter {
+    fn connector(&self) -> &ConnectorContext {
+        &self.connector
     }
 }
 
@@ -111,7 +130,8 @@ impl ProducerContext for DeliveryCounter {
             }
             Err((error, _)) => {
                 self.failed.fetch_add(1, Ordering::Relaxed);
-                lock(&self.first_error).get_or_insert_with(|| error.to_string());
+                lock(&self.first_error)
+                    .get_or_insert_with(|| self.connector.redact(&error.to_string()));
             }
         }
         // Called once as the records in flight fall below the bound (they go one by one).
@@ -279,7 +299,7 @@ impl KafkaSink {
             ("linger.ms", linger_ms),
         ]);
         let producer = client
-            .create_with_context(DeliveryCounter::for_topic(topic))
+            .create_with_context(DeliveryCounter::for_topic(config, topic))
             .map_err(|e| KafkaError::client("creating a producer", e))?;
         Ok(KafkaSink {
             producer,
@@ -318,7 +338,7 @@ impl KafkaSink {
             ("transactional.id", transactional_id),
         ]);
         let producer: ThreadedProducer<DeliveryCounter> = client
-            .create_with_context(DeliveryCounter::for_topic(topic))
+            .create_with_context(DeliveryCounter::for_topic(config, topic))
             .map_err(|e| KafkaError::client("creating a transactional producer", e))?;
         let timeout = config.timeout.max(Duration::from_secs(30));
         producer.init_transactions(timeout).map_err(|e| {
@@ -605,11 +625,22 @@ impl KafkaSink {
         // (The polling thread counts the deliveries meanwhile; a paced sink hands over
         // what it holds, a burst per round trip.)
         let topic = self.topic.clone();
+        let started = Instant::now();
         let stats = wait_settled(
             timeout,
             || {
                 self.pump()?;
-                Ok(self.stats())
+                let stats = self.stats();
+                // A refused login or an untrusted certificate never heals by waiting.
+                if stats.pending() > 0 && stats.delivered == 0 {
+                    let watch = self.producer.context().connector();
+                    if let Some(cause) = watch.connection_problem(started.elapsed())
+                        && !matches!(cause, super::ConnectionCause::Unreachable { .. })
+                    {
+                        return Err(watch.connection_error(cause));
+                    }
+                }
+                Ok(stats)
             },
             SinkStats::pending,
             |n| format!("waiting for {n} deliveries to `{topic}`"),

@@ -2,10 +2,11 @@
 //! partitions by manual assignment.
 
 use super::admin::{Watermarks, partition_watermarks, topic_partitions_with};
+use super::context::ConnectorContext;
 use super::{KafkaConfig, KafkaError};
 use rdkafka::Message;
 use rdkafka::consumer::base_consumer::PartitionQueue;
-use rdkafka::consumer::{BaseConsumer, CommitMode, Consumer, DefaultConsumerContext};
+use rdkafka::consumer::{BaseConsumer, CommitMode, Consumer};
 use rdkafka::error::KafkaError as RdKafkaError;
 use rdkafka::message::BorrowedMessage;
 use rdkafka::topic_partition_list::{Offset, TopicPartitionList};
@@ -113,9 +114,9 @@ pub struct PartitionLag {
 /// wait in the client's fetch queue (bounded by `queued.max.messages.kbytes` per partition
 /// on a real broker), not in the job.
 pub struct PartitionedSource {
-    consumer: Arc<BaseConsumer>,
+    consumer: Arc<BaseConsumer<ConnectorContext>>,
     /// Each owned partition's own queue (the records of that partition come only there).
-    queues: BTreeMap<i32, PartitionQueue<DefaultConsumerContext>>,
+    queues: BTreeMap<i32, PartitionQueue<ConnectorContext>>,
     /// Per partition, the offset at which the source stops handing out records for now.
     limits: BTreeMap<i32, i64>,
     /// Every owned partition is paused (see [`pause`](Self::pause)).
@@ -155,7 +156,7 @@ impl PartitionedSource {
             )));
         }
         let client_id = format!("flowboost-source-{index}");
-        let consumer: BaseConsumer = config
+        let consumer: BaseConsumer<ConnectorContext> = config
             .client_config(&[
                 ("group.id", group_id),
                 ("client.id", &client_id),
@@ -168,10 +169,10 @@ impl PartitionedSource {
                 ("fetch.wait.max.ms", "100"),
                 ("fetch.queue.backoff.ms", "1"),
             ])
-            .create()
+            .create_with_context(ConnectorContext::new(config, client_id.clone()))
             .map_err(|e| KafkaError::client("creating a consumer", e))?;
         let timeout = config.timeout;
-        let all = topic_partitions_with(consumer.client(), topic, timeout)?;
+        let all = topic_partitions_with(&consumer, topic, timeout)?;
         let partitions: Vec<i32> = all
             .into_iter()
             .filter(|&p| p as usize % workers == index)
@@ -293,7 +294,7 @@ impl PartitionedSource {
 
     fn poll_queues(
         &mut self,
-        queues: &BTreeMap<i32, PartitionQueue<DefaultConsumerContext>>,
+        queues: &BTreeMap<i32, PartitionQueue<ConnectorContext>>,
         max_records: usize,
         deadline: Instant,
         each: &mut impl FnMut(RecordView<'_>),
@@ -619,20 +620,20 @@ impl std::fmt::Debug for PartitionedSource {
 /// (metadata, committed offsets, one watermark request per partition) with blocking calls:
 /// call it from a thread of its own, every few seconds, never from a worker.
 pub struct GroupLag {
-    consumer: BaseConsumer,
+    consumer: BaseConsumer<ConnectorContext>,
     timeout: Duration,
 }
 
 impl GroupLag {
     /// A client for group `group_id` (it reads the group's offsets; it never joins it).
     pub fn new(config: &KafkaConfig, group_id: &str) -> Result<Self, KafkaError> {
-        let consumer: BaseConsumer = config
+        let consumer: BaseConsumer<ConnectorContext> = config
             .client_config(&[
                 ("group.id", group_id),
                 ("enable.auto.commit", "false"),
                 ("client.id", "flowboost-lag"),
             ])
-            .create()
+            .create_with_context(ConnectorContext::new(config, "flowboost-lag"))
             .map_err(|e| KafkaError::client("creating a consumer for the lag", e))?;
         Ok(GroupLag {
             consumer,
@@ -642,7 +643,7 @@ impl GroupLag {
 
     /// The group's lag on every partition of `topic`.
     pub fn lag(&self, topic: &str) -> Result<Vec<PartitionLag>, KafkaError> {
-        let partitions = topic_partitions_with(self.consumer.client(), topic, self.timeout)?;
+        let partitions = topic_partitions_with(&self.consumer, topic, self.timeout)?;
         let mut list = TopicPartitionList::with_capacity(partitions.len());
         for &p in &partitions {
             list.add_partition(topic, p);
