@@ -25,6 +25,8 @@
 //!   [`Example`](flowboost_operators::data::Example) against the job's declared
 //!   [`Schema`](flowboost_operators::data::Schema); a record that does not fit is a
 //!   [`DecodeError`] (a reason), never a panic. [`PredictionEncoder`]: predictions to JSON.
+//! - [`registry`]: a Confluent-compatible schema registry's client (fetch schemas by
+//!   id, register them), for Confluent-framed Avro ([`confluent`]).
 //! - [`admin`]: create topics with `N` partitions, list a topic's partitions.
 //! - [`testing`]: the broker of `scripts/kafka.sh` for tests and demos, unique topic names.
 //!
@@ -38,16 +40,17 @@ mod committer;
 mod config;
 mod dead_letter;
 mod error;
+pub mod registry;
 mod settle;
 mod sink;
 mod source;
 pub mod testing;
 
-pub use codec::avro;
 pub use codec::{
     DecodeError, DecodeErrorKind, DecodedEvent, FeedbackKind, FeedbackRecord, PredictionEncoder,
-    PredictionOutput, RecordDecoder, RecordFormat,
+    PredictionOutput, RecordDecoder, RecordFormat, SchemaError,
 };
+pub use codec::{avro, confluent};
 pub use commit_thread::{CommitStats, CommitThread};
 pub use committer::OffsetCommitter;
 pub use config::KafkaConfig;

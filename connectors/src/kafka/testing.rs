@@ -137,7 +137,10 @@ mod tests {
         assert_eq!(b.brokers, "127.0.0.1:9092");
         let s = b.secured.unwrap();
         assert_eq!(s.brokers, "127.0.0.1:9093");
-        assert_eq!(s.config, PathBuf::from("/x/.kafka/client-sasl-ssl.properties"));
+        assert_eq!(
+            s.config,
+            PathBuf::from("/x/.kafka/client-sasl-ssl.properties")
+        );
         // An older script's single line: no secured listener.
         let b = parse_start_output("127.0.0.1:9092\n").unwrap();
         assert_eq!(b.secured, None);
