@@ -47,8 +47,9 @@ mod source;
 pub mod testing;
 
 pub use codec::{
-    DecodeError, DecodeErrorKind, DecodedEvent, FeedbackKind, FeedbackRecord, PredictionEncoder,
-    PredictionOutput, RecordDecoder, RecordFormat, SchemaError,
+    DecodeError, DecodeErrorKind, DecodedEvent, FeedbackKind, FeedbackRecord, PREDICTION_SCHEMA,
+    PredictionEncoder, PredictionFormat, PredictionOutput, RecordDecoder, RecordFormat,
+    SchemaError,
 };
 pub use codec::{avro, confluent};
 pub use commit_thread::{CommitStats, CommitThread};

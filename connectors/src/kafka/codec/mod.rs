@@ -44,7 +44,7 @@ mod libsvm;
 mod prediction;
 
 pub use avro_schema::SchemaError;
-pub use prediction::{PredictionEncoder, PredictionOutput};
+pub use prediction::{PREDICTION_SCHEMA, PredictionEncoder, PredictionFormat, PredictionOutput};
 
 use flowboost_operators::data::{AttributeKind, Example, Label, Schema, Task};
 use rustc_hash::FxHashMap;
