@@ -346,3 +346,61 @@ fn a_differing_writer_schema_gives_what_the_same_json_events_give() {
     assert!(reasons[1].contains("Confluent wire format"), "{reasons:?}");
     assert!(reasons[2].contains("the record ends inside"), "{reasons:?}");
 }
+
+#[test]
+fn the_registry_options_fail_clearly_and_never_show_the_password() {
+    let run = |args: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_flowboost"))
+            .args(args)
+            .env("FLOWBOOST_SCHEMA_REGISTRY_USER_INFO", "me:hunter2")
+            .output()
+            .unwrap();
+        assert!(!out.status.success(), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr).to_string();
+        assert!(!err.contains("hunter2"), "{err}");
+        err
+    };
+    let job = [
+        "run",
+        "--source",
+        "kafka:e",
+        "--sink",
+        "kafka:p",
+        "--brokers",
+        "127.0.0.1:1",
+        "--generator",
+        "binary",
+    ];
+    let with = |extra: &[&'static str]| -> Vec<&'static str> {
+        job.iter().copied().chain(extra.iter().copied()).collect()
+    };
+    let err = run(&with(&["--record-format", "confluent-avro"]));
+    assert!(
+        err.contains("--record-format confluent-avro needs --schema-registry URL"),
+        "{err}"
+    );
+    // A registry nobody answers: a start-up error within the timeout, naming it.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url: &'static str =
+        Box::leak(format!("http://{}", closed.local_addr().unwrap()).into_boxed_str());
+    drop(closed);
+    let err = run(&with(&[
+        "--prediction-format",
+        "confluent-avro",
+        "--schema-registry",
+        url,
+        "--schema-registry-timeout",
+        "2",
+    ]));
+    assert!(
+        err.contains("registering a schema under subject `p-value`"),
+        "{err}"
+    );
+    let err = run(&with(&[
+        "--record-format",
+        "confluent-avro",
+        "--schema-registry",
+        "https://me:hunter2@registry:8081",
+    ]));
+    assert!(err.contains("names a user"), "{err}");
+}

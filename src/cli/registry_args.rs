@@ -15,7 +15,7 @@ pub const USER_INFO_ENV: &str = "FLOWBOOST_SCHEMA_REGISTRY_USER_INFO";
 pub struct RegistryArgs {
     /// The schema registry (Confluent-compatible REST API; for Apicurio Registry, its
     /// /apis/ccompat/v7 URL) of --record-format confluent-avro and
-    /// --prediction-format confluent-avro: http[s]://HOST[:PORT][/PATH].
+    /// --prediction-format confluent-avro: an http:// or https:// URL.
     #[arg(long, value_name = "URL")]
     pub schema_registry: Option<String>,
     /// The CA certificates (PEM) to trust for an https:// registry, instead of the
