@@ -517,6 +517,75 @@ mod tests {
         assert!(matches!(e, RegistryError::Transport { .. }), "{e}");
     }
 
+    /// HTTPS with a CA file: `openssl s_server -WWW` serves a schema file under a
+    /// self-signed certificate (made here with the openssl command); trusted through
+    /// `ca_file`, refused without it.
+    #[test]
+    fn https_with_a_ca_file() {
+        use std::process::{Command, Stdio};
+        if Command::new("openssl").arg("version").output().is_err() {
+            eprintln!("note: no openssl command: the HTTPS test did not run");
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let ok = Command::new("openssl")
+            .args([
+                "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+            ])
+            .args([
+                "-keyout",
+                "key.pem",
+                "-out",
+                "cert.pem",
+                "-subj",
+                "/CN=localhost",
+            ])
+            .args(["-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost"])
+            .current_dir(dir.path())
+            .stderr(Stdio::null())
+            .status()
+            .unwrap();
+        assert!(ok.success());
+        std::fs::create_dir_all(dir.path().join("schemas/ids")).unwrap();
+        std::fs::write(
+            dir.path().join("schemas/ids/1"),
+            r#"{"schema": "\"long\""}"#,
+        )
+        .unwrap();
+        let port = {
+            let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            l.local_addr().unwrap().port()
+        };
+        let mut server = Command::new("openssl")
+            .args(["s_server", "-WWW", "-quiet", "-accept"])
+            .arg(format!("127.0.0.1:{port}"))
+            .args(["-cert", "cert.pem", "-key", "key.pem"])
+            .current_dir(dir.path())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "s_server did not start"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let mut config = RegistryConfig::new(format!("https://127.0.0.1:{port}"));
+        config.timeout = Duration::from_secs(5);
+        let untrusted = RegistryClient::new(&config).unwrap().schema_by_id(1);
+        config.ca_file = Some(dir.path().join("cert.pem"));
+        let trusted = RegistryClient::new(&config).unwrap().schema_by_id(1);
+        let _ = server.kill();
+        let _ = server.wait();
+        assert_eq!(trusted.unwrap(), r#""long""#);
+        let e = untrusted.unwrap_err();
+        assert!(matches!(e, RegistryError::Transport { .. }), "{e}");
+    }
+
     #[test]
     fn confluent_records_decode_through_the_registry() {
         use crate::kafka::confluent::{WriterSchemas, encode_event};
