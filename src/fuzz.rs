@@ -15,10 +15,13 @@ use crate::cli::Cli;
 use crate::kafka::job_file::job_file_args;
 use crate::model::SavedModel;
 use clap::Parser;
+use flowboost_connectors::kafka::confluent::{WriterSchemas, frame};
 use flowboost_connectors::kafka::{RecordDecoder, RecordFormat, avro};
 use flowboost_connectors::readers::{DataSource, Format, ReadOptions};
 use flowboost_operators::data::{Attribute, Schema, Task};
+use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 /// A fuzz target.
 #[derive(Clone, Copy, Debug)]
@@ -143,8 +146,42 @@ pub fn kafka_record(bytes: &[u8]) {
         framed.extend_from_slice(&avro::EVENT_FINGERPRINT.to_le_bytes());
         framed.extend_from_slice(bytes);
         let _ = decoder.decode(None, &framed);
+        // Confluent Avro: as the bytes are; behind the framing of the reader's own schema
+        // (id 1) and of a writer's schema of every Avro type (id 2); and the bytes as a
+        // writer's schema (id 3) with themselves as the record.
+        let schemas: HashMap<u32, String> = [
+            (1, avro::EVENT_SCHEMA.to_string()),
+            (2, FUZZ_WRITER_SCHEMA.to_string()),
+            (3, String::from_utf8_lossy(bytes).into_owned()),
+        ]
+        .into_iter()
+        .collect();
+        let decoder = RecordDecoder::new(schema, RecordFormat::ConfluentAvro)
+            .with_writer_schemas(Arc::new(WriterSchemas::new(schemas)));
+        let _ = decoder.decode(None, bytes);
+        for id in 1..=3 {
+            let mut framed = frame(id).to_vec();
+            framed.extend_from_slice(bytes);
+            let _ = decoder.decode(None, &framed);
+        }
     }
 }
+
+/// A writer's schema for the `kafka_record` target: the reader's fields reordered and
+/// promoted, in unions, and beside fields of every other Avro type (a recursive one
+/// among them) that the reader skips.
+const FUZZ_WRITER_SCHEMA: &str = r#"{"type": "record", "name": "fuzz.Event", "fields": [
+    {"name": "key", "type": ["string", "null"]},
+    {"name": "x", "type": {"type": "record", "name": "X", "fields": [
+        {"name": "m", "type": {"type": "map", "values": {"type": "array", "items": "null"}}},
+        {"name": "e", "type": {"type": "enum", "name": "E", "symbols": ["A", "B", "C"]}},
+        {"name": "f", "type": {"type": "fixed", "name": "F", "size": 3}},
+        {"name": "b", "type": "boolean"}, {"name": "fl", "type": "float"},
+        {"name": "d", "type": "double"}, {"name": "by", "type": "bytes"},
+        {"name": "next", "type": ["null", "X"]}]}},
+    {"name": "features", "type": {"type": "array", "items": ["int", "float", "null"]}},
+    {"name": "labels", "type": ["null", {"type": "array", "items": "bytes"}]},
+    {"name": "id", "type": "int"}]}"#;
 
 /// A job file (`flowboost run --config FILE`), then its options as the command line.
 pub fn job_file(bytes: &[u8]) {

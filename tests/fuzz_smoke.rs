@@ -173,6 +173,19 @@ fn model_seeds() -> Vec<Vec<u8>> {
     out
 }
 
+/// The Avro body of an event of `dim` features (its single-object header cut off).
+fn avro_body(dim: usize) -> Vec<u8> {
+    use flowboost::operators::data::{Example, Features, Label, Schema, Task};
+    let mut schema = Schema::numeric(dim, 5, Task::Multilabel);
+    schema.labels = (0..5).map(|i| format!("l{i}")).collect();
+    let ex = Example {
+        id: 5,
+        features: Features::Dense(vec![0.5; dim]),
+        label: Some(Label::Set(vec![1, 3])),
+    };
+    flowboost::connectors::kafka::avro::encode_event(&schema, &ex, true, Some("k"))[10..].to_vec()
+}
+
 fn seeds(target: &str) -> Vec<Vec<u8>> {
     let libsvm = ["a9a/a9a", "mushrooms/mushrooms"];
     let csv = [
@@ -200,6 +213,11 @@ fn seeds(target: &str) -> Vec<Vec<u8>> {
             br#"{"id": 9, "clicks": ["l2"], "shown": ["l2", "l4"]}"#.to_vec(),
             b"12\x00b 1:0.5 2:-3\n".to_vec(),
             b"l1,l3 1:1 8:2.5".to_vec(),
+            // Avro bodies (the target frames them with the Confluent framing and schema
+            // ids) and a writer's schema (the target takes the bytes as one, too).
+            avro_body(3),
+            avro_body(8),
+            flowboost::connectors::kafka::avro::EVENT_SCHEMA.as_bytes().to_vec(),
         ],
         "job_file" => vec![
             b"[kafka]\nbrokers = \"127.0.0.1:9092\"\nsource = \"kafka:events\"\nsink = \"kafka:p\"\ngroup = \"g\"\nexit-when-idle = 5\n[schema]\ntask = \"multilabel\"\ndim = 120\nnum-labels = 101\n[model]\nalgo = \"ada-olmr\"\nlearners = 10\n".to_vec(),

@@ -10,6 +10,7 @@ pub(crate) mod named_arg;
 pub mod output;
 mod predict_cmd;
 mod prediction_line;
+pub mod registry_args;
 mod replay_cmd;
 mod run_cmd;
 

@@ -11,7 +11,8 @@ use crate::kafka::{JobOptions, JobSummary, ModelKeys, run_job};
 use crate::model::{ModelWriter, Progress as SavedProgress, worker_chains};
 use clap::Args;
 use flowboost_connectors::generators::clicks::ClickSimConfig;
-use flowboost_connectors::kafka::{RecordFormat, StartFrom};
+use flowboost_connectors::kafka::confluent::WriterSchemas;
+use flowboost_connectors::kafka::{PREDICTION_SCHEMA, PredictionFormat, RecordFormat, StartFrom};
 use flowboost_operators::boosters::build;
 use flowboost_operators::data::{Attribute, Example, Schema, Task};
 use flowboost_operators::engine::{
@@ -134,9 +135,11 @@ pub struct KafkaArgs {
     /// Flush the outputs and commit the offsets this often (1 to 1e12 ms).
     #[arg(requires = "kafka_job", long, default_value_t = 1000, value_name = "MS", value_parser = super::limits::positive_millis, allow_negative_numbers = true)]
     pub commit_interval_ms: u64,
-    /// The events' format: json (JSON objects), libsvm (LIBSVM lines, id in the key) or avro
+    /// The events' format: json (JSON objects), libsvm (LIBSVM lines, id in the key), avro
     /// (Avro single-object encoding of the record flowboost.Event:
-    /// connectors/schemas/event.avsc).
+    /// connectors/schemas/event.avsc) or confluent-avro (Avro framed by a schema
+    /// registry's serializers: the byte 0, the writer's schema id, the record; the writer's
+    /// schema is fetched from --schema-registry and resolved against flowboost.Event).
     #[arg(
         hide_possible_values = true,
         requires = "kafka_job",
@@ -146,6 +149,21 @@ pub struct KafkaArgs {
         value_parser = named::<RecordFormat>()
     )]
     pub record_format: RecordFormat,
+    /// The predictions' format: json (JSON objects) or confluent-avro (Avro records of
+    /// flowboost.Prediction, connectors/schemas/prediction.avsc, registered in
+    /// --schema-registry under the subject SINK-value and framed with its id).
+    #[arg(
+        hide_possible_values = true,
+        requires = "kafka_job",
+        long,
+        default_value = "json",
+        value_name = "FORMAT",
+        value_parser = named::<PredictionFormat>()
+    )]
+    pub prediction_format: PredictionFormat,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub registry: super::registry_args::RegistryArgs,
     /// The merge order's block: records are ordered by (offset / B, topic, partition,
     /// offset); at least 1.
     #[arg(requires = "kafka_job", long, default_value_t = 64, value_name = "B", value_parser = super::limits::positive_i64, allow_negative_numbers = true)]
@@ -411,6 +429,20 @@ fn run_kafka(args: RunArgs) -> Result<(), String> {
     options.workers = args.workers;
     options.batch = args.batch;
     options.format = k.record_format;
+    let needs = |what: &str| format!("--{what} confluent-avro");
+    if k.record_format == RecordFormat::ConfluentAvro {
+        let client = k.registry.client(Some(&needs("record-format")))?;
+        options.writer_schemas = client.map(|c| Arc::new(WriterSchemas::new(c)));
+    }
+    if k.prediction_format == PredictionFormat::ConfluentAvro {
+        let what = needs("prediction-format");
+        let client = k.registry.client(Some(&what))?.ok_or(what.clone())?;
+        let subject = format!("{sink}-value");
+        let id = client
+            .register(&subject, PREDICTION_SCHEMA)
+            .map_err(|e| format!("{what}: {e}"))?;
+        options.prediction_schema_id = Some(id);
+    }
     options.commit_interval = Duration::from_millis(k.commit_interval_ms);
     options.metrics_addr = k.metrics_addr.clone();
     options.report_interval =

@@ -22,7 +22,7 @@ use crate::eval::{Scorer, epoch_rule};
 use crate::model::{ModelWriter, SavedModel, StartChains};
 use flowboost_connectors::kafka::{
     CommitThread, DeadLetterTopic, KafkaConfig, KafkaSink, OffsetCommitter, PredictionEncoder,
-    RecordFormat, StartFrom, admin,
+    RecordFormat, StartFrom, admin, confluent::WriterSchemas,
 };
 use flowboost_operators::boosters::{Booster, BoosterConfig, build};
 use flowboost_operators::data::{Schema, Task};
@@ -65,6 +65,12 @@ pub struct JobOptions {
     pub batch: usize,
     /// The event format.
     pub format: RecordFormat,
+    /// Confluent Avro events: the writer schemas (the registry's, cached; shared by the
+    /// workers).
+    pub writer_schemas: Option<Arc<WriterSchemas>>,
+    /// Confluent Avro predictions: the registry's id of the prediction schema (`None`:
+    /// JSON predictions).
+    pub prediction_schema_id: Option<u32>,
     /// How often outputs are flushed and offsets committed.
     pub commit_interval: Duration,
     /// Serve the metrics here (Prometheus text over HTTP).
@@ -141,6 +147,8 @@ impl JobOptions {
             workers: 1,
             batch: 256,
             format: RecordFormat::Json,
+            writer_schemas: None,
+            prediction_schema_id: None,
             commit_interval: Duration::from_millis(1000),
             metrics_addr: None,
             report_interval: Some(Duration::from_secs(10)),
@@ -723,7 +731,10 @@ fn sink_clients(options: &JobOptions, schema: &Schema) -> Result<SinkClients, St
             options.source.clone(),
             options.feedback.clone().unwrap_or_default(),
         ],
-        encoder: PredictionEncoder::new(schema),
+        encoder: match options.prediction_schema_id {
+            Some(id) => PredictionEncoder::new(schema).with_confluent_avro(id),
+            None => PredictionEncoder::new(schema),
+        },
         commit_interval: options.commit_interval,
         wake,
     })

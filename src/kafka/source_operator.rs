@@ -55,7 +55,12 @@ impl KafkaReader {
         }
         Ok(KafkaReader {
             sources,
-            decoder: RecordDecoder::new(schema, options.format),
+            decoder: match &options.writer_schemas {
+                Some(w) => {
+                    RecordDecoder::new(schema, options.format).with_writer_schemas(w.clone())
+                }
+                None => RecordDecoder::new(schema, options.format),
+            },
             keys: options.keys.clone(),
             order: options.merge_order,
             sent: BTreeMap::new(),

@@ -9,6 +9,7 @@ use flowboost_connectors::generators::clicks::LoggingPolicy;
 use flowboost_connectors::kafka::testing::unique_name;
 use flowboost_connectors::kafka::{
     KafkaConfig, KafkaSink, PartitionedSource, RecordFormat, SourceRecord, StartFrom, admin, avro,
+    confluent,
 };
 use flowboost_operators::data::{Example, Features, Label, Schema};
 use serde_json::{Value, json};
@@ -64,6 +65,9 @@ pub struct ProduceArgs {
     #[command(flatten)]
     #[allow(missing_docs)]
     pub client: ClientArgs,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub registry: crate::cli::registry_args::RegistryArgs,
     /// The events topic (created with --partitions if missing).
     #[arg(long)]
     pub topic: String,
@@ -118,9 +122,11 @@ pub struct ProduceArgs {
     /// no id (a negative id), wrong dimension, NaN, unknown label) (0: none).
     #[arg(long, default_value_t = 0, value_name = "M")]
     pub malformed_every: u64,
-    /// The events' format: json (JSON objects) or avro (Avro single-object encoding of the
-    /// record flowboost.Event: connectors/schemas/event.avsc); feedback records are JSON.
-    /// (libsvm is read by `run`, not written here.)
+    /// The events' format: json (JSON objects), avro (Avro single-object encoding of the
+    /// record flowboost.Event: connectors/schemas/event.avsc) or confluent-avro (the same
+    /// record registered in --schema-registry under the subject TOPIC-value, framed with
+    /// its id as a schema registry's serializers do); feedback records are JSON. (libsvm
+    /// is read by `run`, not written here.)
     #[arg(
         hide_possible_values = true,
         long,
@@ -359,8 +365,9 @@ fn malformed(kind: u64, id: u64, dim: usize) -> Vec<u8> {
     }
 }
 
-/// A malformed Avro event, of kind `kind` as [`malformed`]'s.
-fn malformed_avro(kind: u64, id: u64, schema: &Schema) -> Vec<u8> {
+/// A malformed Avro event, of kind `kind` as [`malformed`]'s: single-object encoded, or
+/// with `confluent` (the id of the event schema), in the Confluent framing.
+fn malformed_avro(kind: u64, id: u64, schema: &Schema, confluent: Option<u32>) -> Vec<u8> {
     let mut ex = Example {
         id,
         features: Features::Dense(vec![0.5; schema.dim()]),
@@ -380,7 +387,10 @@ fn malformed_avro(kind: u64, id: u64, schema: &Schema) -> Vec<u8> {
             ex.label = Some(Label::Class(schema.labels.len() as u32 - 1));
         }
     }
-    avro::encode_event(&schema, &ex, true, None)
+    match confluent {
+        Some(schema_id) => confluent::encode_event(&schema, &ex, true, None, schema_id),
+        None => avro::encode_event(&schema, &ex, true, None),
+    }
 }
 
 fn produce(a: ProduceArgs) -> Result<(), String> {
@@ -397,6 +407,21 @@ fn produce(a: ProduceArgs) -> Result<(), String> {
         return Err("--impressions is for --generator clicks (else --examples)".into());
     }
     let config = a.client.config()?;
+    // Confluent Avro: the event schema's id in the registry (registered under the
+    // subject TOPIC-value, Confluent's TopicNameStrategy).
+    let schema_id = match a.record_format {
+        RecordFormat::ConfluentAvro => {
+            let what = "--record-format confluent-avro";
+            let client = a.registry.client(Some(what))?.ok_or(what)?;
+            let subject = format!("{}-value", a.topic);
+            Some(
+                client
+                    .register(&subject, avro::EVENT_SCHEMA)
+                    .map_err(|e| format!("{what}: {e}"))?,
+            )
+        }
+        _ => None,
+    };
     admin::create_topic(&config, &a.topic, a.partitions).map_err(|e| e.to_string())?;
     if let Some(f) = &a.feedback_topic {
         admin::create_topic(&config, f, a.partitions).map_err(|e| e.to_string())?;
@@ -465,6 +490,13 @@ fn produce(a: ProduceArgs) -> Result<(), String> {
         };
         let body = match a.record_format {
             RecordFormat::Avro => avro::encode_event(&schema, &ex, !hide, model_key),
+            RecordFormat::ConfluentAvro => confluent::encode_event(
+                &schema,
+                &ex,
+                !hide,
+                model_key,
+                schema_id.unwrap_or_default(),
+            ),
             _ => {
                 let mut event = event_json(&schema, &ex, !hide);
                 if let Some(name) = model_key {
@@ -491,7 +523,9 @@ fn produce(a: ProduceArgs) -> Result<(), String> {
         send_feedback(&mut due, i, false, &mut feedback)?;
         if a.malformed_every > 0 && (i + 1).is_multiple_of(a.malformed_every) {
             let body = match a.record_format {
-                RecordFormat::Avro => malformed_avro(bad, 1_000_000_000 + bad, &schema),
+                RecordFormat::Avro | RecordFormat::ConfluentAvro => {
+                    malformed_avro(bad, 1_000_000_000 + bad, &schema, schema_id)
+                }
                 _ => malformed(bad, 1_000_000_000 + bad, schema.dim()),
             };
             let key = format!("bad-{bad}");

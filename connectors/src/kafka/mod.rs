@@ -30,6 +30,8 @@
 //! - Every client logs through `tracing` (librdkafka's own lines under the target
 //!   `librdkafka`, secrets cut out); the first blocking call of a client that cannot reach
 //!   the cluster fails within seconds naming the cause ([`KafkaError::Connection`]).
+//! - [`registry`]: a Confluent-compatible schema registry's client (fetch schemas by
+//!   id, register them), for Confluent-framed Avro ([`confluent`]).
 //! - [`admin`]: create topics with `N` partitions, list a topic's partitions.
 //! - [`testing`]: the broker of `scripts/kafka.sh` for tests and demos, unique topic names.
 //!
@@ -45,16 +47,18 @@ mod config;
 mod context;
 mod dead_letter;
 mod error;
+pub mod registry;
 mod settle;
 mod sink;
 mod source;
 pub mod testing;
 
-pub use codec::avro;
 pub use codec::{
-    DecodeError, DecodeErrorKind, DecodedEvent, FeedbackKind, FeedbackRecord, PredictionEncoder,
-    PredictionOutput, RecordDecoder, RecordFormat,
+    DecodeError, DecodeErrorKind, DecodedEvent, FeedbackKind, FeedbackRecord, PREDICTION_SCHEMA,
+    PredictionEncoder, PredictionFormat, PredictionOutput, RecordDecoder, RecordFormat,
+    SchemaError,
 };
+pub use codec::{avro, confluent};
 pub use commit_thread::{CommitStats, CommitThread};
 pub use committer::OffsetCommitter;
 pub use config::KafkaConfig;

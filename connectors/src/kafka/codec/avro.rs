@@ -105,53 +105,70 @@ pub const fn fingerprint(bytes: &[u8]) -> u64 {
 /// assert_eq!(decoder.decode(None, &bytes).unwrap(), ex);
 /// ```
 pub fn encode_event(schema: &Schema, ex: &Example, with_label: bool, key: Option<&str>) -> Vec<u8> {
-    let dim = schema.dim();
-    let mut out = Vec::with_capacity(HEADER + 16 + 8 * dim);
+    let mut out = Vec::with_capacity(HEADER + 16 + 8 * schema.dim());
     out.extend_from_slice(&MARKER);
     out.extend_from_slice(&EVENT_FINGERPRINT.to_le_bytes());
-    write_long(&mut out, ex.id as i64);
+    encode_body(&mut out, schema, ex, with_label, key);
+    out
+}
+
+/// Appends the Avro binary encoding of the record `flowboost.Event` of `ex` to `out`
+/// (what follows the header in the single-object encoding and in the Confluent wire
+/// format).
+///
+/// # Panics
+///
+/// As [`encode_event`].
+pub(super) fn encode_body(
+    out: &mut Vec<u8>,
+    schema: &Schema,
+    ex: &Example,
+    with_label: bool,
+    key: Option<&str>,
+) {
+    let dim = schema.dim();
+    write_long(out, ex.id as i64);
     if dim > 0 {
-        write_long(&mut out, dim as i64);
+        write_long(out, dim as i64);
         for j in 0..dim {
             out.extend_from_slice(&ex.features.get(j).to_le_bytes());
         }
     }
-    write_long(&mut out, 0);
+    write_long(out, 0);
     let name = |l: u32| schema.labels[l as usize].as_str();
     match ex.label.as_ref().filter(|_| with_label) {
         None => {
-            write_long(&mut out, 0);
-            write_long(&mut out, 0);
+            write_long(out, 0);
+            write_long(out, 0);
         }
         Some(Label::Class(c)) => {
-            write_long(&mut out, 1);
-            write_string(&mut out, name(*c));
-            write_long(&mut out, 0);
+            write_long(out, 1);
+            write_string(out, name(*c));
+            write_long(out, 0);
         }
         Some(Label::Set(set)) => {
-            write_long(&mut out, 0);
-            write_long(&mut out, 1);
+            write_long(out, 0);
+            write_long(out, 1);
             if !set.is_empty() {
-                write_long(&mut out, set.len() as i64);
+                write_long(out, set.len() as i64);
                 for &l in set {
-                    write_string(&mut out, name(l));
+                    write_string(out, name(l));
                 }
             }
-            write_long(&mut out, 0);
+            write_long(out, 0);
         }
     }
     match key {
-        None => write_long(&mut out, 0),
+        None => write_long(out, 0),
         Some(k) => {
-            write_long(&mut out, 1);
-            write_string(&mut out, k);
+            write_long(out, 1);
+            write_string(out, k);
         }
     }
-    out
 }
 
 /// An Avro `long`: zig-zag, then 7 bits a byte, low bits first.
-fn write_long(out: &mut Vec<u8>, n: i64) {
+pub(super) fn write_long(out: &mut Vec<u8>, n: i64) {
     let mut z = ((n << 1) ^ (n >> 63)) as u64;
     while z >= 0x80 {
         out.push((z as u8) | 0x80);
@@ -161,7 +178,7 @@ fn write_long(out: &mut Vec<u8>, n: i64) {
 }
 
 /// An Avro `string`: its length in bytes, then its UTF-8 bytes.
-fn write_string(out: &mut Vec<u8>, s: &str) {
+pub(super) fn write_string(out: &mut Vec<u8>, s: &str) {
     write_long(out, s.len() as i64);
     out.extend_from_slice(s.as_bytes());
 }
@@ -189,12 +206,7 @@ pub(super) fn decode_event(
         at: HEADER,
     };
     let id = r.long("id")?;
-    let id = u64::try_from(id).map_err(|_| {
-        DecodeError::new(
-            DecodeErrorKind::MissingId,
-            format!("the id is negative: {id}"),
-        )
-    })?;
+    check_id(id)?;
     let features = r.features(dec)?;
     let label = match r.union("label")? {
         false => None,
@@ -208,13 +220,31 @@ pub(super) fn decode_event(
         false => None,
         true => Some(r.string("key")?.to_owned()),
     };
-    if r.at != payload.len() {
-        return Err(unparseable(format!(
-            "{} bytes after the event's last field (at byte {})",
-            payload.len() - r.at,
-            r.at
-        )));
-    }
+    r.finish()?;
+    event(dec, id, features, label, labels, key)
+}
+
+/// An event id: at least 0.
+pub(super) fn check_id(id: i64) -> Result<u64, DecodeError> {
+    u64::try_from(id).map_err(|_| {
+        DecodeError::new(
+            DecodeErrorKind::MissingId,
+            format!("the id is negative: {id}"),
+        )
+    })
+}
+
+/// The event of the fields of a record, checked: a non-negative id, not both a label and
+/// labels.
+pub(super) fn event(
+    dec: &RecordDecoder,
+    id: i64,
+    features: Vec<f64>,
+    label: Option<u32>,
+    labels: Option<Vec<u32>>,
+    key: Option<String>,
+) -> Result<DecodedEvent, DecodeError> {
+    let id = check_id(id)?;
     let label = match (label, labels) {
         (None, None) => None,
         (Some(_), Some(_)) => {
@@ -236,23 +266,85 @@ pub(super) fn decode_event(
     })
 }
 
-fn unparseable(reason: impl Into<String>) -> DecodeError {
+pub(super) fn unparseable(reason: impl Into<String>) -> DecodeError {
     DecodeError::new(DecodeErrorKind::Unparseable, reason)
 }
 
 /// A position in a record.
-struct Reader<'a> {
-    bytes: &'a [u8],
-    at: usize,
+pub(super) struct Reader<'a> {
+    /// The whole record (offsets in errors count from its first byte).
+    pub bytes: &'a [u8],
+    /// The next byte to read.
+    pub at: usize,
 }
 
 impl<'a> Reader<'a> {
     /// The bytes left.
-    fn left(&self) -> usize {
+    pub fn left(&self) -> usize {
         self.bytes.len() - self.at
     }
 
-    fn ends_inside(&self, field: &str) -> DecodeError {
+    /// Checks that the record ends here.
+    pub fn finish(&self) -> Result<(), DecodeError> {
+        if self.at != self.bytes.len() {
+            return Err(unparseable(format!(
+                "{} bytes after the event's last field (at byte {})",
+                self.left(),
+                self.at
+            )));
+        }
+        Ok(())
+    }
+
+    /// The next `n` bytes.
+    pub fn take(&mut self, n: usize, field: &str) -> Result<&'a [u8], DecodeError> {
+        if n > self.left() {
+            return Err(self.ends_inside(field));
+        }
+        let bytes = &self.bytes[self.at..self.at + n];
+        self.at += n;
+        Ok(bytes)
+    }
+
+    /// An Avro `int` (a `long` within 32 bits).
+    pub fn int(&mut self, field: &str) -> Result<i32, DecodeError> {
+        let at = self.at;
+        let n = self.long(field)?;
+        i32::try_from(n).map_err(|_| {
+            unparseable(format!(
+                "\"{field}\": an int of more than 32 bits (at byte {at})"
+            ))
+        })
+    }
+
+    /// An Avro `float`.
+    pub fn float(&mut self, field: &str) -> Result<f32, DecodeError> {
+        let b = self.take(4, field)?;
+        Ok(f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    }
+
+    /// An Avro `double`.
+    pub fn double(&mut self, field: &str) -> Result<f64, DecodeError> {
+        let b = self.take(8, field)?;
+        Ok(f64::from_le_bytes(b.try_into().expect("8 bytes")))
+    }
+
+    /// The length of an Avro `bytes` or `string`, checked against the bytes left.
+    pub fn length(&mut self, field: &str) -> Result<usize, DecodeError> {
+        let at = self.at;
+        let len = self.long(field)?;
+        usize::try_from(len)
+            .ok()
+            .filter(|&n| n <= self.left())
+            .ok_or_else(|| {
+                unparseable(format!(
+                    "\"{field}\": a string of {len} bytes (at byte {at}) where {} are left",
+                    self.left()
+                ))
+            })
+    }
+
+    pub fn ends_inside(&self, field: &str) -> DecodeError {
         unparseable(format!(
             "the record ends inside \"{field}\" (at byte {})",
             self.at
@@ -260,7 +352,7 @@ impl<'a> Reader<'a> {
     }
 
     /// An Avro `long` (at most 10 bytes).
-    fn long(&mut self, field: &str) -> Result<i64, DecodeError> {
+    pub fn long(&mut self, field: &str) -> Result<i64, DecodeError> {
         let mut z: u64 = 0;
         for i in 0..10 {
             let Some(&b) = self.bytes.get(self.at) else {
@@ -293,19 +385,10 @@ impl<'a> Reader<'a> {
         }
     }
 
-    /// An Avro `string`, borrowed from the record.
-    fn string(&mut self, field: &str) -> Result<&'a str, DecodeError> {
+    /// An Avro `string` (or `bytes` holding UTF-8), borrowed from the record.
+    pub fn string(&mut self, field: &str) -> Result<&'a str, DecodeError> {
         let at = self.at;
-        let len = self.long(field)?;
-        let len = usize::try_from(len)
-            .ok()
-            .filter(|&n| n <= self.left())
-            .ok_or_else(|| {
-                unparseable(format!(
-                    "\"{field}\": a string of {len} bytes (at byte {at}) where {} are left",
-                    self.left()
-                ))
-            })?;
+        let len = self.length(field)?;
         let bytes = &self.bytes[self.at..self.at + len];
         self.at += len;
         std::str::from_utf8(bytes)
@@ -314,7 +397,7 @@ impl<'a> Reader<'a> {
 
     /// The count of the next block of an array (0 at its end); a negative count is
     /// followed by the block's size in bytes, which is read and not needed.
-    fn block(&mut self, field: &str) -> Result<u64, DecodeError> {
+    pub fn block(&mut self, field: &str) -> Result<u64, DecodeError> {
         let count = self.long(field)?;
         if count < 0 {
             self.long(field)?;
@@ -323,7 +406,7 @@ impl<'a> Reader<'a> {
     }
 
     /// The dense feature vector: exactly the schema's number of checked values.
-    fn features(&mut self, dec: &RecordDecoder) -> Result<Vec<f64>, DecodeError> {
+    pub fn features(&mut self, dec: &RecordDecoder) -> Result<Vec<f64>, DecodeError> {
         let dim = dec.schema.dim();
         let mut values = Vec::with_capacity(dim);
         loop {
@@ -333,14 +416,7 @@ impl<'a> Reader<'a> {
                 break;
             }
             if n > (dim - values.len()) as u64 {
-                return Err(DecodeError::new(
-                    DecodeErrorKind::WrongDimension,
-                    format!(
-                        "\"features\" has more than the {dim} values the schema declares \
-                         (a block of {n} at byte {at} after {})",
-                        values.len()
-                    ),
-                ));
+                return Err(too_many_features(dim, n, at, values.len()));
             }
             let n = n as usize;
             if 8 * n > self.left() {
@@ -352,20 +428,63 @@ impl<'a> Reader<'a> {
             }
             self.at += 8 * n;
         }
-        if values.len() != dim {
-            return Err(DecodeError::new(
-                DecodeErrorKind::WrongDimension,
-                format!(
-                    "\"features\" has {} values; the schema declares {dim}",
-                    values.len()
-                ),
-            ));
-        }
+        check_dimension(&values, dim)?;
         Ok(values)
     }
 
+    /// The dense feature vector, each value read by `value` (a writer's schema whose
+    /// items are not doubles): exactly the schema's number of checked values.
+    pub fn features_by(
+        &mut self,
+        dec: &RecordDecoder,
+        mut value: impl FnMut(&mut Self) -> Result<f64, DecodeError>,
+    ) -> Result<Vec<f64>, DecodeError> {
+        let dim = dec.schema.dim();
+        let mut values = Vec::with_capacity(dim);
+        loop {
+            let at = self.at;
+            let n = self.block("features")?;
+            if n == 0 {
+                break;
+            }
+            if n > (dim - values.len()) as u64 {
+                return Err(too_many_features(dim, n, at, values.len()));
+            }
+            for _ in 0..n {
+                let x = value(self)?;
+                values.push(dec.check_value(values.len(), x)?);
+            }
+        }
+        check_dimension(&values, dim)?;
+        Ok(values)
+    }
+
+    /// An array of label names, each read by `name` (a writer's schema whose items are
+    /// not plain strings), as label indices.
+    pub fn label_names_by(
+        &mut self,
+        dec: &RecordDecoder,
+        mut name: impl FnMut(&mut Self) -> Result<&'a str, DecodeError>,
+    ) -> Result<Vec<u32>, DecodeError> {
+        let mut ids = Vec::new();
+        loop {
+            let at = self.at;
+            let n = self.block("labels")?;
+            if n == 0 {
+                return Ok(ids);
+            }
+            // Each name takes one byte at least.
+            if n > self.left() as u64 {
+                return Err(too_many_names(n, at, self.left()));
+            }
+            for _ in 0..n {
+                ids.push(dec.label_by_name(name(self)?)?);
+            }
+        }
+    }
+
     /// An array of label names, as label indices.
-    fn label_names(&mut self, dec: &RecordDecoder) -> Result<Vec<u32>, DecodeError> {
+    pub fn label_names(&mut self, dec: &RecordDecoder) -> Result<Vec<u32>, DecodeError> {
         let mut ids = Vec::new();
         loop {
             let at = self.at;
@@ -375,16 +494,42 @@ impl<'a> Reader<'a> {
             }
             // Each name takes one byte at least (its length).
             if n > self.left() as u64 {
-                return Err(unparseable(format!(
-                    "\"labels\": a block of {n} names (at byte {at}) where {} bytes are left",
-                    self.left()
-                )));
+                return Err(too_many_names(n, at, self.left()));
             }
             for _ in 0..n {
                 ids.push(dec.label_by_name(self.string("labels")?)?);
             }
         }
     }
+}
+
+fn too_many_features(dim: usize, n: u64, at: usize, read: usize) -> DecodeError {
+    DecodeError::new(
+        DecodeErrorKind::WrongDimension,
+        format!(
+            "\"features\" has more than the {dim} values the schema declares \
+             (a block of {n} at byte {at} after {read})"
+        ),
+    )
+}
+
+fn check_dimension(values: &[f64], dim: usize) -> Result<(), DecodeError> {
+    if values.len() != dim {
+        return Err(DecodeError::new(
+            DecodeErrorKind::WrongDimension,
+            format!(
+                "\"features\" has {} values; the schema declares {dim}",
+                values.len()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+fn too_many_names(n: u64, at: usize, left: usize) -> DecodeError {
+    unparseable(format!(
+        "\"labels\": a block of {n} names (at byte {at}) where {left} bytes are left"
+    ))
 }
 
 #[cfg(test)]

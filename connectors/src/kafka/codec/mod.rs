@@ -24,23 +24,32 @@
 //!   record's key, a decimal integer.
 //! - **Avro**: the record `flowboost.Event` in Avro's single-object encoding (see
 //!   [`avro`]): the same fields as JSON's dense shape, each value 8 bytes.
+//! - **Confluent Avro**: an Avro record framed as a Confluent schema registry's
+//!   serializers write it (the byte 0, the writer's schema id, the record), read with
+//!   schema resolution against `flowboost.Event` (see [`confluent`]).
 //!
 //! A record that does not fit is a [`DecodeError`] with a [kind](DecodeErrorKind) and a
 //! reason, never a panic: not parseable, missing id, wrong dimension, unknown feature name,
 //! NaN or infinity (JSON `NaN` / `Infinity` as Python writes them, `"nan"` strings,
-//! numbers beyond `f64`), unknown label, or anything else malformed.
+//! numbers beyond `f64`), unknown label, a writer's schema that cannot be had or does
+//! not resolve, or anything else malformed.
 
 pub mod avro;
+mod avro_resolve;
+mod avro_schema;
+pub mod confluent;
 mod json;
 mod json_dense;
 mod libsvm;
 mod prediction;
 
-pub use prediction::{PredictionEncoder, PredictionOutput};
+pub use avro_schema::SchemaError;
+pub use prediction::{PREDICTION_SCHEMA, PredictionEncoder, PredictionFormat, PredictionOutput};
 
 use flowboost_operators::data::{AttributeKind, Example, Label, Schema, Task};
 use rustc_hash::FxHashMap;
 use std::fmt;
+use std::sync::Arc;
 
 /// An event record, decoded.
 #[derive(Clone, Debug, PartialEq)]
@@ -61,6 +70,8 @@ pub enum RecordFormat {
     Libsvm,
     /// Avro's single-object encoding of the record `flowboost.Event` (see [`avro`]).
     Avro,
+    /// Avro framed by a Confluent schema registry's serializers (see [`confluent`]).
+    ConfluentAvro,
 }
 
 flowboost_operators::named_values!(
@@ -69,6 +80,7 @@ flowboost_operators::named_values!(
     Json => "json" | "jsonl" | "json-lines",
     Libsvm => "libsvm" | "svmlight",
     Avro => "avro",
+    ConfluentAvro => "confluent-avro",
 );
 
 /// The category of a bad record (for counting dead letters by cause).
@@ -88,11 +100,14 @@ pub enum DecodeErrorKind {
     UnknownLabel,
     /// Anything else malformed (a value of the wrong type, missing features, ...).
     Malformed,
+    /// The record's writer schema (Confluent Avro) is unknown to the registry, could
+    /// not be fetched, or does not resolve to the reader's.
+    Schema,
 }
 
 impl DecodeErrorKind {
     /// A short snake_case name: `unparseable`, `missing_id`, `wrong_dimension`,
-    /// `unknown_feature`, `non_finite`, `unknown_label`, `malformed`.
+    /// `unknown_feature`, `non_finite`, `unknown_label`, `malformed`, `schema`.
     pub fn name(self) -> &'static str {
         match self {
             DecodeErrorKind::Unparseable => "unparseable",
@@ -102,6 +117,7 @@ impl DecodeErrorKind {
             DecodeErrorKind::NonFinite => "non_finite",
             DecodeErrorKind::UnknownLabel => "unknown_label",
             DecodeErrorKind::Malformed => "malformed",
+            DecodeErrorKind::Schema => "schema",
         }
     }
 }
@@ -196,6 +212,8 @@ pub struct RecordDecoder {
     labels: FxHashMap<String, u32>,
     /// Each label name's numeric value, when it is a number (LIBSVM matching).
     label_numbers: Vec<Option<f64>>,
+    /// Confluent Avro: the writer schemas (a registry's, cached).
+    writer_schemas: Option<Arc<confluent::WriterSchemas>>,
 }
 
 impl RecordDecoder {
@@ -220,7 +238,15 @@ impl RecordDecoder {
             features,
             labels,
             label_numbers,
+            writer_schemas: None,
         }
+    }
+
+    /// Reads Confluent Avro records with writer schemas from `schemas` (without them,
+    /// every such record is a dead letter of kind `schema`).
+    pub fn with_writer_schemas(mut self, schemas: Arc<confluent::WriterSchemas>) -> Self {
+        self.writer_schemas = Some(schemas);
+        self
     }
 
     /// The declared schema.
@@ -252,6 +278,7 @@ impl RecordDecoder {
             RecordFormat::Libsvm => libsvm::decode_example(self, key, payload)
                 .map(|example| DecodedEvent { example, key: None }),
             RecordFormat::Avro => avro::decode_event(self, payload),
+            RecordFormat::ConfluentAvro => confluent::decode_event(self, payload),
         }
     }
 

@@ -1,7 +1,31 @@
-//! Predictions to JSON, one object per output record.
+//! Predictions to JSON, one object per output record, or to Avro records of
+//! [`PREDICTION_SCHEMA`] framed for a Confluent schema registry.
 
+use super::avro::{write_long, write_string};
+use super::confluent::frame;
 use flowboost_operators::data::{Schema, Task};
 use serde::Serialize;
+
+/// The Avro schema of a prediction (`connectors/schemas/prediction.avsc`): the JSON
+/// prediction's fields, for `--prediction-format confluent-avro`.
+pub const PREDICTION_SCHEMA: &str = include_str!("../../../schemas/prediction.avsc");
+
+/// The encoding of the records of the predictions topic.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum PredictionFormat {
+    /// One JSON object per record (the default).
+    #[default]
+    Json,
+    /// Avro records of [`PREDICTION_SCHEMA`] in the Confluent framing.
+    ConfluentAvro,
+}
+
+flowboost_operators::named_values!(
+    PredictionFormat,
+    "prediction format",
+    Json => "json",
+    ConfluentAvro => "confluent-avro",
+);
 
 /// The fields of one prediction, as plain values (the job maps its `Prediction` to this).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -47,11 +71,18 @@ pub struct PredictionOutput<'a> {
 ///   clicks on them are the feedback.
 /// - `expert`, `model_version` as given.
 /// - `key` (after `id`), with one model per key: the key of the model that predicted.
+///
+/// With [`with_confluent_avro`](Self::with_confluent_avro), the same fields as an Avro
+/// record of [`PREDICTION_SCHEMA`] (the fields absent from the JSON object are null; a
+/// non-finite score is written as it is), framed as a Confluent schema registry's
+/// serializers write it.
 #[derive(Clone, Debug)]
 pub struct PredictionEncoder {
     labels: Vec<String>,
     task: Task,
     ranking_limit: Option<usize>,
+    /// Confluent Avro: the id of [`PREDICTION_SCHEMA`] in the registry.
+    avro_schema_id: Option<u32>,
 }
 
 #[derive(Serialize)]
@@ -96,7 +127,15 @@ impl PredictionEncoder {
             labels: schema.labels.clone(),
             task: schema.task,
             ranking_limit: None,
+            avro_schema_id: None,
         }
+    }
+
+    /// Writes Avro records of [`PREDICTION_SCHEMA`], registered as `schema_id`, in the
+    /// Confluent framing instead of JSON.
+    pub fn with_confluent_avro(mut self, schema_id: u32) -> Self {
+        self.avro_schema_id = Some(schema_id);
+        self
     }
 
     /// Writes only the `limit` best-ranked labels (for large label spaces).
@@ -113,14 +152,14 @@ impl PredictionEncoder {
         }
     }
 
-    /// The JSON of one prediction.
+    /// The record of one prediction.
     pub fn encode(&self, p: &PredictionOutput<'_>) -> Vec<u8> {
         let mut out = Vec::with_capacity(128 + 48 * p.scores.len());
         self.encode_into(p, &mut out);
         out
     }
 
-    /// Appends the JSON of one prediction to `out`.
+    /// Appends the record (JSON, or Confluent Avro) of one prediction to `out`.
     pub fn encode_into(&self, p: &PredictionOutput<'_>, out: &mut Vec<u8>) {
         // Owned names for out-of-range indices live here while serializing.
         let class_name = self.name(p.class);
@@ -155,6 +194,20 @@ impl PredictionEncoder {
         } else {
             (None, None, Some(p.scores))
         };
+        if let Some(id) = self.avro_schema_id {
+            out.extend_from_slice(&frame(id));
+            let fields = AvroFields {
+                p,
+                prediction: &prediction,
+                multilabel: self.task == Task::Multilabel,
+                score,
+                ranking: ranking.as_deref(),
+                scores,
+                shown: &shown_names,
+            };
+            write_avro(out, &fields);
+            return;
+        }
         let record = Out {
             id: p.id,
             key: p.key,
@@ -169,5 +222,177 @@ impl PredictionEncoder {
             model_version: p.model_version,
         };
         serde_json::to_writer(out, &record).expect("serializing to a Vec cannot fail");
+    }
+}
+
+/// A prediction's fields as the Avro record has them.
+struct AvroFields<'a, 'p> {
+    p: &'a PredictionOutput<'p>,
+    prediction: &'a Predicted<'a>,
+    multilabel: bool,
+    score: Option<f64>,
+    ranking: Option<&'a [Ranked<'a>]>,
+    scores: Option<&'a [f64]>,
+    shown: &'a [std::borrow::Cow<'a, str>],
+}
+
+/// An array's items (one block, then the end), each written by `item`.
+fn write_array<T>(out: &mut Vec<u8>, items: &[T], mut item: impl FnMut(&mut Vec<u8>, &T)) {
+    if !items.is_empty() {
+        write_long(out, items.len() as i64);
+        for x in items {
+            item(out, x);
+        }
+    }
+    write_long(out, 0);
+}
+
+/// The Avro binary encoding of a prediction record (field order of
+/// [`PREDICTION_SCHEMA`]).
+fn write_avro(out: &mut Vec<u8>, f: &AvroFields<'_, '_>) {
+    let double = |out: &mut Vec<u8>, x: f64| out.extend_from_slice(&x.to_le_bytes());
+    write_long(out, f.p.id as i64);
+    match f.p.key {
+        None => write_long(out, 0),
+        Some(k) => {
+            write_long(out, 1);
+            write_string(out, k);
+        }
+    }
+    match f.prediction {
+        Predicted::One(name) => {
+            write_long(out, 0);
+            write_string(out, name);
+        }
+        Predicted::Set(names) => {
+            write_long(out, 1);
+            write_array(out, names, |out, n| write_string(out, n));
+        }
+    }
+    if f.multilabel {
+        write_long(out, 1);
+        write_array(out, f.p.labels, |out, &l| write_long(out, i64::from(l)));
+    } else {
+        write_long(out, 0);
+    }
+    write_long(out, i64::from(f.p.class));
+    match f.score {
+        None => write_long(out, 0),
+        Some(x) => {
+            write_long(out, 1);
+            double(out, x);
+        }
+    }
+    match f.ranking {
+        None => write_long(out, 0),
+        Some(ranking) => {
+            write_long(out, 1);
+            write_array(out, ranking, |out, r| {
+                write_string(out, r.label);
+                write_long(out, i64::from(r.index));
+                double(out, r.score);
+            });
+        }
+    }
+    match f.scores {
+        None => write_long(out, 0),
+        Some(scores) => {
+            write_long(out, 1);
+            write_array(out, scores, |out, &x| double(out, x));
+        }
+    }
+    if f.shown.is_empty() {
+        write_long(out, 0);
+    } else {
+        write_long(out, 1);
+        write_array(out, f.shown, |out, s| write_string(out, s));
+    }
+    write_long(out, i64::from(f.p.expert));
+    write_long(out, f.p.model_version as i64);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use apache_avro::types::Value;
+
+    /// An Avro value as the JSON encoder writes it (unions unwrapped, non-finite
+    /// doubles as null).
+    fn to_json(v: Value) -> serde_json::Value {
+        match v {
+            Value::Union(_, inner) => to_json(*inner),
+            Value::Double(x) if !x.is_finite() => serde_json::Value::Null,
+            Value::Array(items) => items.into_iter().map(to_json).collect(),
+            Value::Record(fields) => serde_json::Value::Object(
+                fields.into_iter().map(|(k, v)| (k, to_json(v))).collect(),
+            ),
+            other => serde_json::Value::try_from(other).unwrap(),
+        }
+    }
+
+    /// Our Avro predictions, read by the Apache implementation with the schema, against
+    /// the JSON of the same predictions.
+    #[test]
+    fn avro_predictions_carry_the_json_fields() {
+        let avro_schema = apache_avro::Schema::parse_str(PREDICTION_SCHEMA).unwrap();
+        let cases = [
+            (
+                Task::Binary,
+                vec!["neg", "pos"],
+                vec![0.75],
+                vec![],
+                vec![],
+                None,
+            ),
+            (
+                Task::Multiclass,
+                vec!["a", "b", "c"],
+                vec![0.1, 0.9, f64::NAN],
+                vec![],
+                vec![2, 0],
+                Some("k"),
+            ),
+            (
+                Task::Multilabel,
+                vec!["a", "b", "c"],
+                vec![0.5, -1.0, 2.0],
+                vec![0, 2],
+                vec![],
+                None,
+            ),
+        ];
+        for (task, labels, scores, set, shown, key) in cases {
+            let mut schema = Schema::numeric(1, labels.len(), task);
+            schema.labels = labels.iter().map(|s| s.to_string()).collect();
+            let p = PredictionOutput {
+                id: 42,
+                class: 1,
+                labels: &set,
+                scores: &scores,
+                expert: 3,
+                model_version: 1 << 33,
+                shown: &shown,
+                key,
+            };
+            let json: serde_json::Value =
+                serde_json::from_slice(&PredictionEncoder::new(&schema).encode(&p)).unwrap();
+            let bytes = PredictionEncoder::new(&schema)
+                .with_confluent_avro(0x0102_0304)
+                .encode(&p);
+            assert_eq!(bytes[..5], [0, 1, 2, 3, 4]);
+            let value = apache_avro::from_avro_datum(&avro_schema, &mut &bytes[5..], None).unwrap();
+            let Value::Record(fields) = value else {
+                panic!("{value:?}")
+            };
+            // Every field of the JSON object is the Avro record's (nulls aside).
+            for (name, v) in &fields {
+                let j = &json
+                    .get(name.as_str())
+                    .cloned()
+                    .unwrap_or(serde_json::Value::Null);
+                let as_json = to_json(v.clone());
+                assert_eq!(&as_json, j, "{task:?} {name}");
+            }
+        }
     }
 }
