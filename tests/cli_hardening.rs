@@ -173,7 +173,9 @@ fn named_option_values_are_listed_parsed_and_checked() {
         let first = lines
             .next()
             .unwrap_or_else(|| panic!("{option} not in --help:\n{help}"));
-        let rest = lines.take_while(|l| l.len() - l.trim_start().len() > 10);
+        // Option lines are indented by at most 6 spaces; their text by more (10 when clap
+        // puts the text on the lines after the option's, as it does for long options).
+        let rest = lines.take_while(|l| l.len() - l.trim_start().len() > 6);
         std::iter::once(first)
             .chain(rest)
             .flat_map(str::split_whitespace)
