@@ -135,6 +135,8 @@ pub fn merge<'scope>(
         let mut held: Option<u64> = None;
         // Resumed from the end's snapshot, and no record came yet.
         let mut end_again = options.resumed_at_end;
+        // The open epoch and when its first record was stamped.
+        let mut epoch_opened: Option<(u64, Instant)> = None;
         move |frontiers| {
             control_in.for_each(|_t, data| {
                 if data.iter().any(|c| matches!(c, Control::Stop { .. })) {
@@ -265,10 +267,24 @@ pub fn merge<'scope>(
             } else {
                 held_since.get_or_insert(now);
             }
+            if sequencer.in_epoch() > 0
+                && epoch_opened.is_none_or(|(e, _)| e != sequencer.epoch())
+            {
+                epoch_opened = Some((sequencer.epoch(), now));
+            }
             // A partial epoch ends when there is nothing more to read now (a replay's end,
-            // a live stream's quiet moment), or at the end.
+            // a live stream's quiet moment) and its first record has waited at least
+            // PARTIAL_EPOCH_LINGER, or at the end. The linger keeps a busy live stream's
+            // epochs from shrinking to the few records of each fetch (every epoch costs
+            // its turns and progress messages); a quiet one's records wait at most that.
+            let lingering = epoch_opened
+                .filter(|&(e, _)| e == sequencer.epoch())
+                .map(|(_, t)| PARTIAL_EPOCH_LINGER.saturating_sub(now.saturating_duration_since(t)))
+                .filter(|left| !left.is_zero() && !sources_done);
             let quiet = ready.is_empty() && (merger.all_caught_up() || sources_done);
-            if quiet && sequencer.in_epoch() > 0 {
+            if quiet && sequencer.in_epoch() > 0 && let Some(left) = lingering {
+                activator.activate_after(left + Duration::from_micros(100));
+            } else if quiet && sequencer.in_epoch() > 0 {
                 let before = sequencer.epoch();
                 sequencer.close();
                 side_buf.push((before, SideRecord::Commit(commit_marks(&merger, &ready))));
@@ -420,6 +436,10 @@ pub fn merge<'scope>(
     let _ = EVENTS;
     Merged { items, side }
 }
+
+/// How long a partial epoch stays open on a live stream's quiet moment before it is ended
+/// (see the merge's quiet rule).
+const PARTIAL_EPOCH_LINGER: Duration = Duration::from_millis(5);
 
 /// Per partition, the offset before which every record has been stamped: the merger's
 /// (records it still holds, or its position), lowered to the first record released but

@@ -166,6 +166,11 @@ impl ConnectorContext {
     pub(crate) fn note_error(&self, error: &RdKafkaError, reason: &str) {
         let reason = self.redact(reason);
         let code = error.rdkafka_error_code();
+        // The end of a partition is an event, not an error (the source notes it).
+        if code == Some(RDKafkaErrorCode::PartitionEOF) {
+            tracing::trace!(target: "librdkafka", client = %self.client, "{reason}");
+            return;
+        }
         let first = {
             let mut seen = self.seen();
             match code {
