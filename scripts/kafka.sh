@@ -199,7 +199,8 @@ make_tls() {
 
 random_secret() { openssl rand -hex 16; }
 
-# A KRaft cluster id: 16 random bytes in URL-safe base64 without padding.
+# A KRaft cluster id: 16 random bytes in URL-safe base64 without padding (it may start
+# with `-`, so it is passed as --cluster-id=ID).
 cluster_id() { openssl rand 16 | base64 | tr '+/' '-_' | tr -d '=\n'; }
 
 start() {
@@ -297,7 +298,7 @@ EOF
     local java=(java "-Xmx$HEAP" "-Xms256m" -XX:+UseG1GC -Djava.awt.headless=true
         "-Dlog4j2.configurationFile=$data/log4j2.properties" "-Dkafka.logs.dir=$data"
         -cp "$LIB/*")
-    "${java[@]}" kafka.tools.StorageTool format --standalone -t "$(cluster_id)" -c "$props" \
+    "${java[@]}" kafka.tools.StorageTool format --standalone --cluster-id="$(cluster_id)" -c "$props" \
         --add-scram "SCRAM-SHA-512=[name=$USER_NAME,password=$user_pass]" >>"$LOG" 2>&1 ||
         { log "formatting the storage failed; its log ($LOG):"; tail -n 20 "$LOG" >&2; exit 1; }
 

@@ -4,6 +4,8 @@ use super::context::ConnectorContext;
 use super::{KafkaConfig, KafkaError};
 use rdkafka::consumer::{BaseConsumer, CommitMode, Consumer};
 use rdkafka::topic_partition_list::{Offset, TopicPartitionList};
+use rdkafka::types::RDKafkaErrorCode;
+use std::time::Duration;
 
 /// Commits offsets of any topic and partition for a consumer group, synchronously, without
 /// reading anything (no assignment, no group membership).
@@ -91,8 +93,29 @@ impl OffsetCommitter {
         for &(topic, p) in partitions {
             list.add_partition(topic, p);
         }
-        let list = self.consumer.committed_offsets(list, self.timeout);
-        self.serve_events();
+        // A group coordinator that is not ready yet (a broker just started, a coordinator
+        // moving) answers with a retriable error: asked again until the time limit.
+        let deadline = std::time::Instant::now() + self.timeout;
+        let list = loop {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            let answer = self.consumer.committed_offsets(list.clone(), left);
+            self.serve_events();
+            match answer {
+                Err(e)
+                    if matches!(
+                        e.rdkafka_error_code(),
+                        Some(
+                            RDKafkaErrorCode::NotCoordinator
+                                | RDKafkaErrorCode::CoordinatorNotAvailable
+                                | RDKafkaErrorCode::CoordinatorLoadInProgress
+                        )
+                    ) && std::time::Instant::now() + Duration::from_millis(100) < deadline =>
+                {
+                    std::thread::sleep(Duration::from_millis(100));
+                }
+                answer => break answer,
+            }
+        };
         let list = list.map_err(|e| {
             KafkaError::client(
                 format!(
