@@ -118,11 +118,13 @@ install() {
     echo "$sum" >"$stamp"
 }
 
-# Whether nothing listens on 127.0.0.1:$1 (we can bind it).
+# Whether nothing listens on 127.0.0.1:$1 (we can bind it; SO_REUSEADDR as the broker
+# sets it, so that a port a stopped broker left in TIME_WAIT counts as free).
 port_free() {
     "$PYTHON" - "$1" <<'EOF'
 import socket, sys
 s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 try:
     s.bind(("127.0.0.1", int(sys.argv[1])))
 except OSError:
