@@ -267,8 +267,7 @@ pub fn merge<'scope>(
             } else {
                 held_since.get_or_insert(now);
             }
-            if sequencer.in_epoch() > 0
-                && epoch_opened.is_none_or(|(e, _)| e != sequencer.epoch())
+            if sequencer.in_epoch() > 0 && epoch_opened.is_none_or(|(e, _)| e != sequencer.epoch())
             {
                 epoch_opened = Some((sequencer.epoch(), now));
             }
@@ -282,7 +281,10 @@ pub fn merge<'scope>(
                 .map(|(_, t)| PARTIAL_EPOCH_LINGER.saturating_sub(now.saturating_duration_since(t)))
                 .filter(|left| !left.is_zero() && !sources_done);
             let quiet = ready.is_empty() && (merger.all_caught_up() || sources_done);
-            if quiet && sequencer.in_epoch() > 0 && let Some(left) = lingering {
+            if quiet
+                && sequencer.in_epoch() > 0
+                && let Some(left) = lingering
+            {
                 activator.activate_after(left + Duration::from_micros(100));
             } else if quiet && sequencer.in_epoch() > 0 {
                 let before = sequencer.epoch();
