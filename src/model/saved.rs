@@ -5,6 +5,7 @@ use super::header::{Compression, FORMAT_VERSION, ModelHeader};
 use flowboost_operators::boosters::{AnyStage, Booster, BoosterConfig, apply_settings, build};
 use flowboost_operators::data::{AttributeKind, Schema};
 use flowboost_operators::engine::{ChainSnapshot, Position, Terminal, decode};
+use flowboost_operators::learners::WeakModel;
 use std::path::Path;
 
 /// A model as a file holds it: the header and the body.
@@ -115,6 +116,24 @@ impl SavedModel {
                 h.algorithm, h.config.algorithm
             )));
         }
+        // The header's options must describe the body before anything is built from
+        // them: a model is built for the options' learner count (OnlineMBBM's potentials
+        // grow with its cube), so a header that claims more learners than the body holds
+        // is refused here, as is a schema beyond the limits.
+        h.schema
+            .check_limits()
+            .map_err(|e| bad(format!("its header's schema: {e}")))?;
+        let expected = if h.config.threshold_config().is_some() {
+            1
+        } else {
+            h.config.algorithm.stages(h.config.learners)
+        };
+        if expected != h.stages {
+            return Err(bad(format!(
+                "the header's options ask for {expected} stage(s) (--learners {}), its stage count is {}",
+                h.config.learners, h.stages
+            )));
+        }
         if h.stages != self.body.stages.len() {
             return Err(bad(format!(
                 "the header counts {} stages, the body holds {}",
@@ -176,19 +195,20 @@ impl SavedModel {
     /// per key (the header's `keys`) otherwise; each checked as [`chain`](Self::chain)
     /// checks its one.
     pub fn chains(&self, name: &str) -> Result<Vec<Booster>, ModelError> {
-        let fresh =
+        self.check_consistent(name)?;
+        let mut fresh =
             build(&self.header.schema, &self.header.config).map_err(|e| ModelError::Corrupted {
                 file: name.to_string(),
                 detail: format!("its options do not build a model: {e}"),
             })?;
         let b = &self.body;
         let mut out =
-            vec![self.decode_chain(name, &fresh, &b.stages, &b.terminal, b.position, "")?];
+            vec![self.decode_chain(name, &mut fresh, &b.stages, &b.terminal, b.position, "")?];
         for (i, k) in b.keyed.iter().enumerate() {
             let which = format!("key `{}`: ", self.header.keys[i + 1]);
             out.push(self.decode_chain(
                 name,
-                &fresh,
+                &mut fresh,
                 &k.stages,
                 &k.terminal,
                 k.position,
@@ -201,7 +221,7 @@ impl SavedModel {
     fn decode_chain(
         &self,
         name: &str,
-        fresh: &Booster,
+        fresh: &mut Booster,
         stage_bytes: &[StageBytes],
         terminal: &Terminal,
         position: Position,
@@ -231,6 +251,23 @@ impl SavedModel {
                 ),
             });
         }
+        // The weak learners must be those the options build (a header that says
+        // `--weak linear` over a body of trees is refused).
+        for (i, (a, b)) in stages.iter_mut().zip(fresh.stages.iter_mut()).enumerate() {
+            let (found, wanted) = (weak_shape(a), weak_shape(b));
+            if found != wanted {
+                return Err(ModelError::Corrupted {
+                    file: name.to_string(),
+                    detail: format!(
+                        "{which}stage {} holds {}, its header's options (--weak {}) build {}",
+                        i + 1,
+                        describe_weak(found),
+                        self.header.config.weak.name(),
+                        describe_weak(wanted)
+                    ),
+                });
+            }
+        }
         // A tree's memory budget and Oza's vote rule are not part of the stages' state:
         // the header's configuration gives them again.
         apply_settings(&mut stages, &self.header.config);
@@ -252,6 +289,32 @@ impl SavedModel {
                 detail: format!("the model does not fit this stream: {d}"),
             }),
         }
+    }
+}
+
+/// A stage's weak learner, as far as the options decide it: its kind and how many
+/// Hoeffding trees it holds (`None` for a thresholding stage).
+type WeakShape = Option<(&'static str, usize)>;
+
+fn weak_shape(stage: &mut AnyStage) -> WeakShape {
+    let w = stage.learner_mut()?;
+    let kind = match w {
+        WeakModel::Tree(_) => "a Hoeffding tree",
+        WeakModel::Linear(_) => "a linear learner",
+        WeakModel::LabelVsRest(_) => "a one-label learner",
+        WeakModel::BinaryRelevance(_) => "a binary-relevance learner",
+    };
+    let mut trees = 0;
+    w.for_each_tree_mut(&mut |_| trees += 1);
+    Some((kind, trees))
+}
+
+fn describe_weak(shape: WeakShape) -> String {
+    match shape {
+        None => "no weak learner".into(),
+        Some((kind, 0)) => format!("{kind} without trees"),
+        Some((kind, 1)) => format!("{kind} of 1 tree"),
+        Some((kind, n)) => format!("{kind} of {n} trees"),
     }
 }
 
