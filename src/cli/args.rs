@@ -229,8 +229,8 @@ pub struct EngineArgs {
     #[arg(hide_possible_values = true, long, default_value = "sequential", value_parser = named::<EngineKind>())]
     pub engine: EngineKind,
 
-    /// The number of timely worker threads (needs --engine dataflow), 1 to 128
-    /// [default: 1].
+    /// The number of timely worker threads, 1 to 128 [default: 1]; more than 1 needs
+    /// --engine dataflow.
     #[arg(long, value_name = "W", value_parser = limits::workers, allow_negative_numbers = true)]
     pub workers: Option<usize>,
 
@@ -246,11 +246,12 @@ impl EngineArgs {
     pub fn engine(&self) -> Result<Engine, String> {
         // --workers and --batch were checked by their value parsers (`limits`).
         match self.engine {
+            // `--workers 1` is what the sequential engine does; more would be ignored.
             EngineKind::Sequential => match self.workers {
-                Some(w) => Err(format!(
+                Some(w) if w > 1 => Err(format!(
                     "--workers {w} needs --engine dataflow (the sequential engine runs on one thread)"
                 )),
-                None => Ok(Engine::Sequential),
+                _ => Ok(Engine::Sequential),
             },
             EngineKind::Dataflow => Ok(Engine::Dataflow(DataflowOptions {
                 workers: self.workers.unwrap_or(1),

@@ -15,6 +15,9 @@ pub struct SavedModel {
     pub header: ModelHeader,
     /// Its state.
     pub body: ModelBody,
+    /// Where it was read from (the file's path), for messages; empty for a model made in
+    /// memory.
+    pub source: String,
 }
 
 impl SavedModel {
@@ -55,6 +58,7 @@ impl SavedModel {
                 keyed: snapshot.keyed.into_iter().map(KeyModel::from).collect(),
                 key_progress: Vec::new(),
             },
+            source: String::new(),
         }
     }
 
@@ -79,7 +83,11 @@ impl SavedModel {
     /// Reads a model file (and checks that its header and body agree).
     pub fn read(path: &Path) -> Result<Self, ModelError> {
         let (header, body) = file::read_file(path)?;
-        let model = SavedModel { header, body };
+        let model = SavedModel {
+            header,
+            body,
+            source: path.display().to_string(),
+        };
         model.check_consistent(&path.display().to_string())?;
         Ok(model)
     }
@@ -87,7 +95,11 @@ impl SavedModel {
     /// Reads a model from bytes (`name` stands for the file in errors).
     pub fn from_bytes(bytes: &[u8], name: &str) -> Result<Self, ModelError> {
         let (header, body) = file::read_bytes(bytes, name)?;
-        let model = SavedModel { header, body };
+        let model = SavedModel {
+            header,
+            body,
+            source: name.to_string(),
+        };
         model.check_consistent(name)?;
         Ok(model)
     }
@@ -167,6 +179,15 @@ impl SavedModel {
             )));
         }
         Ok(())
+    }
+
+    /// How messages name the model: its file, or "the model file".
+    pub fn name(&self) -> &str {
+        if self.source.is_empty() {
+            "the model file"
+        } else {
+            &self.source
+        }
     }
 
     /// The keys of a model with one model per key (empty for a model without keys).
@@ -312,9 +333,10 @@ fn weak_shape(stage: &mut AnyStage) -> WeakShape {
 fn describe_weak(shape: WeakShape) -> String {
     match shape {
         None => "no weak learner".into(),
-        Some((kind, 0)) => format!("{kind} without trees"),
-        Some((kind, 1)) => format!("{kind} of 1 tree"),
-        Some((kind, n)) => format!("{kind} of {n} trees"),
+        Some(("a Hoeffding tree", _)) => "a Hoeffding tree".into(),
+        Some((kind, 0)) => kind.to_string(),
+        Some((kind, 1)) => format!("{kind} over a Hoeffding tree"),
+        Some((kind, n)) => format!("{kind} over {n} Hoeffding trees"),
     }
 }
 
