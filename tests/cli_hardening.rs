@@ -173,7 +173,9 @@ fn named_option_values_are_listed_parsed_and_checked() {
         let first = lines
             .next()
             .unwrap_or_else(|| panic!("{option} not in --help:\n{help}"));
-        let rest = lines.take_while(|l| l.len() - l.trim_start().len() > 10);
+        // Continuation lines are indented past the options' own lines (6 spaces): 10 for
+        // help on the line after the option, 39 for help beside it.
+        let rest = lines.take_while(|l| l.len() - l.trim_start().len() > 6);
         std::iter::once(first)
             .chain(rest)
             .flat_map(str::split_whitespace)
