@@ -229,9 +229,10 @@ pub struct EngineArgs {
     #[arg(hide_possible_values = true, long, default_value = "sequential", value_parser = named::<EngineKind>())]
     pub engine: EngineKind,
 
-    /// The number of timely worker threads (dataflow engine), 1 to 128.
-    #[arg(long, default_value_t = 1, value_name = "W", value_parser = limits::workers, allow_negative_numbers = true)]
-    pub workers: usize,
+    /// The number of timely worker threads, 1 to 128 [default: 1]; more than 1 needs
+    /// --engine dataflow.
+    #[arg(long, value_name = "W", value_parser = limits::workers, allow_negative_numbers = true)]
+    pub workers: Option<usize>,
 
     /// Inputs per epoch, the timestamp of the dataflow and the unit of the feedback
     /// join's time (both engines; with feedback, each feedback record also ends its
@@ -245,9 +246,15 @@ impl EngineArgs {
     pub fn engine(&self) -> Result<Engine, String> {
         // --workers and --batch were checked by their value parsers (`limits`).
         match self.engine {
-            EngineKind::Sequential => Ok(Engine::Sequential),
+            // `--workers 1` is what the sequential engine does; more would be ignored.
+            EngineKind::Sequential => match self.workers {
+                Some(w) if w > 1 => Err(format!(
+                    "--workers {w} needs --engine dataflow (the sequential engine runs on one thread)"
+                )),
+                _ => Ok(Engine::Sequential),
+            },
             EngineKind::Dataflow => Ok(Engine::Dataflow(DataflowOptions {
-                workers: self.workers,
+                workers: self.workers.unwrap_or(1),
                 ..DataflowOptions::default()
             })),
         }
@@ -589,6 +596,12 @@ impl DataArgs {
     pub fn open(&self, seed: u64) -> Result<Dataset, String> {
         match &self.data {
             Some(data) => {
+                if let Some(n) = self.examples {
+                    return Err(format!(
+                        "--examples {n} is for --generator (the number of examples it makes), not --data {}: a file is read whole",
+                        data.display()
+                    ));
+                }
                 let mut files = vec![data.clone()];
                 files.extend(self.test.clone());
                 let options = ReadOptions {

@@ -79,9 +79,9 @@ pub struct EvalArgs {
     /// With --curve: draw each line as the mean of this many runs (seeds S, S+1, ...; the
     /// --shuffle seed moves along with it) with a band of one standard deviation, as the
     /// top-k paper's Figure 1 (10 runs). The reports are those of the first seed. At
-    /// least 1.
-    #[arg(long, default_value_t = 1, value_name = "R", value_parser = super::limits::positive_u64, allow_negative_numbers = true)]
-    pub curve_runs: u64,
+    /// least 1 [default: 1].
+    #[arg(long, value_name = "R", value_parser = super::limits::positive_u64, allow_negative_numbers = true)]
+    pub curve_runs: Option<u64>,
 
     /// Holdout: freeze the model after the training file: the test file is predicted with
     /// its labels hidden from the model (the thresholding paper's protocol); with
@@ -103,6 +103,14 @@ pub struct EvalArgs {
 
 /// Runs `flowboost eval`.
 pub fn run(args: EvalArgs) -> Result<(), String> {
+    // Options that would be ignored are errors.
+    if let (Some(r), None) = (args.curve_runs, &args.curve) {
+        return Err(format!(
+            "--curve-runs {r} needs --curve FILE.svg (the runs are averaged into its lines)"
+        ));
+    }
+    let curve_runs = args.curve_runs.unwrap_or(1);
+    crate::eval::stop::stop_on_signals()?;
     let start = args.model_io.load()?;
     let data = Arc::new(args.data.open(seed(&args.model, start.as_deref()))?);
     let protocol = match (args.protocol, &args.data.test) {
@@ -127,7 +135,7 @@ pub fn run(args: EvalArgs) -> Result<(), String> {
             base.algorithm
         ));
     }
-    let one_run = args.gamma_grid.len() <= 1 && args.model.k.len() <= 1 && args.curve_runs <= 1;
+    let one_run = args.gamma_grid.len() <= 1 && args.model.k.len() <= 1 && curve_runs <= 1;
     if !one_run && (plan.start.is_some() || plan.save.is_some()) {
         return Err(
             "--save-model and --load-model take one run (not --gamma-grid, several --k or --curve-runs)"
@@ -135,6 +143,13 @@ pub fn run(args: EvalArgs) -> Result<(), String> {
         );
     }
     let engine = args.engine.engine()?;
+    if let (Some(ttl), None) = (args.pending_ttl, args.feedback_delay)
+        && !base.algorithm.is_topk()
+    {
+        return Err(format!(
+            "--pending-ttl {ttl} needs --feedback-delay D (without delayed feedback nothing waits in the feedback join; top-k boosters always have it)"
+        ));
+    }
     let feedback = args.feedback_delay.map(|delay| FeedbackOptions {
         delay,
         ttl: args.pending_ttl,
@@ -175,6 +190,10 @@ pub fn run(args: EvalArgs) -> Result<(), String> {
     let mut series = Vec::new();
     for &k in &ks {
         for &gamma in &gammas {
+            // After a stop (SIGTERM, SIGINT), the runs still to come are not started.
+            if best.is_some() && crate::eval::stop::stop_requested() {
+                break;
+            }
             let mut config = base.clone();
             if let Some(k) = k {
                 config.topk.k = k;
@@ -202,7 +221,10 @@ pub fn run(args: EvalArgs) -> Result<(), String> {
             };
             if let Some(c) = curve {
                 let mut curves = vec![c];
-                for extra in 1..args.curve_runs {
+                for extra in 1..curve_runs {
+                    if crate::eval::stop::stop_requested() {
+                        break;
+                    }
                     let mut other = config.clone();
                     other.seed = config.seed.wrapping_add(extra);
                     let mut other_spec = run_spec.clone();
@@ -240,6 +262,7 @@ pub fn run(args: EvalArgs) -> Result<(), String> {
             }
         }
     }
+    crate::eval::stop::log_if_stopped("eval");
     let mut report = best.ok_or("nothing was run")?;
     if runs > 1 {
         report.gamma_grid = Some(grid);

@@ -6,7 +6,8 @@ use std::path::PathBuf;
 /// Options of `flowboost inspect`.
 #[derive(Debug, Args)]
 pub struct InspectArgs {
-    /// The model file.
+    /// The model file (read as its framing says, at most 16 GiB: a device or a pipe is
+    /// never read whole).
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
 

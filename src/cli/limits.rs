@@ -17,9 +17,23 @@
 //! | rates (events per second) | 0, or at least 1 / [`MAX_SECONDS`] |
 //! | the longest line of a data file (`--max-line-bytes`) | [`MAX_MAX_LINE_BYTES`] |
 //! | the trees' memory budget (`--max-model-bytes`) | 1 to [`MAX_MODEL_BYTES`] |
+//! | items of a click log (`--items`; they are its labels) | 2 to [`MAX_LABELS`] |
+//! | one-hot slots per user feature (`--categories`) | 1 to [`MAX_CATEGORIES`] (and the features at most [`MAX_DIM`]) |
+//! | simulated impressions (`--impressions`) | 1 to [`MAX_IMPRESSIONS`] |
+//! | a model file read (`--load-model`, `inspect`, `predict`) | [`MAX_MODEL_FILE_BYTES`] |
 
+pub use crate::model::MAX_MODEL_FILE_BYTES;
 pub use flowboost_connectors::readers::MAX_MAX_LINE_BYTES;
 pub use flowboost_operators::data::{MAX_DIM, MAX_LABELS};
+
+/// The most one-hot slots per hashed user feature of a click log (`--categories`): the
+/// features are the user features times the slots (plus the affinities), at most
+/// [`MAX_DIM`] in all.
+pub const MAX_CATEGORIES: usize = 1 << 16;
+
+/// The most impressions a click simulator makes (`--impressions`): 10^9, a long run at
+/// about a million impressions a second, not one that never ends.
+pub const MAX_IMPRESSIONS: u64 = 1_000_000_000;
 
 /// The most weak learners of a model (`--learners`).
 pub const MAX_LEARNERS: usize = 10_000;
@@ -109,6 +123,21 @@ pub fn num_labels(s: &str) -> Result<usize, String> {
 /// `--labels` (a multi-label file's label count) and `--k`: 1 to [`MAX_LABELS`].
 pub fn labels(s: &str) -> Result<usize, String> {
     integer(s, 1, MAX_LABELS as u64).map(to_usize)
+}
+
+/// `--items` (a click log's items, its labels): 2 to [`MAX_LABELS`].
+pub fn items(s: &str) -> Result<usize, String> {
+    integer(s, 2, MAX_LABELS as u64).map(to_usize)
+}
+
+/// `--categories`: 1 to [`MAX_CATEGORIES`].
+pub fn categories(s: &str) -> Result<usize, String> {
+    integer(s, 1, MAX_CATEGORIES as u64).map(to_usize)
+}
+
+/// `--impressions`: 1 to [`MAX_IMPRESSIONS`].
+pub fn impressions(s: &str) -> Result<u64, String> {
+    integer(s, 1, MAX_IMPRESSIONS)
 }
 
 /// `--max-line-bytes`: 1 to [`MAX_MAX_LINE_BYTES`] (1 GiB).
@@ -230,6 +259,19 @@ mod tests {
         assert_eq!(positive_i64("64"), Ok(64));
         assert!(positive_i64("0").is_err());
         assert!(positive_u64("0").is_err());
+        assert_eq!(items("46"), Ok(46));
+        assert!(items("1000000").unwrap_err().contains("at most 65536"));
+        assert!(
+            categories("100000000")
+                .unwrap_err()
+                .contains("at most 65536")
+        );
+        assert!(categories("0").is_err());
+        assert!(
+            impressions("18446744073709551615")
+                .unwrap_err()
+                .contains("at most 1000000000")
+        );
     }
 
     #[test]

@@ -15,7 +15,8 @@ use super::args::ModelArgs;
 #[command(next_help_heading = "Model files")]
 pub struct ModelIoArgs {
     /// Save the model to this file at the end (atomically: a temporary file, fsync,
-    /// rename). `flowboost inspect FILE` describes it; `--load-model` and `flowboost
+    /// rename). FILE must be a regular file (replaced) or a new path: a symbolic link, a
+    /// directory, a device or a named pipe is refused (the rename would replace it). `flowboost inspect FILE` describes it; `--load-model` and `flowboost
     /// predict` read it.
     #[arg(long, value_name = "FILE")]
     pub save_model: Option<PathBuf>,
@@ -27,7 +28,8 @@ pub struct ModelIoArgs {
     /// Store the saved model's body DEFLATE-compressed.
     #[arg(long)]
     pub compress_model: bool,
-    /// Start from this model file instead of a fresh model and continue learning. The
+    /// Start from this model file instead of a fresh model and continue learning (read
+    /// as its framing says, at most 16 GiB). The
     /// model options default to the file's; one given that differs from the file's, or a
     /// stream whose schema differs, is an error naming the difference.
     #[arg(long, value_name = "FILE")]
@@ -96,6 +98,10 @@ impl ModelIoArgs {
             }
         };
         model.check_schema(&config, schema)?;
+        // A save path that cannot be saved to is refused before the run, not after it.
+        if let Some(path) = &self.save_model {
+            crate::model::check_save_path(path)?;
+        }
         let save = self.save_model.as_ref().map(|path| ModelWriter {
             path: path.clone(),
             config: config.clone(),

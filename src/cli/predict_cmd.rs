@@ -12,7 +12,7 @@ use std::time::Instant;
 #[derive(Debug, Args)]
 pub struct PredictArgs {
     /// The model file (written by `eval`, `run` or the Kafka job with --save-model, or by
-    /// the library's `Model::save`).
+    /// the library's `Model::save`); read as its framing says, at most 16 GiB.
     #[arg(long, value_name = "FILE")]
     pub model: PathBuf,
 

@@ -12,8 +12,8 @@ use std::path::PathBuf;
 /// The click simulator's options (`replay-clicks --generator clicks`, `simulate-clicks`).
 #[derive(Debug, Args)]
 pub struct SimulatorArgs {
-    /// Simulated logs: the number of impressions.
-    #[arg(long, default_value_t = 100_000, value_name = "N")]
+    /// Simulated logs: the number of impressions, 1 to 1000000000.
+    #[arg(long, default_value_t = 100_000, value_name = "N", value_parser = super::limits::impressions, allow_negative_numbers = true)]
     pub impressions: u64,
 
     /// Simulated logs: the logging policy, uniform (a uniformly random slate) or bts
@@ -65,9 +65,9 @@ pub struct ReplayArgs {
     #[arg(hide_possible_values = true, long, value_name = "NAME", conflicts_with = "data", value_parser = ["clicks"])]
     pub generator: Option<String>,
 
-    /// The number of items; for a file, default: read from item_context.csv beside the
-    /// log; for the simulator, default 46.
-    #[arg(long, value_name = "N")]
+    /// The number of items (the labels), 2 to 65536; for a file, default: read from
+    /// item_context.csv beside the log; for the simulator, default 46.
+    #[arg(long, value_name = "N", value_parser = super::limits::items, allow_negative_numbers = true)]
     pub items: Option<usize>,
 
     #[command(flatten)]
@@ -75,8 +75,9 @@ pub struct ReplayArgs {
     pub simulator: SimulatorArgs,
 
     /// One-hot slots per hashed user feature, given to values in order of appearance
-    /// (further values share the last slot).
-    #[arg(long, default_value_t = 32, value_name = "C")]
+    /// (further values share the last slot); 1 to 65536, and the user features times C
+    /// (plus the affinities) at most 1048576 features.
+    #[arg(long, default_value_t = 32, value_name = "C", value_parser = super::limits::categories, allow_negative_numbers = true)]
     pub categories: usize,
 
     /// Leave the user-item affinity columns out of the features.
@@ -159,7 +160,10 @@ pub fn run(args: ReplayArgs) -> Result<(), String> {
         batch_feedback: args.batch_feedback,
         dump_rows: args.dump_rows,
     };
-    let report = replay_clicks(&spec, &config, &args.engine.engine()?)?;
+    let engine = args.engine.engine()?;
+    crate::eval::stop::stop_on_signals()?;
+    let report = replay_clicks(&spec, &config, &engine)?;
+    crate::eval::stop::log_if_stopped("replay-clicks");
     if args.json {
         output::print_json(&report)?;
     } else {
@@ -176,12 +180,12 @@ pub struct SimulateArgs {
     #[arg(long, value_name = "DIR")]
     pub output: PathBuf,
 
-    /// The number of items.
-    #[arg(long, default_value_t = 46, value_name = "N")]
+    /// The number of items, 2 to 65536.
+    #[arg(long, default_value_t = 46, value_name = "N", value_parser = super::limits::items, allow_negative_numbers = true)]
     pub items: usize,
 
-    /// The number of positions shown per impression.
-    #[arg(long, default_value_t = 3, value_name = "K")]
+    /// The number of positions shown per impression, 1 to the items.
+    #[arg(long, default_value_t = 3, value_name = "K", value_parser = super::limits::labels, allow_negative_numbers = true)]
     pub slots: usize,
 
     #[command(flatten)]

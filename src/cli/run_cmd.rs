@@ -23,6 +23,12 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use std::time::Instant;
 
+/// The Kafka job's `--pending-ttl` when none is given.
+const DEFAULT_JOB_PENDING_TTL: u64 = 1_000_000;
+
+/// The Kafka job's `--feedback-lag` when none is given.
+const DEFAULT_FEEDBACK_LAG: u64 = 4;
+
 /// Options of `flowboost run`.
 #[derive(Debug, Args)]
 pub struct RunArgs {
@@ -225,14 +231,15 @@ pub struct KafkaArgs {
     /// An unlabeled event waits for its feedback (and feedback for its event) at most
     /// about this many later events: the feedback join's time-to-live, counted in epochs of
     /// --batch events, rounded up. It also bounds the join's memory: at most this many
-    /// events and feedback records wait. At least 1.
-    #[arg(long, default_value_t = 1_000_000, value_name = "N", value_parser = super::limits::positive_u64, allow_negative_numbers = true)]
-    pub pending_ttl: u64,
+    /// events and feedback records wait. At least 1 [default: 1000000]. The Kafka job's
+    /// (its feedback topic or click window).
+    #[arg(long, value_name = "N", value_parser = super::limits::positive_u64, allow_negative_numbers = true)]
+    pub pending_ttl: Option<u64>,
     /// A learning pass enters the model this many epochs after its feedback met its event
     /// (at least 1; more lets the stage blocks of several workers work on later epochs
-    /// meanwhile).
-    #[arg(long, default_value_t = 4, value_name = "EPOCHS", value_parser = super::limits::positive_u64, allow_negative_numbers = true)]
-    pub feedback_lag: u64,
+    /// meanwhile) [default: 4]. The Kafka job's.
+    #[arg(long, value_name = "EPOCHS", value_parser = super::limits::positive_u64, allow_negative_numbers = true)]
+    pub feedback_lag: Option<u64>,
     /// Logged clicks (`run --generator clicks`, events and clicks written by `kafka
     /// produce --generator clicks`): every unlabeled event waits its whole --pending-ttl
     /// window; the click records for it that arrive in the window are merged and learned
@@ -458,8 +465,8 @@ fn run_kafka(args: RunArgs) -> Result<(), String> {
     }
     options.max_read_ahead = k.max_read_ahead;
     options.idle_pause = (k.idle_pause_ms > 0).then(|| Duration::from_millis(k.idle_pause_ms));
-    options.pending_ttl = k.pending_ttl;
-    options.feedback_lag = k.feedback_lag;
+    options.pending_ttl = k.pending_ttl.unwrap_or(DEFAULT_JOB_PENDING_TTL);
+    options.feedback_lag = k.feedback_lag.unwrap_or(DEFAULT_FEEDBACK_LAG);
     options.click_window = k.click_window;
     options.keys = k.keys.as_deref().map(ModelKeys::parse).transpose()?;
     options.max_merge_wait = Duration::from_millis(k.max_merge_wait_ms);
@@ -645,6 +652,23 @@ pub fn run(args: RunArgs) -> Result<(), String> {
             "--brokers, --kafka-config, --sink and --feedback need --source kafka:TOPIC".into(),
         );
     }
+    // The cluster and the feedback join are the Kafka job's: in file mode they would be
+    // ignored.
+    let k = &args.kafka;
+    let job_only = [
+        ("--processes", k.processes != 1),
+        ("--process", k.process != 0),
+        ("--hostfile", k.hostfile.is_some()),
+        ("--local-cluster", k.local_cluster.is_some()),
+        ("--pending-ttl", k.pending_ttl.is_some()),
+        ("--feedback-lag", k.feedback_lag.is_some()),
+    ];
+    if let Some((option, _)) = job_only.iter().find(|(_, given)| *given) {
+        return Err(format!(
+            "{option} is for the Kafka job (--source kafka:TOPIC); a run on a file or a generator is one process without a feedback join (use --workers for threads)"
+        ));
+    }
+    crate::eval::stop::stop_on_signals()?;
     let start_model = args.model_io.load()?;
     let data = Arc::new(args.data.open(seed(&args.model, start_model.as_deref()))?);
     let schema = data.schema().clone();
@@ -664,7 +688,7 @@ pub fn run(args: RunArgs) -> Result<(), String> {
     let resumed_progress = resumed.and_then(|s| s.body.progress.clone());
     let engine = EngineArgs {
         engine: EngineKind::Dataflow,
-        workers: args.workers,
+        workers: Some(args.workers),
         batch: args.batch,
     }
     .engine()?;
@@ -708,16 +732,21 @@ pub fn run(args: RunArgs) -> Result<(), String> {
             for part in 0..source_data.parts() {
                 streams.push(source_data.stream(part)?);
             }
-            let examples = streams
-                .into_iter()
-                .flatten()
-                .skip(usize::try_from(skip).unwrap_or(usize::MAX));
+            // SIGTERM or SIGINT ends the stream here: what was read finishes, the model
+            // is saved, the run exits 0.
+            let examples = crate::eval::stop::until_stopped(
+                streams
+                    .into_iter()
+                    .flatten()
+                    .skip(usize::try_from(skip).unwrap_or(usize::MAX)),
+            );
             let sequencer = Sequencer::new(rule, resumed_source.clone());
             Ok(ItemStream::new(examples, None, sequencer, snapshots))
         },
         make_sink,
         None,
     )??;
+    crate::eval::stop::log_if_stopped("run");
     let secs = start.elapsed().as_secs_f64();
     let (name, value) = scorer.headline();
     tracing::info!(

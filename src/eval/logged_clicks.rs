@@ -589,7 +589,8 @@ fn events(
     let name = log.name.clone();
     let window = spec.feedback.delay;
     let mut id = 0u64;
-    let impressions = log.stream()?;
+    // SIGTERM or SIGINT ends the log here (see `stop`).
+    let impressions = super::stop::until_stopped(log.stream()?);
     Ok(impressions.map(move |logged| {
         let Logged {
             impression: imp,
@@ -668,6 +669,35 @@ pub fn replay_clicks(
         spec.categories,
         if spec.affinity { log.affinities } else { 0 },
     );
+    // The features are the user features' one-hot slots and the affinities: checked
+    // against the feature limit before the schema names them.
+    let dim = log
+        .user_names
+        .len()
+        .checked_mul(spec.categories.max(1))
+        .and_then(|d| d.checked_add(if spec.affinity { log.affinities } else { 0 }))
+        .filter(|&d| d <= flowboost_operators::data::MAX_DIM);
+    if dim.is_none() {
+        return Err(format!(
+            "--categories {}: {} user feature(s) times {} slots{} is more than the {} features a stream may have",
+            spec.categories,
+            log.user_names.len(),
+            spec.categories,
+            if spec.affinity {
+                format!(" plus {} affinities", log.affinities)
+            } else {
+                String::new()
+            },
+            flowboost_operators::data::MAX_DIM
+        ));
+    }
+    if items > flowboost_operators::data::MAX_LABELS {
+        return Err(format!(
+            "{}: {items} items: at most {} (the most labels a stream may have)",
+            log.name,
+            flowboost_operators::data::MAX_LABELS
+        ));
+    }
     let schema = Schema {
         attributes: shape.attributes(&log.user_names),
         labels: (0..items).map(|i| format!("item_{i}")).collect(),

@@ -27,6 +27,7 @@ mod report;
 mod scaling;
 mod scorer;
 mod simulated_log;
+pub mod stop;
 
 pub use click_events::{CLICK_CATEGORIES, ClickEncoder, ClickRecord, click_schema};
 pub use curve::{Curve, Series, write_svg};

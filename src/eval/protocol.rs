@@ -456,7 +456,8 @@ pub fn evaluate(
             }
         };
         // A resumed run skips the events its model has taken (reading errors included).
-        let examples = skip_events(all, skip);
+        // SIGTERM or SIGINT ends the stream here (see `stop`).
+        let examples: ExampleStream = Box::new(super::stop::until_stopped(skip_events(all, skip)));
         let oracle = feedback.map(|f| {
             Oracle::new(
                 f.oracle,

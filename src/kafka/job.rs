@@ -289,9 +289,9 @@ fn start_chains(
     match &options.start_model {
         Some(saved) if !saved.keys().is_empty() => {
             check_model_keys(options.keys.as_ref(), saved, options.resume)?;
-            Ok(saved.chains("the model file")?)
+            Ok(saved.chains(saved.name())?)
         }
-        Some(saved) => Ok(vec![saved.chain("the model file")?; models]),
+        Some(saved) => Ok(vec![saved.chain(saved.name())?; models]),
         None => (0..models)
             .map(|_| build(schema, config).map_err(String::from))
             .collect(),

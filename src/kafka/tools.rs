@@ -85,8 +85,8 @@ pub struct ProduceArgs {
     /// The generator's seed (the click simulator's too).
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// --generator clicks: the number of impressions.
-    #[arg(long, value_name = "N")]
+    /// --generator clicks: the number of impressions, 1 to 1000000000 [default: 100000].
+    #[arg(long, value_name = "N", value_parser = crate::cli::limits::impressions, allow_negative_numbers = true)]
     pub impressions: Option<u64>,
     /// --generator clicks: the logging policy, uniform or bts (see `replay-clicks`).
     #[arg(hide_possible_values = true, long, default_value = "uniform", value_name = "POLICY", value_parser = named::<LoggingPolicy>())]
@@ -295,6 +295,10 @@ pub fn run(args: KafkaToolArgs) -> Result<(), String> {
         Tool::Produce(a) => produce(*a),
         Tool::Read(a) => read(*a),
         Tool::CreateTopic(a) => {
+            check_topic("--topic", &a.topic)?;
+            if a.partitions < 1 {
+                return Err(format!("--partitions {}: at least 1", a.partitions));
+            }
             let config = a.client.config()?;
             let mut settings = Vec::new();
             for c in &a.configs {
@@ -393,7 +397,48 @@ fn malformed_avro(kind: u64, id: u64, schema: &Schema, confluent: Option<u32>) -
     }
 }
 
+/// Checks a topic name as Kafka does (1 to 249 characters of ASCII letters, digits, `.`,
+/// `_` and `-`; not `.` or `..`), so that a bad name is an error before any connection.
+pub fn check_topic(option: &str, topic: &str) -> Result<(), String> {
+    let fail = |why: &str| Err(format!("{option} `{topic}`: {why}"));
+    if topic.is_empty() {
+        return fail("a topic name cannot be empty");
+    }
+    if topic.len() > 249 {
+        return fail("a topic name has at most 249 characters");
+    }
+    if topic == "." || topic == ".." {
+        return fail("a topic name cannot be `.` or `..`");
+    }
+    if let Some(c) = topic
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-')))
+    {
+        return fail(&format!(
+            "a topic name has only ASCII letters, digits, `.`, `_` and `-`, not {c:?}"
+        ));
+    }
+    Ok(())
+}
+
 fn produce(a: ProduceArgs) -> Result<(), String> {
+    // Everything the options decide is checked before the first connection.
+    check_topic("--topic", &a.topic)?;
+    if let Some(f) = &a.feedback_topic {
+        check_topic("--feedback-topic", f)?;
+        if *f == a.topic {
+            return Err(format!(
+                "--topic and --feedback-topic are the same topic `{f}`: give each its own"
+            ));
+        }
+    }
+    if a.partitions < 1 {
+        return Err(format!("--partitions {}: at least 1", a.partitions));
+    }
+    if a.generator != "clicks" {
+        Dataset::generator(&a.generator, a.seed, Some(a.examples))
+            .map_err(|e| format!("--generator {}: {e}", a.generator))?;
+    }
     if a.record_format == RecordFormat::Libsvm {
         return Err("--record-format: kafka produce writes json or avro events".into());
     }

@@ -287,11 +287,10 @@ impl Model {
     }
 
     /// Reads a model written by [`save`](Model::save) or by `flowboost eval --save-model`.
-    pub fn load(mut input: impl Read) -> Result<Self, ModelError> {
-        let mut bytes = Vec::new();
-        input
-            .read_to_end(&mut bytes)
-            .map_err(|e| ModelError::read(Path::new("(reader)"), e))?;
+    /// The input is read as the file's framing says, at most
+    /// [`MAX_MODEL_FILE_BYTES`](super::MAX_MODEL_FILE_BYTES).
+    pub fn load(input: impl Read) -> Result<Self, ModelError> {
+        let bytes = super::file::read_limited(input, "(reader)")?;
         Self::from_saved(SavedModel::from_bytes(&bytes, "(reader)")?, "(reader)")
     }
 

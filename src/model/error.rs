@@ -25,6 +25,18 @@ pub enum ModelError {
         /// The path.
         file: String,
     },
+    /// A model file cannot be saved there: the path is a symbolic link, a device, a
+    /// named pipe or a socket (the save would replace it), or it is read from one that is
+    /// not a regular file.
+    #[error(
+        "{file}: is {what}, not a regular file: a model is saved only to a regular file (replaced) or a new path"
+    )]
+    NotRegular {
+        /// The path.
+        file: String,
+        /// What it is ("a symbolic link", "a character device", ...).
+        what: &'static str,
+    },
     /// The file does not start with the model files' magic bytes.
     #[error("{file}: not a flowboost model file (it does not start with the model magic bytes)")]
     NotAModel {

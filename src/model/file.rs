@@ -50,12 +50,10 @@ pub fn write_to(
 /// Writes a model file atomically: a temporary file beside `path`, flushed to disk
 /// (fsync), then renamed over `path` (and the directory synced), so a reader sees the old
 /// file or the new one, never a partial one.
+///
+/// `path` must be a regular file or a new path: see [`check_save_path`].
 pub fn write_file(path: &Path, header: &ModelHeader, body: &ModelBody) -> Result<(), ModelError> {
-    if path.is_dir() {
-        return Err(ModelError::Directory {
-            file: path.display().to_string(),
-        });
-    }
+    check_save_path(path)?;
     let name = path
         .file_name()
         .ok_or_else(|| ModelError::write(path, "not a file name"))?;
@@ -84,6 +82,70 @@ pub fn write_file(path: &Path, header: &ModelHeader, body: &ModelBody) -> Result
         let _ = std::fs::remove_file(&tmp);
         ModelError::write(path, e)
     })
+}
+
+/// What a path is, in words, when it is not a regular file (`None` for a regular file).
+fn not_regular(file_type: std::fs::FileType) -> Option<&'static str> {
+    #[cfg(unix)]
+    use std::os::unix::fs::FileTypeExt;
+    if file_type.is_file() {
+        return None;
+    }
+    if file_type.is_symlink() {
+        return Some("a symbolic link");
+    }
+    if file_type.is_dir() {
+        return Some("a directory");
+    }
+    #[cfg(unix)]
+    {
+        if file_type.is_fifo() {
+            return Some("a named pipe (FIFO)");
+        }
+        if file_type.is_char_device() {
+            return Some("a character device");
+        }
+        if file_type.is_block_device() {
+            return Some("a block device");
+        }
+        if file_type.is_socket() {
+            return Some("a socket");
+        }
+    }
+    Some("not a regular file")
+}
+
+/// Checks that a model file may be saved at `path`: it is a new path (in an existing
+/// folder) or a regular file, which the save replaces. Anything else (a symbolic link, a
+/// directory, a device such as `/dev/null`, a named pipe, a socket) is refused, naming the
+/// path and what it is: the save renames a temporary file over the path, which would
+/// replace the link or the device node itself, not write through it.
+pub fn check_save_path(path: &Path) -> Result<(), ModelError> {
+    match std::fs::symlink_metadata(path) {
+        Ok(meta) => match not_regular(meta.file_type()) {
+            None => Ok(()),
+            Some("a directory") => Err(ModelError::Directory {
+                file: path.display().to_string(),
+            }),
+            Some(what) => Err(ModelError::NotRegular {
+                file: path.display().to_string(),
+                what,
+            }),
+        },
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            if path.file_name().is_none() {
+                return Err(ModelError::write(path, "not a file name"));
+            }
+            match path.parent() {
+                Some(d) if !d.as_os_str().is_empty() && !d.is_dir() => Err(ModelError::write(
+                    path,
+                    format!("the folder {} does not exist", d.display()),
+                )),
+                _ => Ok(()),
+            }
+        }
+        Err(e) => Err(ModelError::write(path, e)),
+    }
 }
 
 /// Reads exactly `n` bytes, or says what is missing.
@@ -203,8 +265,14 @@ pub fn read_bytes(bytes: &[u8], file: &str) -> Result<(ModelHeader, ModelBody), 
         Compression::Deflate => {
             let mut out = Vec::new();
             ZlibDecoder::new(stored)
+                .take(MAX_MODEL_FILE_BYTES + 1)
                 .read_to_end(&mut out)
                 .map_err(|e| corrupt(e.to_string()))?;
+            if out.len() as u64 > MAX_MODEL_FILE_BYTES {
+                return Err(corrupt(format!(
+                    "it decompresses to more than {MAX_MODEL_FILE_BYTES} bytes (16 GiB)"
+                )));
+            }
             plain = out;
             &plain[..]
         }
@@ -226,18 +294,153 @@ pub fn read_bytes(bytes: &[u8], file: &str) -> Result<(ModelHeader, ModelBody), 
     Ok((header, body))
 }
 
+/// The largest model file flowboost reads, and the largest body it decompresses: 2^34
+/// bytes (16 GiB). A model's trees are bounded by the options' limits (about 3.7 GB at the
+/// most learners times features); the limit keeps a damaged or endless input (a device
+/// such as `/dev/zero`, a pipe) from taking the machine's memory. The reader follows the
+/// file's framing and reads no byte past the lengths it declares (and at most 64 KiB more
+/// to tell that something follows the model).
+pub const MAX_MODEL_FILE_BYTES: u64 = 1 << 34;
+
+/// How many bytes after a model's end are counted before the reader stops.
+const TRAILING_PROBE: u64 = 64 << 10;
+
+/// Appends up to `n` bytes of `input` to `out`; returns how many came (fewer at the end
+/// of the input).
+fn append(input: &mut impl Read, out: &mut Vec<u8>, n: u64, file: &str) -> Result<u64, ModelError> {
+    input
+        .take(n)
+        .read_to_end(out)
+        .map(|got| got as u64)
+        .map_err(|e| ModelError::Read {
+            file: file.to_string(),
+            reason: e.to_string(),
+        })
+}
+
+/// Reads a model file's bytes from `input`, following its framing: the magic bytes, the
+/// version and the header's length, the header (at most 64 MiB), the body's length (at
+/// most [`MAX_MODEL_FILE_BYTES`]), the body; then checks that nothing follows. It never
+/// reads more than the lengths declared (and a small probe after the end), so an endless
+/// input is not read whole. A short or damaged prefix is returned as read, for
+/// [`read_bytes`] to name what is wrong with it.
+pub fn read_limited(mut input: impl Read, file: &str) -> Result<Vec<u8>, ModelError> {
+    let mut bytes = Vec::new();
+    let prefix = (MAGIC.len() + 8) as u64;
+    if append(&mut input, &mut bytes, prefix, file)? < prefix || &bytes[..MAGIC.len()] != MAGIC {
+        return Ok(bytes);
+    }
+    let at = MAGIC.len() + 4;
+    let header_len = u32::from_le_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]]);
+    if header_len > MAX_HEADER {
+        return Ok(bytes);
+    }
+    // The header, its checksum and the body's length.
+    let n = u64::from(header_len) + 4 + 8;
+    if append(&mut input, &mut bytes, n, file)? < n {
+        return Ok(bytes);
+    }
+    let at = bytes.len() - 8;
+    let mut len = [0u8; 8];
+    len.copy_from_slice(&bytes[at..]);
+    let body_len = u64::from_le_bytes(len);
+    if body_len > MAX_MODEL_FILE_BYTES {
+        return Err(ModelError::Corrupted {
+            file: file.to_string(),
+            detail: format!(
+                "its header declares a body of {body_len} bytes, more than the {MAX_MODEL_FILE_BYTES} bytes (16 GiB) a model file may hold"
+            ),
+        });
+    }
+    // The body and its checksum.
+    let n = body_len + 4;
+    if append(&mut input, &mut bytes, n, file)? < n {
+        return Ok(bytes);
+    }
+    let mut trailing = Vec::new();
+    let extra = append(&mut input, &mut trailing, TRAILING_PROBE, file)?;
+    if extra > 0 {
+        let count = if extra == TRAILING_PROBE {
+            format!("more than {} bytes", TRAILING_PROBE - 1)
+        } else {
+            format!("{extra} bytes")
+        };
+        return Err(ModelError::Corrupted {
+            file: file.to_string(),
+            detail: format!("{count} after the end of the model"),
+        });
+    }
+    Ok(bytes)
+}
+
 /// Reads a model file.
 pub fn read_file(path: &Path) -> Result<(ModelHeader, ModelBody), ModelError> {
     let bytes = read_all(path)?;
     read_bytes(&bytes, &path.display().to_string())
 }
 
-/// A model file's bytes (a directory or a missing file is a clear error).
+/// A model file's bytes, read with [`read_limited`] (a directory or a missing file is a
+/// clear error; a device or a pipe is read as its framing says, never whole).
 pub fn read_all(path: &Path) -> Result<Vec<u8>, ModelError> {
     if path.is_dir() {
         return Err(ModelError::Directory {
             file: path.display().to_string(),
         });
     }
-    std::fs::read(path).map_err(|e| ModelError::read(path, e))
+    let file = File::open(path).map_err(|e| ModelError::read(path, e))?;
+    read_limited(std::io::BufReader::new(file), &path.display().to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Model;
+    use flowboost_operators::boosters::{Algorithm, BoosterConfig};
+    use flowboost_operators::data::{Schema, Task};
+    use flowboost_operators::learners::WeakKind;
+
+    fn model_bytes() -> Vec<u8> {
+        let mut config = BoosterConfig::new(Algorithm::AdaBoostOl, WeakKind::Vfdt, 1);
+        config.learners = 2;
+        let model = Model::new(config, Schema::numeric(3, 2, Task::Binary)).unwrap();
+        let mut bytes = Vec::new();
+        model.save(&mut bytes).unwrap();
+        bytes
+    }
+
+    /// An endless input is never read whole: zeros are not a model (after the magic
+    /// bytes' length), and a model followed by zeros forever is one with bytes after
+    /// its end (after the declared lengths and a short probe).
+    #[test]
+    fn endless_inputs_are_read_as_far_as_the_framing_says() {
+        let e = match read_limited(std::io::repeat(0), "zeros") {
+            Ok(bytes) => read_bytes(&bytes, "zeros").unwrap_err().to_string(),
+            Err(e) => e.to_string(),
+        };
+        assert!(e.contains("not a flowboost model"), "{e}");
+        let bytes = model_bytes();
+        let endless = (&bytes[..]).chain(std::io::repeat(0));
+        let e = read_limited(endless, "m.fbm").unwrap_err().to_string();
+        assert!(
+            e.contains("m.fbm") && e.contains("more than 65535 bytes after the end"),
+            "{e}"
+        );
+        // The model alone reads back whole; a prefix of it is returned for `read_bytes`
+        // to name what is missing.
+        assert_eq!(read_limited(&bytes[..], "m.fbm").unwrap(), bytes);
+        let half = read_limited(&bytes[..bytes.len() / 2], "m.fbm").unwrap();
+        let e = read_bytes(&half, "m.fbm").unwrap_err().to_string();
+        assert!(e.contains("truncated"), "{e}");
+    }
+
+    /// A body length beyond the limit is refused before anything is read or allocated.
+    #[test]
+    fn a_body_beyond_the_limit_is_refused_from_its_declared_length() {
+        let mut bytes = model_bytes();
+        let header_len = u32::from_le_bytes(bytes[20..24].try_into().unwrap()) as usize;
+        let at = 24 + header_len + 4;
+        bytes[at..at + 8].copy_from_slice(&(MAX_MODEL_FILE_BYTES + 1).to_le_bytes());
+        let e = read_limited(&bytes[..], "big.fbm").unwrap_err().to_string();
+        assert!(e.contains("big.fbm") && e.contains("16 GiB"), "{e}");
+    }
 }

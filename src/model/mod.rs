@@ -25,7 +25,9 @@ mod writer;
 pub use api::{DEFAULT_PENDING_TTL, Feedback, FeedbackOutcome, Model};
 pub use body::{FeedbackRun, KeyModel, ModelBody, Progress, StageBytes};
 pub use error::ModelError;
-pub use file::{read_all, read_bytes, read_header};
+pub use file::{
+    MAX_MODEL_FILE_BYTES, check_save_path, read_all, read_bytes, read_header, read_limited,
+};
 pub use header::{Compression, FORMAT_VERSION, MAGIC, ModelHeader, SourceOffset};
 pub use inspect::{Inspection, inspect, set_heap_probe};
 pub use saved::{SavedModel, schema_difference};

@@ -5,6 +5,7 @@ use super::header::{Compression, FORMAT_VERSION, ModelHeader};
 use flowboost_operators::boosters::{AnyStage, Booster, BoosterConfig, apply_settings, build};
 use flowboost_operators::data::{AttributeKind, Schema};
 use flowboost_operators::engine::{ChainSnapshot, Position, Terminal, decode};
+use flowboost_operators::learners::WeakModel;
 use std::path::Path;
 
 /// A model as a file holds it: the header and the body.
@@ -14,6 +15,9 @@ pub struct SavedModel {
     pub header: ModelHeader,
     /// Its state.
     pub body: ModelBody,
+    /// Where it was read from (the file's path), for messages; empty for a model made in
+    /// memory.
+    pub source: String,
 }
 
 impl SavedModel {
@@ -54,6 +58,7 @@ impl SavedModel {
                 keyed: snapshot.keyed.into_iter().map(KeyModel::from).collect(),
                 key_progress: Vec::new(),
             },
+            source: String::new(),
         }
     }
 
@@ -78,7 +83,11 @@ impl SavedModel {
     /// Reads a model file (and checks that its header and body agree).
     pub fn read(path: &Path) -> Result<Self, ModelError> {
         let (header, body) = file::read_file(path)?;
-        let model = SavedModel { header, body };
+        let model = SavedModel {
+            header,
+            body,
+            source: path.display().to_string(),
+        };
         model.check_consistent(&path.display().to_string())?;
         Ok(model)
     }
@@ -86,7 +95,11 @@ impl SavedModel {
     /// Reads a model from bytes (`name` stands for the file in errors).
     pub fn from_bytes(bytes: &[u8], name: &str) -> Result<Self, ModelError> {
         let (header, body) = file::read_bytes(bytes, name)?;
-        let model = SavedModel { header, body };
+        let model = SavedModel {
+            header,
+            body,
+            source: name.to_string(),
+        };
         model.check_consistent(name)?;
         Ok(model)
     }
@@ -113,6 +126,24 @@ impl SavedModel {
             return Err(bad(format!(
                 "the header names {} but its options are {}'s",
                 h.algorithm, h.config.algorithm
+            )));
+        }
+        // The header's options must describe the body before anything is built from
+        // them: a model is built for the options' learner count (OnlineMBBM's potentials
+        // grow with its cube), so a header that claims more learners than the body holds
+        // is refused here, as is a schema beyond the limits.
+        h.schema
+            .check_limits()
+            .map_err(|e| bad(format!("its header's schema: {e}")))?;
+        let expected = if h.config.threshold_config().is_some() {
+            1
+        } else {
+            h.config.algorithm.stages(h.config.learners)
+        };
+        if expected != h.stages {
+            return Err(bad(format!(
+                "the header's options ask for {expected} stage(s) (--learners {}), its stage count is {}",
+                h.config.learners, h.stages
             )));
         }
         if h.stages != self.body.stages.len() {
@@ -150,6 +181,15 @@ impl SavedModel {
         Ok(())
     }
 
+    /// How messages name the model: its file, or "the model file".
+    pub fn name(&self) -> &str {
+        if self.source.is_empty() {
+            "the model file"
+        } else {
+            &self.source
+        }
+    }
+
     /// The keys of a model with one model per key (empty for a model without keys).
     pub fn keys(&self) -> &[String] {
         &self.header.keys
@@ -176,19 +216,20 @@ impl SavedModel {
     /// per key (the header's `keys`) otherwise; each checked as [`chain`](Self::chain)
     /// checks its one.
     pub fn chains(&self, name: &str) -> Result<Vec<Booster>, ModelError> {
-        let fresh =
+        self.check_consistent(name)?;
+        let mut fresh =
             build(&self.header.schema, &self.header.config).map_err(|e| ModelError::Corrupted {
                 file: name.to_string(),
                 detail: format!("its options do not build a model: {e}"),
             })?;
         let b = &self.body;
         let mut out =
-            vec![self.decode_chain(name, &fresh, &b.stages, &b.terminal, b.position, "")?];
+            vec![self.decode_chain(name, &mut fresh, &b.stages, &b.terminal, b.position, "")?];
         for (i, k) in b.keyed.iter().enumerate() {
             let which = format!("key `{}`: ", self.header.keys[i + 1]);
             out.push(self.decode_chain(
                 name,
-                &fresh,
+                &mut fresh,
                 &k.stages,
                 &k.terminal,
                 k.position,
@@ -201,7 +242,7 @@ impl SavedModel {
     fn decode_chain(
         &self,
         name: &str,
-        fresh: &Booster,
+        fresh: &mut Booster,
         stage_bytes: &[StageBytes],
         terminal: &Terminal,
         position: Position,
@@ -231,6 +272,23 @@ impl SavedModel {
                 ),
             });
         }
+        // The weak learners must be those the options build (a header that says
+        // `--weak linear` over a body of trees is refused).
+        for (i, (a, b)) in stages.iter_mut().zip(fresh.stages.iter_mut()).enumerate() {
+            let (found, wanted) = (weak_shape(a), weak_shape(b));
+            if found != wanted {
+                return Err(ModelError::Corrupted {
+                    file: name.to_string(),
+                    detail: format!(
+                        "{which}stage {} holds {}, its header's options (--weak {}) build {}",
+                        i + 1,
+                        describe_weak(found),
+                        self.header.config.weak.name(),
+                        describe_weak(wanted)
+                    ),
+                });
+            }
+        }
         // A tree's memory budget and Oza's vote rule are not part of the stages' state:
         // the header's configuration gives them again.
         apply_settings(&mut stages, &self.header.config);
@@ -252,6 +310,33 @@ impl SavedModel {
                 detail: format!("the model does not fit this stream: {d}"),
             }),
         }
+    }
+}
+
+/// A stage's weak learner, as far as the options decide it: its kind and how many
+/// Hoeffding trees it holds (`None` for a thresholding stage).
+type WeakShape = Option<(&'static str, usize)>;
+
+fn weak_shape(stage: &mut AnyStage) -> WeakShape {
+    let w = stage.learner_mut()?;
+    let kind = match w {
+        WeakModel::Tree(_) => "a Hoeffding tree",
+        WeakModel::Linear(_) => "a linear learner",
+        WeakModel::LabelVsRest(_) => "a one-label learner",
+        WeakModel::BinaryRelevance(_) => "a binary-relevance learner",
+    };
+    let mut trees = 0;
+    w.for_each_tree_mut(&mut |_| trees += 1);
+    Some((kind, trees))
+}
+
+fn describe_weak(shape: WeakShape) -> String {
+    match shape {
+        None => "no weak learner".into(),
+        Some(("a Hoeffding tree", _)) => "a Hoeffding tree".into(),
+        Some((kind, 0)) => kind.to_string(),
+        Some((kind, 1)) => format!("{kind} over a Hoeffding tree"),
+        Some((kind, n)) => format!("{kind} over {n} Hoeffding trees"),
     }
 }
 

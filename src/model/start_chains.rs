@@ -116,7 +116,7 @@ pub fn worker_chains(
 ) -> Result<impl Fn(usize, usize) -> Result<Booster, String> + Send + Sync + 'static, String> {
     let start = match start {
         Some(saved) => Some(StartChains::new(
-            vec![saved.chain("the model file")?],
+            vec![saved.chain(saved.name())?],
             fresh,
             workers,
         )),

@@ -156,7 +156,113 @@ fn propensities(value: &Value, clicks: &[u32]) -> Result<Vec<f64>, DecodeError> 
         .collect()
 }
 
-/// Parses the payload as one JSON object.
+/// The marker of the duplicate-field error [`StrictObject`] raises (to tell it from the
+/// parser's syntax errors).
+const DUPLICATE: &str = "duplicate field";
+
+/// A JSON object whose fields are each given once: the event or feedback object, and
+/// the named features in it (`"features": {...}`). `serde_json` keeps the last of
+/// repeated fields, so `{"id": 1, "id": 2}` would be event 2 without a word; here it is
+/// an error naming the field. The content of other fields is parsed as JSON values
+/// (checked, not judged).
+struct StrictObject(Map<String, Value>);
+
+impl<'de> serde::Deserialize<'de> for StrictObject {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(StrictVisitor { top: true })
+    }
+}
+
+struct StrictVisitor {
+    /// The event object itself: its `features` object is strict too.
+    top: bool,
+}
+
+impl<'de> serde::de::Visitor<'de> for StrictVisitor {
+    type Value = StrictObject;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a JSON object")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<StrictObject, A::Error> {
+        let mut out = Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if out.contains_key(&key) {
+                return Err(serde::de::Error::custom(format_args!(
+                    "{DUPLICATE} `{key}`"
+                )));
+            }
+            let value = if self.top && key == "features" {
+                // Named features are strict; an array or another value is taken as is.
+                map.next_value::<FeaturesValue>()?.0
+            } else {
+                map.next_value::<Value>()?
+            };
+            out.insert(key, value);
+        }
+        Ok(StrictObject(out))
+    }
+}
+
+/// The `"features"` value: an object of named features is a [`StrictObject`]; anything
+/// else a plain value.
+struct FeaturesValue(Value);
+
+impl<'de> serde::Deserialize<'de> for FeaturesValue {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = FeaturesValue;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a JSON value")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                map: A,
+            ) -> Result<FeaturesValue, A::Error> {
+                StrictVisitor { top: false }
+                    .visit_map(map)
+                    .map(|o| FeaturesValue(Value::Object(o.0)))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                seq: A,
+            ) -> Result<FeaturesValue, A::Error> {
+                serde::Deserialize::deserialize(serde::de::value::SeqAccessDeserializer::new(seq))
+                    .map(FeaturesValue)
+            }
+            fn visit_bool<E>(self, v: bool) -> Result<FeaturesValue, E> {
+                Ok(FeaturesValue(Value::Bool(v)))
+            }
+            fn visit_i64<E>(self, v: i64) -> Result<FeaturesValue, E> {
+                Ok(FeaturesValue(Value::from(v)))
+            }
+            fn visit_u64<E>(self, v: u64) -> Result<FeaturesValue, E> {
+                Ok(FeaturesValue(Value::from(v)))
+            }
+            fn visit_f64<E>(self, v: f64) -> Result<FeaturesValue, E> {
+                Ok(FeaturesValue(Value::from(v)))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<FeaturesValue, E> {
+                Ok(FeaturesValue(Value::String(v.to_string())))
+            }
+            fn visit_string<E>(self, v: String) -> Result<FeaturesValue, E> {
+                Ok(FeaturesValue(Value::String(v)))
+            }
+            fn visit_unit<E>(self) -> Result<FeaturesValue, E> {
+                Ok(FeaturesValue(Value::Null))
+            }
+            fn visit_none<E>(self) -> Result<FeaturesValue, E> {
+                Ok(FeaturesValue(Value::Null))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// Parses the payload as one JSON object whose fields are each given once (see
+/// [`StrictObject`]).
 fn parse_object(payload: &[u8]) -> Result<Map<String, Value>, DecodeError> {
     if payload.iter().all(u8::is_ascii_whitespace) {
         return Err(DecodeError::new(
@@ -164,54 +270,72 @@ fn parse_object(payload: &[u8]) -> Result<Map<String, Value>, DecodeError> {
             "empty record",
         ));
     }
-    match serde_json::from_slice::<Value>(payload) {
-        Ok(Value::Object(object)) => Ok(object),
-        Ok(other) => Err(DecodeError::new(
-            DecodeErrorKind::Unparseable,
-            format!("expected a JSON object, got {}", type_name(&other)),
-        )),
-        Err(e) => {
-            if e.to_string().contains("number out of range") {
-                return Err(DecodeError::new(
-                    DecodeErrorKind::NonFinite,
-                    format!("a number overflows to infinity: {e}"),
-                ));
-            }
-            if let Some(token) = non_finite_token(payload) {
-                return Err(DecodeError::new(
-                    DecodeErrorKind::NonFinite,
-                    format!("`{token}` is not allowed (NaN and infinity are not valid values)"),
-                ));
-            }
-            Err(DecodeError::new(
+    // Anything but an object: parsed as a value, to name what it is.
+    let first = payload.iter().find(|b| !b.is_ascii_whitespace());
+    if first != Some(&b'{') {
+        return match serde_json::from_slice::<Value>(payload) {
+            Ok(other) => Err(DecodeError::new(
                 DecodeErrorKind::Unparseable,
-                format!("not valid JSON: {e}"),
-            ))
-        }
+                format!("expected a JSON object, got {}", type_name(&other)),
+            )),
+            Err(e) => Err(parse_error(payload, &e)),
+        };
+    }
+    match serde_json::from_slice::<StrictObject>(payload) {
+        Ok(StrictObject(object)) => Ok(object),
+        Err(e) => Err(parse_error(payload, &e)),
     }
 }
 
-/// The first bare `NaN`, `Infinity` or `-Infinity` token outside strings (what Python's
-/// `json.dumps` writes for non-finite floats), if any.
-fn non_finite_token(payload: &[u8]) -> Option<&'static str> {
-    let mut in_string = false;
-    let mut escaped = false;
-    for (i, &b) in payload.iter().enumerate() {
-        if in_string {
-            match (escaped, b) {
-                (true, _) => escaped = false,
-                (false, b'\\') => escaped = true,
-                (false, b'"') => in_string = false,
-                _ => {}
+/// The dead letter of a payload `serde_json` could not parse: a repeated field, a
+/// non-finite number where the parser stopped, or not JSON at all.
+fn parse_error(payload: &[u8], e: &serde_json::Error) -> DecodeError {
+    let text = e.to_string();
+    if e.classify() == serde_json::error::Category::Data && text.starts_with(DUPLICATE) {
+        return DecodeError::new(
+            DecodeErrorKind::Malformed,
+            format!("{text}: each field may appear once"),
+        );
+    }
+    if text.contains("number out of range") {
+        return DecodeError::new(
+            DecodeErrorKind::NonFinite,
+            format!("a number overflows to infinity: {e}"),
+        );
+    }
+    if let Some(token) = non_finite_token_at(payload, e) {
+        return DecodeError::new(
+            DecodeErrorKind::NonFinite,
+            format!("`{token}` is not allowed (NaN and infinity are not valid values)"),
+        );
+    }
+    DecodeError::new(DecodeErrorKind::Unparseable, format!("not valid JSON: {e}"))
+}
+
+/// A bare `NaN`, `Infinity` or `-Infinity` (what Python's `json.dumps` writes for
+/// non-finite floats) where the parser stopped, if that is why it stopped. Only there: a
+/// payload that is not JSON at all may hold those letters anywhere, and is not JSON
+/// rather than a record with a non-finite value.
+fn non_finite_token_at(payload: &[u8], e: &serde_json::Error) -> Option<&'static str> {
+    // The error's line and column (1-based, in bytes) as an offset.
+    let line_start = if e.line() <= 1 {
+        0
+    } else {
+        payload
+            .iter()
+            .enumerate()
+            .filter(|&(_, &b)| b == b'\n')
+            .nth(e.line() - 2)
+            .map(|(i, _)| i + 1)?
+    };
+    let at = line_start + e.column().saturating_sub(1);
+    // The parser stops on the token's first byte, or just after it.
+    for start in at.saturating_sub(2)..=at.saturating_add(1) {
+        let rest = payload.get(start..)?;
+        for token in ["NaN", "-Infinity", "Infinity"] {
+            if rest.starts_with(token.as_bytes()) {
+                return Some(token);
             }
-            continue;
-        }
-        match b {
-            b'"' => in_string = true,
-            b'N' if payload[i..].starts_with(b"NaN") => return Some("NaN"),
-            b'-' if payload[i..].starts_with(b"-Infinity") => return Some("-Infinity"),
-            b'I' if payload[i..].starts_with(b"Infinity") => return Some("Infinity"),
-            _ => {}
         }
     }
     None

@@ -7,8 +7,8 @@
 //! grammar (correctly rounded, the same `f64` as `serde_json` with `float_roundtrip`
 //! gives; a test below compares them), the label and the key by `serde_json`, and any
 //! other field is skipped by `serde_json`. Anything it does not take (a string id, named
-//! features, a string among the values, a repeated field, an escape in a field name, any
-//! error) returns `None`, and the general path, which words every error, decides: the
+//! features, a string among the values, a repeated field (any field: the general path
+//! refuses them), an escape in a field name, any error) returns `None`, and the general path, which words every error, decides: the
 //! fast path only ever gives the example the general path would give.
 
 use super::{DecodedEvent, RecordDecoder};
@@ -32,6 +32,9 @@ pub(super) fn decode(dec: &RecordDecoder, payload: &[u8]) -> Option<DecodedEvent
     let mut label = None;
     let mut labels = None;
     let mut key = None;
+    // The names of the other fields (skipped), to leave a repeated one to the general
+    // path, which refuses it.
+    let mut others: Vec<&[u8]> = Vec::new();
     c.skip_space();
     c.expect(b'{')?;
     c.skip_space();
@@ -48,7 +51,12 @@ pub(super) fn decode(dec: &RecordDecoder, payload: &[u8]) -> Option<DecodedEvent
                 b"label" => set_once(&mut label, c.label(dec)?)?,
                 b"labels" => set_once(&mut labels, c.value::<Value>()?)?,
                 b"key" => set_once(&mut key, c.value::<Option<String>>()?)?,
-                _ => {
+                other => {
+                    // A repeated field is the general path's error.
+                    if others.contains(&other) {
+                        return None;
+                    }
+                    others.push(other);
                     // Skipped, but checked as the general path's parse checks it.
                     let start = c.at;
                     c.value::<IgnoredAny>()?;
@@ -95,7 +103,7 @@ enum LabelField {
 }
 
 /// Sets a field seen for the first time; `None` for a repeated one (the general path
-/// keeps its last value).
+/// refuses it, naming the field).
 fn set_once<T>(slot: &mut Option<T>, value: T) -> Option<()> {
     if slot.is_some() {
         return None;
@@ -278,6 +286,7 @@ mod tests {
             r#"{"id":4,"features":[1,5.]}"#,
             r#"{"id":4,"features":[1,0x5]}"#,
             r#"{"id":4,"features":[1,2],"id":5}"#,
+            r#"{"id":4,"features":[1,2],"note":1,"note":2}"#,
             r#"{"id":4,"features":[1,2],"label":"7"}"#,
             r#"{"id":4,"features":[1,2],"key":3}"#,
             r#"{"i\u0064":4,"features":[1,2]}"#,
@@ -289,6 +298,78 @@ mod tests {
             "",
         ] {
             assert!(decode(&dec, text.as_bytes()).is_none(), "{text}");
+        }
+    }
+
+    /// A repeated field is a dead letter naming it (the general path; the fast path
+    /// leaves it there), whichever field it is and however the payload is laid out.
+    #[test]
+    fn repeated_fields_are_malformed_and_named() {
+        use super::super::DecodeErrorKind;
+        let dec = decoder(2);
+        for (text, field) in [
+            (r#"{"id":4,"features":[1,2],"id":5}"#, "id"),
+            (r#"{"id":4,"id":4,"features":[1,2]}"#, "id"),
+            (r#"{"id":"4","features":[1,2],"id":"5"}"#, "id"),
+            (
+                r#"{"id":4,"features":[1,2],"label":"1","label":"0"}"#,
+                "label",
+            ),
+            (r#"{"id":4,"features":[1,2],"note":1,"note":2}"#, "note"),
+            (r#"{"id":4,"features":[1,2],"features":[2,1]}"#, "features"),
+            (r#"{"id":4,"features":{"x0":1,"x0":2}}"#, "x0"),
+            (r#"{"id":4,"features":[1,2],"key":"a","key":"b"}"#, "key"),
+        ] {
+            assert!(decode(&dec, text.as_bytes()).is_none(), "{text}");
+            let e = dec.decode(None, text.as_bytes()).unwrap_err();
+            assert_eq!(e.kind, DecodeErrorKind::Malformed, "{text}: {}", e.reason);
+            assert!(
+                e.reason.contains(&format!("duplicate field `{field}`")),
+                "{text}: {}",
+                e.reason
+            );
+        }
+        // Feedback records too.
+        let e = dec
+            .decode_feedback(br#"{"id":4,"label":"1","label":"0"}"#)
+            .unwrap_err();
+        assert_eq!(e.kind, DecodeErrorKind::Malformed, "{}", e.reason);
+        assert!(e.reason.contains("`label`"), "{}", e.reason);
+    }
+
+    /// Bytes that are not JSON are dead letters saying so, even when the letters `NaN` or
+    /// `Infinity` occur in them; a bare `NaN` or `Infinity` where a value belongs is
+    /// still named as such.
+    #[test]
+    fn random_bytes_are_not_json_and_bare_non_finite_values_are_named() {
+        use super::super::DecodeErrorKind;
+        use flowboost_operators::rng::{below, seeded};
+        let dec = decoder(2);
+        let mut rng = seeded(5, 0);
+        for round in 0..20 {
+            let mut bytes: Vec<u8> = (0..(1 << 16)).map(|_| below(&mut rng, 256) as u8).collect();
+            // The letters of the non-finite tokens, here and there.
+            for (i, token) in [&b"NaN"[..], b"Infinity", b"-Infinity"].iter().enumerate() {
+                let at = 100 * (i + 1) + round;
+                bytes[at..at + token.len()].copy_from_slice(token);
+            }
+            if round % 2 == 0 {
+                bytes[0] = b'{';
+            }
+            let e = dec.decode(None, &bytes).unwrap_err();
+            assert_eq!(e.kind, DecodeErrorKind::Unparseable, "{}", e.reason);
+            assert!(e.reason.contains("not valid JSON"), "{}", e.reason);
+        }
+        for (text, token) in [
+            (r#"{"id":4,"features":[1,NaN]}"#, "`NaN`"),
+            (r#"{"id":4,"features":[Infinity,1]}"#, "`Infinity`"),
+            (r#"{"id":4,"features":[1,-Infinity]}"#, "`-Infinity`"),
+            ("{\"id\":4,\n\"features\":\n[1,\n NaN]}", "`NaN`"),
+            (r#"{"id":4,"features":{"x0":NaN}}"#, "`NaN`"),
+        ] {
+            let e = dec.decode(None, text.as_bytes()).unwrap_err();
+            assert_eq!(e.kind, DecodeErrorKind::NonFinite, "{text}: {}", e.reason);
+            assert!(e.reason.contains(token), "{text}: {}", e.reason);
         }
     }
 
