@@ -11,19 +11,45 @@ use super::arff::{find_name, resolve_column};
 use super::fields::{Fields, Quoting};
 use super::lines::{DataLines, LineReader};
 use super::nominal::{ClassIndex, ValueIndex, sort_values};
-use super::number::{is_missing, is_number, number_reason, parse_number};
-use super::options::{Header, ReadOptions, Target};
+use super::number::{Cell, classify, is_missing, is_number, number_reason, parse_number};
+use super::options::{Format, Header, ReadOptions, Target};
+use super::sniff;
 use super::{ReadError, excerpt};
 use flowboost_operators::data::{
     Attribute, Example, Features, Label, MAX_DIM, MAX_LABELS, MAX_NOMINAL_VALUES, Schema, Task,
     nominal_limit_error,
 };
-use rustc_hash::FxHashSet;
+use rustc_hash::{FxHashMap, FxHashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// While a column looks numeric, the scan keeps at most this many distinct values.
 const NUMERIC_VALUES_KEPT: usize = 1024;
+
+/// A column of numbers and text is nominal when its text cells are at least this many...
+const MIXED_MIN_TEXT_CELLS: u64 = 2;
+
+/// ... and at least 1 in this many of its non-missing cells (5%); else the text cells are
+/// taken for mistakes and the first one is an error (see [`ColumnScan::mixed_error`]).
+const MIXED_MIN_TEXT_SHARE: u64 = 20;
+
+/// A target column whose rows all hold different values, at least this many, is an error
+/// (a regression target, an id, or a file that is not CSV), not one class per row.
+const DISTINCT_TARGET_ROWS: u64 = 20;
+
+/// Where a cell is: the index of the file among those opened, the line, and the cell's
+/// text (as an error quotes it).
+type CellAt = (usize, u64, String);
+
+/// Keeps in `slot` the earlier (by file, then line) of its cell and `(file, line, v)`.
+fn keep_first(slot: &mut Option<CellAt>, file: usize, line: u64, v: &str) {
+    if slot
+        .as_ref()
+        .is_none_or(|(f, l, _)| (file, line) < (*f, *l))
+    {
+        *slot = Some((file, line, excerpt(v)));
+    }
+}
 
 /// Whether a line carries no record: blank, or a UCI comment line starting with `|`.
 fn is_comment(text: &str) -> bool {
@@ -129,6 +155,13 @@ struct ColumnScan {
     crossed: Option<(PathBuf, u64)>,
     /// It held more than [`MAX_LABELS`] distinct text values (they are no longer kept).
     too_many: bool,
+    /// Its non-missing cells: finite numbers, NaN or infinities, and text.
+    finite: u64,
+    non_finite: u64,
+    texts: u64,
+    /// The first text cell, and the first NaN or infinity.
+    first_text: Option<CellAt>,
+    first_non_finite: Option<CellAt>,
 }
 
 impl ColumnScan {
@@ -161,6 +194,55 @@ impl ColumnScan {
 }
 
 impl ColumnScan {
+    /// Counts the non-missing cell `v` of kind `cell`, at `line` of file `file`, and
+    /// observes its value.
+    #[inline]
+    fn note(&mut self, v: &str, cell: Cell, file: usize, line: u64) {
+        match cell {
+            Cell::Finite => self.finite += 1,
+            Cell::NonFinite => {
+                self.non_finite += 1;
+                keep_first(&mut self.first_non_finite, file, line, v);
+            }
+            Cell::Text => {
+                self.texts += 1;
+                keep_first(&mut self.first_text, file, line, v);
+            }
+        }
+        self.observe(v, cell != Cell::Text);
+    }
+
+    /// The error of a feature column of numbers with a few text cells (fewer than
+    /// [`MIXED_MIN_TEXT_CELLS`], or under 1 in [`MIXED_MIN_TEXT_SHARE`] of its cells),
+    /// naming the first text cell; `None` when the column is all numbers, all text, or
+    /// nominal by the rule.
+    fn mixed_error(&self, files: &[PathBuf], name: &str, reference: &str) -> Option<ReadError> {
+        let numbers = self.finite + self.non_finite;
+        if self.texts == 0
+            || numbers == 0
+            || (self.texts >= MIXED_MIN_TEXT_CELLS
+                && self.texts * MIXED_MIN_TEXT_SHARE >= numbers + self.texts)
+        {
+            return None;
+        }
+        let (file, line, cell) = self.first_text.as_ref()?;
+        let others = if self.texts == 1 {
+            "the only non-number".to_string()
+        } else {
+            format!("one of {} non-numbers", self.texts)
+        };
+        Some(ReadError::at(
+            &files[*file],
+            *line,
+            format!(
+                "column `{}`: `{cell}` is not a number ({others} among {numbers} numbers): \
+                 fix the cell, write `?` or nothing for a missing value, or read the column as \
+                 nominal with --nominal '{reference}'",
+                excerpt(name)
+            ),
+        ))
+    }
+
     #[inline]
     fn observe(&mut self, v: &str, number: bool) {
         if !number && !self.text {
@@ -267,7 +349,7 @@ pub(crate) fn open(
     let mut ncols = 0usize;
     let mut header_names: Option<(Vec<String>, &PathBuf)> = None;
     let mut layouts = Vec::with_capacity(files.len());
-    for path in files {
+    for (file_index, path) in files.iter().enumerate() {
         // The first row decides the delimiter (and the column count, for the first file).
         let mut reader = LineReader::open_with(path, options.max_line())?;
         let (first_line, first_text) = loop {
@@ -333,16 +415,12 @@ pub(crate) fn open(
                     continue;
                 }
                 let column = &mut columns[i];
-                let number = if !column.text || rest_numeric[i] {
-                    is_number(v)
-                } else {
-                    false
-                };
+                let cell = classify(v);
                 rest_any[i] = true;
-                if !number {
+                if cell == Cell::Text {
                     rest_numeric[i] = false;
                 }
-                column.observe(v, number);
+                column.note(v, cell, file_index, line);
                 column.check_limit(path, line);
             }
             Ok(())
@@ -365,7 +443,12 @@ pub(crate) fn open(
         };
         if is_header {
             match &header_names {
-                None => header_names = Some((first, path)),
+                None => {
+                    if let Some(reason) = duplicate_name(&first) {
+                        return Err(ReadError::at(path, first_line, reason));
+                    }
+                    header_names = Some((first, path));
+                }
                 Some((names, from)) if *names != first => {
                     return Err(ReadError::at(
                         path,
@@ -379,7 +462,7 @@ pub(crate) fn open(
             records += 1;
             for (i, v) in first.iter().enumerate() {
                 if !is_missing(v) {
-                    columns[i].observe(v, is_number(v));
+                    columns[i].note(v, classify(v), file_index, first_line);
                     columns[i].check_limit(path, first_line);
                 }
             }
@@ -454,6 +537,61 @@ pub(crate) fn open(
             ));
         }
         ignored[i] = true;
+    }
+    // How a feature column is read: `--nominal` columns as nominal whatever they hold;
+    // a column of numbers with a few text cells is an error naming the first one.
+    let column_reference = |i: usize| match &header {
+        Some(h) if !h[i].is_empty() => h[i].clone(),
+        _ => (i + 1).to_string(),
+    };
+    let mut nominal = vec![false; ncols];
+    for entry in &options.nominal {
+        let i = match &header {
+            Some(h) => resolve_column(h, entry),
+            None => match entry.trim().parse::<usize>() {
+                Ok(k) if (1..=ncols).contains(&k) => Some(k - 1),
+                _ => None,
+            },
+        }
+        .ok_or_else(|| {
+            ReadError::file(
+                first_path,
+                format!("nominal: no column `{}`", excerpt(entry)),
+            )
+        })?;
+        if i == target {
+            return Err(ReadError::file(
+                first_path,
+                format!(
+                    "nominal: `{}` is the target column (its values are classes already)",
+                    excerpt(entry)
+                ),
+            ));
+        }
+        nominal[i] = true;
+        columns[i].text = true;
+    }
+    for i in 0..ncols {
+        if i == target || ignored[i] || nominal[i] {
+            continue;
+        }
+        if let Some(e) = columns[i].mixed_error(files, &names[i], &column_reference(i)) {
+            return Err(e);
+        }
+    }
+    // The target: NaN and infinity are not classes where the other values are numbers.
+    if columns[target].finite > 0
+        && let Some((file, line, cell)) = &columns[target].first_non_finite
+    {
+        return Err(ReadError::at(
+            &files[*file],
+            *line,
+            format!(
+                "the target column `{}`: `{cell}` is not a class (NaN and infinity are not \
+                 classes; write `?` or nothing for an unlabeled row)",
+                excerpt(&names[target])
+            ),
+        ));
     }
 
     // A second pass for columns whose values were not all kept.
@@ -540,10 +678,40 @@ pub(crate) fn open(
             }
         }
     }
+    if attributes.is_empty() {
+        return Err(ReadError::file(
+            first_path,
+            if ncols == 1 {
+                format!(
+                    "one column per row, so no feature: this does not look like CSV{}",
+                    looks_like(first_path, options.max_line())
+                )
+            } else {
+                "no feature column left (every column but the target is ignored)".to_string()
+            },
+        ));
+    }
     if class_names.is_empty() {
         return Err(ReadError::file(
             first_path,
             format!("the target column `{}` has no values", names[target]),
+        ));
+    }
+    let labeled = columns[target].finite + columns[target].non_finite + columns[target].texts;
+    if labeled >= DISTINCT_TARGET_ROWS && class_names.len() as u64 == labeled {
+        return Err(ReadError::file(
+            first_path,
+            format!(
+                "the target column `{}` holds a different value in each of its {labeled} rows: \
+                 not classes (a regression target? an id?); choose the class column with \
+                 --target{}",
+                excerpt(&names[target]),
+                if ncols <= 2 {
+                    looks_like(first_path, options.max_line())
+                } else {
+                    String::new()
+                }
+            ),
         ));
     }
     let task = if class_names.len() == 2 {
@@ -565,6 +733,37 @@ pub(crate) fn open(
         task,
     };
     Ok((schema, Arc::new(plan)))
+}
+
+/// What a file that does not read well as CSV looks like, as a hint to add to an error:
+/// `" (it looks like LIBSVM: --format libsvm, or auto)"`, or a word on delimiters.
+fn looks_like(path: &Path, max_line: usize) -> String {
+    match sniff::detect_content(path, max_line) {
+        Ok(format @ (Format::Libsvm | Format::Arff)) => {
+            format!(" (it looks like {format}: --format {format}, or auto)")
+        }
+        _ => " (CSV fields are separated by commas, tabs or semicolons)".to_string(),
+    }
+}
+
+/// The reason of a header row that names a column twice, if it does (empty names aside:
+/// those columns are named by their index).
+fn duplicate_name(names: &[String]) -> Option<String> {
+    let mut seen: FxHashMap<&str, usize> = FxHashMap::default();
+    for (i, name) in names.iter().enumerate() {
+        if name.is_empty() {
+            continue;
+        }
+        if let Some(first) = seen.insert(name, i) {
+            return Some(format!(
+                "the header names column `{}` twice (columns {} and {}): header names must differ",
+                excerpt(name),
+                first + 1,
+                i + 1
+            ));
+        }
+    }
+    None
 }
 
 impl CsvPlan {

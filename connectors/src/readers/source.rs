@@ -99,6 +99,12 @@ impl DataSource {
         schema
             .check_limits()
             .map_err(|reason| ReadError::file(first, reason))?;
+        if schema.num_labels() < 2 {
+            return Err(ReadError::file(
+                first,
+                too_few_labels(&schema.labels, format),
+            ));
+        }
         Ok(DataSource {
             files: files.to_vec(),
             format,
@@ -155,6 +161,21 @@ impl DataSource {
         };
         Ok(Examples { inner })
     }
+}
+
+/// The error of a dataset of fewer than 2 labels (no stream can be learned from one).
+fn too_few_labels(labels: &[String], format: Format) -> String {
+    let found = match labels {
+        [] => "no label".to_string(),
+        [one] => format!("one label, `{}`", super::excerpt(one)),
+        _ => format!("{} labels", labels.len()),
+    };
+    let hint = match format {
+        Format::Csv | Format::Auto => " (is the target column the right one? --target)",
+        Format::Arff => " (the class attribute declares one value)",
+        Format::Libsvm => "",
+    };
+    format!("{found} in the data: a stream needs at least 2 labels{hint}")
 }
 
 /// The reader behind an [`Examples`] stream.
