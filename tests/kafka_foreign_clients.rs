@@ -93,7 +93,8 @@ fn stored_codecs(topic: &str) -> Option<Vec<String>> {
 
 #[test]
 fn every_codec_of_a_foreign_producer_is_read_and_the_predictions_are_read_back_committed() {
-    let test = "every_codec_of_a_foreign_producer_is_read_and_the_predictions_are_read_back_committed";
+    let test =
+        "every_codec_of_a_foreign_producer_is_read_and_the_predictions_are_read_back_committed";
     let Some(py) = python(test) else {
         return;
     };
@@ -120,7 +121,10 @@ fn every_codec_of_a_foreign_producer_is_read_and_the_predictions_are_read_back_c
                 codec,
             ],
         );
-        assert!(produced.contains(&format!("\"produced\": {n}")), "{produced}");
+        assert!(
+            produced.contains(&format!("\"produced\": {n}")),
+            "{produced}"
+        );
         // The job: transactional (a checkpoint folder), its producer compressing with the
         // same codec.
         let summary = Cli::job(&b, &events, &sink)
@@ -141,7 +145,11 @@ fn every_codec_of_a_foreign_producer_is_read_and_the_predictions_are_read_back_c
         // the codec asked for (transaction markers are never compressed).
         if let (Some(ev), Some(pred)) = (stored_codecs(&events), stored_codecs(&sink)) {
             assert_eq!(ev, vec![codec.to_string()], "events topic of {codec}");
-            assert_eq!(pred, vec![codec.to_string()], "predictions topic of {codec}");
+            assert_eq!(
+                pred,
+                vec![codec.to_string()],
+                "predictions topic of {codec}"
+            );
             codec_checks += 1;
         }
         // confluent-kafka reads the predictions (read_committed): each id exactly once.
@@ -186,7 +194,10 @@ fn every_codec_of_a_foreign_producer_is_read_and_the_predictions_are_read_back_c
             .collect();
         assert_eq!(rows.len(), 2, "{codec}: two partitions in\n{described}");
         for w in &rows {
-            assert_eq!(w[3], w[4], "{codec}: committed offset = log end:\n{described}");
+            assert_eq!(
+                w[3], w[4],
+                "{codec}: committed offset = log end:\n{described}"
+            );
             assert_eq!(w[5], "0", "{codec}: no lag:\n{described}");
         }
         // ... and no transaction is left hanging on the broker, nor open for this job.
@@ -199,13 +210,12 @@ fn every_codec_of_a_foreign_producer_is_read_and_the_predictions_are_read_back_c
             hanging.lines().skip(1).all(|l| l.trim().is_empty()),
             "hanging transactions:\n{hanging}"
         );
-        let listed = kafka_tool(
-            "org.apache.kafka.tools.TransactionsCommand",
-            &b,
-            &["list"],
-        );
+        let listed = kafka_tool("org.apache.kafka.tools.TransactionsCommand", &b, &["list"]);
         let ours: Vec<&str> = listed.lines().filter(|l| l.contains(&sink)).collect();
-        assert!(!ours.is_empty(), "{codec}: the job's transactional id in\n{listed}");
+        assert!(
+            !ours.is_empty(),
+            "{codec}: the job's transactional id in\n{listed}"
+        );
         for l in ours {
             assert!(l.contains("CompleteCommit"), "{codec}: {l}");
         }

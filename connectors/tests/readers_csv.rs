@@ -88,7 +88,18 @@ fn header_settings_and_a_named_target() {
         header: Header::No,
         ..ReadOptions::default()
     };
-    let s = open(dir.path(), "x,y,label\n1,2,a\n", &no);
+    // A header read as data makes text cells in numeric columns: an error naming the
+    // first (it was silently a nominal column), unless the columns are said nominal.
+    let path = dir.path().join("no-header.csv");
+    std::fs::write(&path, "x,y,label\n1,2,a\n").unwrap();
+    let e = DataSource::open(std::slice::from_ref(&path), &no).unwrap_err();
+    assert_eq!(e.line, Some(1));
+    assert!(e.reason.contains("`x` is not a number"), "{}", e.reason);
+    let nominal = ReadOptions {
+        nominal: vec!["1".into(), "2".into()],
+        ..no
+    };
+    let s = open(dir.path(), "x,y,label\n1,2,a\n", &nominal);
     assert_eq!(source_rows(&s), 2);
     assert_eq!(s.schema().attributes[0].cardinality(), Some(2));
 }

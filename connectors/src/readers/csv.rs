@@ -2,10 +2,15 @@
 //! with or without a header row, plain or gzip.
 //!
 //! A CSV file does not declare its schema, so [`open`] scans every given file once:
-//! a column is numeric when all its non-missing values are numbers, else nominal with
-//! the values seen (sorted); the classes are the target values seen, with one trailing
-//! `.` removed (UCI adult.test writes `>50K.`), sorted numerically when all are numbers,
-//! else lexicographically. Missing values (`?` or an empty field) read as `NaN`.
+//! a column is numeric when all its non-missing values are numbers, nominal with the
+//! values seen (sorted) when they are all text, or when at least 2 cells and 5% of them
+//! are text, or when [`ReadOptions::nominal`] names it; a column of numbers with fewer
+//! text cells is an error naming the first (a typo, not a category). The classes are the
+//! target values seen, with one trailing `.` removed (UCI adult.test writes `>50K.`),
+//! sorted numerically when all are numbers, else lexicographically; NaN and infinity are
+//! not classes in a target column of numbers. Missing values (`?` or an empty field) read
+//! as `NaN`. A read that gives no feature column, or a target with a different value in
+//! every one of at least 20 rows, is an error (the file is likely not CSV).
 
 use super::arff::{find_name, resolve_column};
 use super::fields::{Fields, Quoting};
@@ -911,5 +916,130 @@ mod tests {
         assert_eq!(detect_delimiter("a;b;c,5"), b';');
         assert_eq!(detect_delimiter("39, State-gov"), b',');
         assert_eq!(detect_delimiter("one"), b',');
+    }
+
+    fn open_text(content: &str, options: &ReadOptions) -> Result<Schema, ReadError> {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("t.csv");
+        std::fs::write(&p, content).unwrap();
+        open(std::slice::from_ref(&p), options).map(|(schema, _)| schema)
+    }
+
+    /// A header, then `rows` rows of a numeric column `n`, a text column and a class.
+    fn numeric_file(rows: usize, odd: &[(usize, &str)]) -> String {
+        let mut text = "n,word,y\n".to_string();
+        for r in 0..rows {
+            let n = odd
+                .iter()
+                .find(|(at, _)| *at == r)
+                .map_or_else(|| (r % 7).to_string(), |(_, v)| v.to_string());
+            text.push_str(&format!("{n},w{},{}\n", r % 3, r % 2));
+        }
+        text
+    }
+
+    #[test]
+    fn a_few_text_cells_in_a_numeric_column_are_an_error() {
+        let options = ReadOptions::default();
+        for odd in ["0x1F", "1_000", "é", "\0", "ten"] {
+            let e = open_text(&numeric_file(50, &[(10, odd)]), &options).unwrap_err();
+            // Line 1 is the header: row 10 is line 12.
+            assert_eq!(e.line, Some(12), "{odd:?}: {e}");
+            assert!(e.reason.contains("column `n`"), "{}", e.reason);
+            assert!(e.reason.contains("is not a number"), "{}", e.reason);
+            assert!(e.reason.contains("--nominal 'n'"), "{}", e.reason);
+        }
+        // Two cells among 50 (4%): still an error, naming the first.
+        let e = open_text(&numeric_file(50, &[(30, "b"), (20, "a")]), &options).unwrap_err();
+        assert_eq!(e.line, Some(22));
+        assert!(e.reason.contains("`a` is not a number"), "{}", e.reason);
+        // Said nominal: read as nominal, numbers and text alike.
+        let nominal = ReadOptions {
+            nominal: vec!["n".into()],
+            ..ReadOptions::default()
+        };
+        let schema = open_text(&numeric_file(50, &[(10, "0x1F")]), &nominal).unwrap();
+        assert_eq!(schema.attributes[0].cardinality(), Some(8));
+        // An unknown column, or the target, cannot be said nominal.
+        for (entry, reason) in [("zz", "no column `zz`"), ("y", "is the target")] {
+            let options = ReadOptions {
+                nominal: vec![entry.into()],
+                ..ReadOptions::default()
+            };
+            let e = open_text(&numeric_file(50, &[]), &options).unwrap_err();
+            assert!(e.reason.contains(reason), "{}", e.reason);
+        }
+    }
+
+    #[test]
+    fn a_column_of_numbers_and_repeated_words_is_nominal() {
+        // UCI car's doors and persons: 2, 3, 4, 5more; 2, 4, more.
+        let mut text = String::new();
+        for r in 0..40 {
+            let doors = ["2", "3", "4", "5more"][r % 4];
+            let persons = ["2", "4", "more"][r % 3];
+            text.push_str(&format!("{doors},{persons},{}\n", ["acc", "unacc"][r % 2]));
+        }
+        let schema = open_text(&text, &ReadOptions::default()).unwrap();
+        assert_eq!(schema.attributes[0].cardinality(), Some(4));
+        assert_eq!(schema.attributes[1].cardinality(), Some(3));
+        // A column of numbers, NaN included, stays numeric (NaN is an error per row).
+        let schema = open_text(&numeric_file(30, &[(5, "nan")]), &ReadOptions::default()).unwrap();
+        assert_eq!(schema.attributes[0].cardinality(), None);
+    }
+
+    #[test]
+    fn nan_and_infinity_are_not_classes_of_a_numeric_target() {
+        let e = open_text("a,b\n1,1\n2,0\n3,nan\n4,inf\n", &ReadOptions::default()).unwrap_err();
+        assert_eq!(e.line, Some(4));
+        assert!(e.reason.contains("`nan` is not a class"), "{}", e.reason);
+        // Missing classes are unlabeled rows.
+        let schema = open_text("a,b\n1,1\n2,0\n3,?\n4,\n", &ReadOptions::default()).unwrap();
+        assert_eq!(schema.labels, ["0", "1"]);
+    }
+
+    #[test]
+    fn one_column_or_one_class_per_row_is_not_csv() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("a9a");
+        let mut text = String::new();
+        for r in 0..30 {
+            text.push_str(&format!("{} 3:1 {}:1\n", ["-1", "+1"][r % 2], 10 + r));
+        }
+        std::fs::write(&p, &text).unwrap();
+        let options = ReadOptions {
+            format: Format::Csv,
+            ..ReadOptions::default()
+        };
+        let e = open(std::slice::from_ref(&p), &options).unwrap_err();
+        assert!(e.reason.contains("does not look like CSV"), "{}", e.reason);
+        assert!(e.reason.contains("--format libsvm"), "{}", e.reason);
+        // A distinct value in every row of the target: not classes.
+        let mut text = "x,y\n".to_string();
+        for r in 0..25 {
+            text.push_str(&format!("{},{}.5\n", r % 4, r));
+        }
+        let e = open_text(&text, &ReadOptions::default()).unwrap_err();
+        assert!(e.reason.contains("different value in each of its 25 rows"), "{}", e.reason);
+        // Every feature column ignored.
+        let options = ReadOptions {
+            ignore: vec!["x".into()],
+            ..ReadOptions::default()
+        };
+        let e = open_text("x,y\n1,a\n2,b\n", &options).unwrap_err();
+        assert!(e.reason.contains("no feature column left"), "{}", e.reason);
+    }
+
+    #[test]
+    fn a_header_naming_a_column_twice_is_an_error() {
+        let e = open_text("a,b,a,y\n1,2,3,x\n4,5,6,z\n", &ReadOptions::default()).unwrap_err();
+        assert_eq!(e.line, Some(1));
+        assert!(e.reason.contains("`a` twice (columns 1 and 3)"), "{}", e.reason);
+        // Empty names are not duplicates: those columns are named by index.
+        assert!(open_text(",,y\n1,2,x\n3,4,z\n", &ReadOptions {
+            header: Header::Yes,
+            ..ReadOptions::default()
+        })
+        .is_ok());
     }
 }

@@ -216,3 +216,30 @@ impl std::fmt::Debug for Examples {
             .finish_non_exhaustive()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fewer_than_two_labels_is_an_error_naming_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        for (name, content, hint) in [
+            ("one.csv", "a,y\n1,x\n2,x\n", "--target"),
+            ("one.svm", "1 1:1\n1 2:1\n", "one label, `1`"),
+            (
+                "one.arff",
+                "@relation r\n@attribute a numeric\n@attribute c {x}\n@data\n1,x\n",
+                "declares one value",
+            ),
+        ] {
+            let p = dir.path().join(name);
+            std::fs::write(&p, content).unwrap();
+            let e = DataSource::open(std::slice::from_ref(&p), &ReadOptions::default())
+                .unwrap_err();
+            assert_eq!(e.path, p);
+            assert!(e.reason.contains("at least 2 labels"), "{e}");
+            assert!(e.reason.contains(hint), "{e}");
+        }
+    }
+}
