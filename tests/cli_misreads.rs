@@ -98,7 +98,7 @@ fn a_file_that_is_not_csv_is_not_read_as_csv() {
     for r in 0..40 {
         text.push_str(&format!("{} 3:1 {}:1\n", ["-1", "+1"][r % 2], 10 + r));
     }
-    let svm = write(&dir.join("a9a-like"), &text);
+    let svm = write(&dir.join("a9a-like"), text);
     usage_error(
         &["eval", "--data", &svm, "--format", "csv"],
         &["a9a-like:", "does not look like CSV", "--format libsvm"],
@@ -117,7 +117,7 @@ fn a_file_that_is_not_csv_is_not_read_as_csv() {
     for r in 0..30 {
         text.push_str(&format!("{},{}.25\n", r % 3, r));
     }
-    let regression = write(&dir.join("regression.csv"), &text);
+    let regression = write(&dir.join("regression.csv"), text);
     usage_error(
         &["eval", "--data", &regression],
         &["regression.csv:", "different value in each of its 30 rows", "--target"],
@@ -133,7 +133,7 @@ fn a_few_text_cells_in_a_numeric_column_are_an_error() {
             let a = if r == 17 { odd.to_string() } else { (r % 9).to_string() };
             text.push_str(&format!("{a},{},{}\n", r % 5, ["p", "q"][r % 2]));
         }
-        let file = write(&dir.join(format!("odd{i}.csv")), &text);
+        let file = write(&dir.join(format!("odd{i}.csv")), text);
         // Row 17 is line 19 (the header is line 1).
         usage_error(
             &["eval", "--data", &file],

@@ -1006,7 +1006,7 @@ mod tests {
         for r in 0..30 {
             text.push_str(&format!("{} 3:1 {}:1\n", ["-1", "+1"][r % 2], 10 + r));
         }
-        std::fs::write(&p, &text).unwrap();
+        std::fs::write(&p, text).unwrap();
         let options = ReadOptions {
             format: Format::Csv,
             ..ReadOptions::default()

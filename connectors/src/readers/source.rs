@@ -99,18 +99,25 @@ impl DataSource {
         schema
             .check_limits()
             .map_err(|reason| ReadError::file(first, reason))?;
-        if schema.num_labels() < 2 {
-            return Err(ReadError::file(
-                first,
-                too_few_labels(&schema.labels, format),
-            ));
-        }
-        Ok(DataSource {
+        let source = DataSource {
             files: files.to_vec(),
             format,
             schema,
             plan,
-        })
+        };
+        if source.schema.num_labels() < 2 {
+            // A bad line may be why (a class cell that did not read): it is named first.
+            for index in 0..files.len() {
+                if let Some(Err(e)) = source.examples(index)?.find(Result::is_err) {
+                    return Err(e);
+                }
+            }
+            return Err(ReadError::file(
+                first,
+                too_few_labels(&source.schema.labels, format),
+            ));
+        }
+        Ok(source)
     }
 
     /// The schema shared by all the files: attributes, labels and task.
@@ -241,5 +248,10 @@ mod tests {
             assert!(e.reason.contains("at least 2 labels"), "{e}");
             assert!(e.reason.contains(hint), "{e}");
         }
+        // A bad line is named rather than the label count it may have caused.
+        let p = dir.path().join("bad.csv");
+        std::fs::write(&p, "a,y\n1,x\n2,\"y\n").unwrap();
+        let e = DataSource::open(std::slice::from_ref(&p), &ReadOptions::default()).unwrap_err();
+        assert_eq!(e.line, Some(3), "{e}");
     }
 }
