@@ -168,6 +168,11 @@ fn a_fractional_libsvm_label_is_an_error() {
         &["eval", "--data", &file],
         &["pm.svm:3:", "`1.5` is not an integer"],
     );
+    // --nominal is for CSV: not ignored without a word elsewhere.
+    usage_error(
+        &["eval", "--data", &file, "--nominal", "1"],
+        &["pm.svm:", "nominal columns are for CSV"],
+    );
 }
 
 #[test]

@@ -350,6 +350,12 @@ pub(crate) fn open(
     files: &[PathBuf],
     options: &ReadOptions,
 ) -> Result<(Schema, Arc<ArffPlan>), ReadError> {
+    if !options.nominal.is_empty() {
+        return Err(ReadError::file(
+            &files[0],
+            "nominal columns are for CSV files (an ARFF header declares its nominal attributes)",
+        ));
+    }
     let mut headers: Vec<ArffHeader> = Vec::with_capacity(files.len());
     for path in files {
         let mut reader = LineReader::open_with(path, options.max_line())?;

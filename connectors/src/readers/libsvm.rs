@@ -168,6 +168,12 @@ pub(crate) fn open(
             "a MULAN XML label file goes with ARFF files only",
         ));
     }
+    if !options.nominal.is_empty() {
+        return Err(ReadError::file(
+            first,
+            "nominal columns are for CSV files (LIBSVM features are numbers)",
+        ));
+    }
     let mut dim = 0u32;
     let mut classes: FxHashMap<u64, String> = FxHashMap::default();
     let mut multilabel = options.labels.is_some();
