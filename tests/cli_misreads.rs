@@ -57,7 +57,11 @@ fn endless_lines_are_refused_at_the_limit() {
         check_error(
             &out,
             &args,
-            &["/dev/zero:1:", "limit of 16777216 bytes", "--max-line-bytes"],
+            &[
+                "/dev/zero:1:",
+                "limit of 16777216 bytes",
+                "--max-line-bytes",
+            ],
         );
         for format in ["csv", "libsvm", "arff"] {
             let args = [
@@ -120,7 +124,11 @@ fn a_file_that_is_not_csv_is_not_read_as_csv() {
     let regression = write(&dir.join("regression.csv"), text);
     usage_error(
         &["eval", "--data", &regression],
-        &["regression.csv:", "different value in each of its 30 rows", "--target"],
+        &[
+            "regression.csv:",
+            "different value in each of its 30 rows",
+            "--target",
+        ],
     );
 }
 
@@ -130,7 +138,11 @@ fn a_few_text_cells_in_a_numeric_column_are_an_error() {
     for (i, odd) in ["0x1F", "1_000", "é", "\0"].into_iter().enumerate() {
         let mut text = "a,b,y\n".to_string();
         for r in 0..60 {
-            let a = if r == 17 { odd.to_string() } else { (r % 9).to_string() };
+            let a = if r == 17 {
+                odd.to_string()
+            } else {
+                (r % 9).to_string()
+            };
             text.push_str(&format!("{a},{},{}\n", r % 5, ["p", "q"][r % 2]));
         }
         let file = write(&dir.join(format!("odd{i}.csv")), text);
@@ -163,7 +175,10 @@ fn a_few_text_cells_in_a_numeric_column_are_an_error() {
 #[test]
 fn a_fractional_libsvm_label_is_an_error() {
     let dir = temp_dir("misreads-libsvm");
-    let file = write(&dir.join("pm.svm"), "1 1:1\n-1 2:1\n1.5 1:1\n-1 2:1\n1 1:1\n");
+    let file = write(
+        &dir.join("pm.svm"),
+        "1 1:1\n-1 2:1\n1.5 1:1\n-1 2:1\n1 1:1\n",
+    );
     usage_error(
         &["eval", "--data", &file],
         &["pm.svm:3:", "`1.5` is not an integer"],
@@ -179,7 +194,10 @@ fn a_fractional_libsvm_label_is_an_error() {
 fn an_empty_arff_field_is_not_a_missing_value() {
     let dir = temp_dir("misreads-arff");
     let head = "@relation r\n@attribute a numeric\n@attribute c {x,y}\n@data\n";
-    let file = write(&dir.join("empty.arff"), format!("{head}1,x\n?,y\n,y\n2,x\n"));
+    let file = write(
+        &dir.join("empty.arff"),
+        format!("{head}1,x\n?,y\n,y\n2,x\n"),
+    );
     usage_error(
         &["eval", "--data", &file],
         &["empty.arff:7:", "empty value for attribute `a`", "`?`"],
@@ -225,7 +243,12 @@ fn too_few_labels_names_the_file() {
     let csv = write(&dir.join("one.csv"), "a,y\n1,x\n2,x\n");
     usage_error(
         &["eval", "--data", &csv],
-        &["one.csv:", "one label, `x`", "at least 2 labels", "--target"],
+        &[
+            "one.csv:",
+            "one label, `x`",
+            "at least 2 labels",
+            "--target",
+        ],
     );
     let svm = write(&dir.join("one.svm"), "1 1:1\n1 2:1\n");
     usage_error(

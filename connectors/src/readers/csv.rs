@@ -1020,7 +1020,11 @@ mod tests {
             text.push_str(&format!("{},{}.5\n", r % 4, r));
         }
         let e = open_text(&text, &ReadOptions::default()).unwrap_err();
-        assert!(e.reason.contains("different value in each of its 25 rows"), "{}", e.reason);
+        assert!(
+            e.reason.contains("different value in each of its 25 rows"),
+            "{}",
+            e.reason
+        );
         // Every feature column ignored.
         let options = ReadOptions {
             ignore: vec!["x".into()],
@@ -1034,12 +1038,21 @@ mod tests {
     fn a_header_naming_a_column_twice_is_an_error() {
         let e = open_text("a,b,a,y\n1,2,3,x\n4,5,6,z\n", &ReadOptions::default()).unwrap_err();
         assert_eq!(e.line, Some(1));
-        assert!(e.reason.contains("`a` twice (columns 1 and 3)"), "{}", e.reason);
+        assert!(
+            e.reason.contains("`a` twice (columns 1 and 3)"),
+            "{}",
+            e.reason
+        );
         // Empty names are not duplicates: those columns are named by index.
-        assert!(open_text(",,y\n1,2,x\n3,4,z\n", &ReadOptions {
-            header: Header::Yes,
-            ..ReadOptions::default()
-        })
-        .is_ok());
+        assert!(
+            open_text(
+                ",,y\n1,2,x\n3,4,z\n",
+                &ReadOptions {
+                    header: Header::Yes,
+                    ..ReadOptions::default()
+                }
+            )
+            .is_ok()
+        );
     }
 }

@@ -242,8 +242,8 @@ mod tests {
         ] {
             let p = dir.path().join(name);
             std::fs::write(&p, content).unwrap();
-            let e = DataSource::open(std::slice::from_ref(&p), &ReadOptions::default())
-                .unwrap_err();
+            let e =
+                DataSource::open(std::slice::from_ref(&p), &ReadOptions::default()).unwrap_err();
             assert_eq!(e.path, p);
             assert!(e.reason.contains("at least 2 labels"), "{e}");
             assert!(e.reason.contains(hint), "{e}");
