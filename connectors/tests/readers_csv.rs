@@ -70,7 +70,8 @@ fn no_header_when_the_first_row_is_data() {
 #[test]
 fn header_settings_and_a_named_target() {
     let dir = tempfile::tempdir().unwrap();
-    let text = "u,v,w\nx,y,z\nx,z,z\n";
+    // Two classes in each candidate target (one label is an error).
+    let text = "u,v,w\nx,y,z\nx,z,q\n";
     let yes = ReadOptions {
         header: Header::Yes,
         ..ReadOptions::default()

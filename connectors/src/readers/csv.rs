@@ -9,8 +9,9 @@
 //! target values seen, with one trailing `.` removed (UCI adult.test writes `>50K.`),
 //! sorted numerically when all are numbers, else lexicographically; NaN and infinity are
 //! not classes in a target column of numbers. Missing values (`?` or an empty field) read
-//! as `NaN`. A read that gives no feature column, or a target with a different value in
-//! every one of at least 20 rows, is an error (the file is likely not CSV).
+//! as `NaN`. A read that gives no feature column, or a target found by `auto` with a
+//! different value in every one of at least 20 rows, is an error (the file is likely not
+//! CSV, or the class is another column).
 
 use super::arff::{find_name, resolve_column};
 use super::fields::{Fields, Quoting};
@@ -38,8 +39,9 @@ const MIXED_MIN_TEXT_CELLS: u64 = 2;
 /// taken for mistakes and the first one is an error (see [`ColumnScan::mixed_error`]).
 const MIXED_MIN_TEXT_SHARE: u64 = 20;
 
-/// A target column whose rows all hold different values, at least this many, is an error
-/// (a regression target, an id, or a file that is not CSV), not one class per row.
+/// A target column found by [`Target::Auto`] whose rows all hold different values, at
+/// least this many, is an error (a regression target, an id, or a file that is not CSV),
+/// not one class per row; a target the caller names is taken as it is.
 const DISTINCT_TARGET_ROWS: u64 = 20;
 
 /// Where a cell is: the index of the file among those opened, the line, and the cell's
@@ -703,7 +705,10 @@ pub(crate) fn open(
         ));
     }
     let labeled = columns[target].finite + columns[target].non_finite + columns[target].texts;
-    if labeled >= DISTINCT_TARGET_ROWS && class_names.len() as u64 == labeled {
+    if options.target == Target::Auto
+        && labeled >= DISTINCT_TARGET_ROWS
+        && class_names.len() as u64 == labeled
+    {
         return Err(ReadError::file(
             first_path,
             format!(
@@ -1025,6 +1030,12 @@ mod tests {
             "{}",
             e.reason
         );
+        // Named, the target is taken as it is.
+        let named = ReadOptions {
+            target: Target::Name("y".into()),
+            ..ReadOptions::default()
+        };
+        assert_eq!(open_text(&text, &named).unwrap().labels.len(), 25);
         // Every feature column ignored.
         let options = ReadOptions {
             ignore: vec!["x".into()],
