@@ -420,7 +420,11 @@ fn long_lines_and_long_tokens_are_bounded() {
     enc.finish().unwrap();
     usage_error(
         &["eval", "--data", bomb.to_str().unwrap()],
-        &["bomb.csv.gz:2:", "67108865 bytes", "--max-line-bytes"],
+        &[
+            "bomb.csv.gz:2:",
+            "longer than the limit of 16777216 bytes",
+            "--max-line-bytes",
+        ],
     );
     // The limit is an option.
     let small = dir.join("small.csv");
@@ -433,7 +437,7 @@ fn long_lines_and_long_tokens_are_bounded() {
             "--max-line-bytes",
             "8",
         ],
-        &["small.csv:3:", "14 bytes", "limit of 8 bytes"],
+        &["small.csv:3:", "limit of 8 bytes"],
     );
     usage_error(&["eval", "--max-line-bytes", "0"], &["--max-line-bytes"]);
     // A bad token of 1 MB is quoted by its first 64 characters and its size.

@@ -70,7 +70,8 @@ fn no_header_when_the_first_row_is_data() {
 #[test]
 fn header_settings_and_a_named_target() {
     let dir = tempfile::tempdir().unwrap();
-    let text = "u,v,w\nx,y,z\nx,z,z\n";
+    // Two classes in each candidate target (one label is an error).
+    let text = "u,v,w\nx,y,z\nx,z,q\n";
     let yes = ReadOptions {
         header: Header::Yes,
         ..ReadOptions::default()
@@ -88,7 +89,18 @@ fn header_settings_and_a_named_target() {
         header: Header::No,
         ..ReadOptions::default()
     };
-    let s = open(dir.path(), "x,y,label\n1,2,a\n", &no);
+    // A header read as data makes text cells in numeric columns: an error naming the
+    // first (it was silently a nominal column), unless the columns are said nominal.
+    let path = dir.path().join("no-header.csv");
+    std::fs::write(&path, "x,y,label\n1,2,a\n").unwrap();
+    let e = DataSource::open(std::slice::from_ref(&path), &no).unwrap_err();
+    assert_eq!(e.line, Some(1));
+    assert!(e.reason.contains("`x` is not a number"), "{}", e.reason);
+    let nominal = ReadOptions {
+        nominal: vec!["1".into(), "2".into()],
+        ..no
+    };
+    let s = open(dir.path(), "x,y,label\n1,2,a\n", &nominal);
     assert_eq!(source_rows(&s), 2);
     assert_eq!(s.schema().attributes[0].cardinality(), Some(2));
 }
@@ -261,16 +273,17 @@ fn semicolons_quotes_missing_values_and_ignore() {
 
 #[test]
 fn a_column_turning_to_text_after_many_numbers_keeps_every_value() {
-    // As the target: 3,000 numeric class values, then a text one; every value is kept
-    // (a second pass collects them).
+    // As the target: 1,500 numeric class values (each twice: a distinct value in every
+    // row is not a class column), then a text one; every value is kept (a second pass
+    // collects them).
     let dir = tempfile::tempdir().unwrap();
     let mut text = String::new();
     for i in 0..3000 {
-        text.push_str(&format!("{},c{},{i}\n", i % 7, i % 3));
+        text.push_str(&format!("{},c{},{}\n", i % 7, i % 3, i % 1500));
     }
     text.push_str("1,c0,many\n");
     let s = open(dir.path(), &text, &ReadOptions::default());
-    assert_eq!(s.schema().labels.len(), 3001);
+    assert_eq!(s.schema().labels.len(), 1501);
     let rows = read_all(&s, 0);
     assert_eq!(rows.len(), 3001);
     let Some(Label::Class(last)) = rows.last().unwrap().label else {
@@ -278,15 +291,24 @@ fn a_column_turning_to_text_after_many_numbers_keeps_every_value() {
     };
     assert_eq!(s.schema().labels[last as usize], "many");
     assert_eq!(s.schema().attributes[0].kind, AttributeKind::Numeric);
-    // As a feature, 3,001 values are over the nominal limit (1,024): an error naming the
-    // line where the column passed it: its 1,025th distinct value, on line 1,025.
+    // As a feature, one text cell after 3,000 numbers is a mistake, not a category: an
+    // error naming it.
     let mut text = String::new();
     for i in 0..3000 {
         text.push_str(&format!("{i},{},c{}\n", i % 7, i % 3));
     }
     text.push_str("many,1,c0\n");
     let p = write(dir.path(), "turning.csv", &text);
-    let e = DataSource::open(&[p], &ReadOptions::default()).unwrap_err();
+    let e = DataSource::open(std::slice::from_ref(&p), &ReadOptions::default()).unwrap_err();
+    assert_eq!(e.line, Some(3001), "{e}");
+    assert!(e.reason.contains("`many` is not a number"), "{e}");
+    // Said nominal, its 3,001 values are over the nominal limit (1,024): an error naming
+    // the line where the column passed it: its 1,025th distinct value, on line 1,025.
+    let nominal = ReadOptions {
+        nominal: vec!["1".into()],
+        ..ReadOptions::default()
+    };
+    let e = DataSource::open(&[p], &nominal).unwrap_err();
     assert_eq!(e.line, Some(1025), "{e}");
     assert!(e.reason.contains("3001 distinct values"), "{e}");
 }

@@ -67,6 +67,11 @@ pub struct DataArgs {
     /// instance weight of census-income: --ignore 25.
     #[arg(long, value_delimiter = ',', value_name = "COLS")]
     pub ignore: Vec<String>,
+    /// CSV/TSV: columns to read as nominal (names or 1-based indices, comma-separated),
+    /// whatever they hold. Without it a column of numbers with a few text cells (fewer
+    /// than 2, or under 5% of its cells) is an error naming the first such cell.
+    #[arg(long, value_delimiter = ',', value_name = "COLS")]
+    pub nominal: Vec<String>,
     /// The longest line a reader accepts, in bytes (1 to 1073741824 = 1 GiB); a longer
     /// line is an error naming the file and line [default: 16777216 = 16 MiB].
     #[arg(long, value_name = "BYTES", value_parser = limits::line_bytes, allow_negative_numbers = true)]
@@ -611,6 +616,7 @@ impl DataArgs {
                     header: self.header,
                     target: self.target.clone(),
                     ignore: self.ignore.clone(),
+                    nominal: self.nominal.clone(),
                     max_line_bytes: self.max_line_bytes,
                 };
                 Dataset::open_files(&files, &options)

@@ -318,6 +318,15 @@ pub struct SpaceArgs {
     pub num_labels: Option<usize>,
 }
 
+/// The first name of `names` that comes twice, if one does.
+fn repeated(names: &[String]) -> Option<&str> {
+    let mut seen = std::collections::HashSet::with_capacity(names.len());
+    names
+        .iter()
+        .find(|n| !seen.insert(n.as_str()))
+        .map(String::as_str)
+}
+
 impl SpaceArgs {
     /// The declared schema, if any.
     pub fn schema(&self) -> Result<Option<Schema>, String> {
@@ -326,6 +335,16 @@ impl SpaceArgs {
                 return Err("declare the features too: --dim D or --feature-names a,b,c".into());
             }
             return Ok(None);
+        }
+        for (option, names) in [
+            ("--feature-names", &self.feature_names),
+            ("--label-names", &self.label_names),
+        ] {
+            if let Some(name) = repeated(names) {
+                return Err(format!(
+                    "{option}: `{name}` is given twice (names must differ)"
+                ));
+            }
         }
         let attributes: Vec<Attribute> = if self.feature_names.is_empty() {
             (0..self.dim.unwrap_or(0))

@@ -5,15 +5,31 @@ use super::fields::{Fields, Quoting};
 use super::lines::{DataLines, LineReader};
 use super::mulan_xml;
 use super::nominal::ValueIndex;
-use super::number::{is_missing, number_reason, parse_number};
+use super::number::{number_reason, parse_number};
 use super::options::{ReadOptions, Target};
 use super::{ReadError, excerpt};
 use flowboost_operators::data::{
     Attribute, AttributeKind, Example, Features, Label, MAX_DIM, MAX_LABELS, MAX_NOMINAL_VALUES,
     Schema, Task, nominal_limit_error,
 };
+use rustc_hash::FxHashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+
+/// Whether an ARFF field is a missing value: `?` only (an empty field is not one: ARFF
+/// writes `?` for a missing value, and an empty field is more likely a mistake).
+#[inline]
+fn is_missing(v: &str) -> bool {
+    v == "?"
+}
+
+/// The error of an empty field of attribute `name`.
+fn empty_field(name: &str) -> String {
+    format!(
+        "empty value for attribute `{}` (ARFF writes `?` for a missing value)",
+        excerpt(name)
+    )
+}
 
 /// The declarations of an ARFF file.
 #[derive(Clone, Debug)]
@@ -31,6 +47,8 @@ pub(crate) fn read_header(reader: &mut LineReader) -> Result<ArffHeader, ReadErr
     let path = reader.path().to_path_buf();
     let mut attributes: Vec<Attribute> = Vec::new();
     let mut lines: Vec<u64> = Vec::new();
+    // Each attribute name and the line that declared it: a name declared twice is an error.
+    let mut seen: FxHashMap<String, u64> = FxHashMap::default();
     let mut declared = false;
     loop {
         let line = match reader.next_line()? {
@@ -93,6 +111,16 @@ pub(crate) fn read_header(reader: &mut LineReader) -> Result<ArffHeader, ReadErr
                             "attribute `{}`: {} values: at most {MAX_LABELS} labels for a class, {MAX_NOMINAL_VALUES} values for a nominal feature",
                             excerpt(&attribute.name),
                             attribute.cardinality().unwrap_or(0)
+                        ),
+                    ));
+                }
+                if let Some(first) = seen.insert(attribute.name.clone(), number) {
+                    return Err(ReadError::at(
+                        &path,
+                        number,
+                        format!(
+                            "attribute `{}` is declared twice (first on line {first}): attribute names must differ",
+                            excerpt(&attribute.name)
                         ),
                     ));
                 }
@@ -322,6 +350,12 @@ pub(crate) fn open(
     files: &[PathBuf],
     options: &ReadOptions,
 ) -> Result<(Schema, Arc<ArffPlan>), ReadError> {
+    if !options.nominal.is_empty() {
+        return Err(ReadError::file(
+            &files[0],
+            "nominal columns are for CSV files (an ARFF header declares its nominal attributes)",
+        ));
+    }
     let mut headers: Vec<ArffHeader> = Vec::with_capacity(files.len());
     for path in files {
         let mut reader = LineReader::open_with(path, options.max_line())?;
@@ -577,6 +611,18 @@ impl ArffPlan {
         let mut set = Vec::new();
         for (i, role) in self.roles.iter().enumerate() {
             let v = fields.get(text, i);
+            if v.is_empty() {
+                let declared = match role {
+                    Role::Nominal(_, values)
+                    | Role::Target(values)
+                    | Role::Label { values, .. } => values.get("").is_some(),
+                    Role::Numeric(_) => false,
+                    Role::Ignored => true,
+                };
+                if !declared {
+                    return Err(empty_field(&self.names[i]));
+                }
+            }
             match role {
                 Role::Numeric(_) => x.push(if is_missing(v) {
                     f64::NAN
@@ -893,6 +939,50 @@ mod tests {
             parse_attribute(" c {a,b")
                 .unwrap_err()
                 .contains("unterminated")
+        );
+    }
+
+    fn read_rows(content: &str) -> Result<Vec<Result<Example, ReadError>>, ReadError> {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("a.arff");
+        std::fs::write(&p, content).unwrap();
+        let (_, plan) = open(std::slice::from_ref(&p), &ReadOptions::default())?;
+        Ok(ArffRows::new(plan, &p, 0)?.collect())
+    }
+
+    #[test]
+    fn only_a_question_mark_is_missing() {
+        let head = "@relation r\n@attribute a numeric\n@attribute c {x,y}\n@data\n";
+        let rows = read_rows(&format!("{head}1,x\n?,y\n,y\n2, \n")).unwrap();
+        assert!(rows[0].is_ok());
+        let Features::Dense(x) = &rows[1].as_ref().unwrap().features else {
+            panic!("dense")
+        };
+        assert!(x[0].is_nan());
+        let e = rows[2].as_ref().unwrap_err();
+        assert_eq!(e.line, Some(7));
+        assert!(
+            e.reason.contains("empty value for attribute `a`"),
+            "{}",
+            e.reason
+        );
+        let e = rows[3].as_ref().unwrap_err();
+        assert!(e.reason.contains("attribute `c`"), "{}", e.reason);
+        // A declared empty nominal value is a value.
+        let head = "@relation r\n@attribute a numeric\n@attribute c {'',y}\n@data\n";
+        let rows = read_rows(&format!("{head}1,''\n2,y\n")).unwrap();
+        assert!(rows.iter().all(Result::is_ok));
+    }
+
+    #[test]
+    fn a_name_declared_twice_is_an_error() {
+        let e = read_rows("@relation r\n@attribute a numeric\n% c\n@attribute a real\n@attribute c {x,y}\n@data\n1,2,x\n")
+            .unwrap_err();
+        assert_eq!(e.line, Some(4));
+        assert!(
+            e.reason.contains("`a` is declared twice (first on line 2)"),
+            "{}",
+            e.reason
         );
     }
 }

@@ -2,28 +2,61 @@
 //! with or without a header row, plain or gzip.
 //!
 //! A CSV file does not declare its schema, so [`open`] scans every given file once:
-//! a column is numeric when all its non-missing values are numbers, else nominal with
-//! the values seen (sorted); the classes are the target values seen, with one trailing
-//! `.` removed (UCI adult.test writes `>50K.`), sorted numerically when all are numbers,
-//! else lexicographically. Missing values (`?` or an empty field) read as `NaN`.
+//! a column is numeric when all its non-missing values are numbers, nominal with the
+//! values seen (sorted) when they are all text, or when at least 2 cells and 5% of them
+//! are text, or when [`ReadOptions::nominal`] names it; a column of numbers with fewer
+//! text cells is an error naming the first (a typo, not a category). The classes are the
+//! target values seen, with one trailing `.` removed (UCI adult.test writes `>50K.`),
+//! sorted numerically when all are numbers, else lexicographically; NaN and infinity are
+//! not classes in a target column of numbers. Missing values (`?` or an empty field) read
+//! as `NaN`. A read that gives no feature column, or a target found by `auto` with a
+//! different value in every one of at least 20 rows, is an error (the file is likely not
+//! CSV, or the class is another column).
 
 use super::arff::{find_name, resolve_column};
 use super::fields::{Fields, Quoting};
 use super::lines::{DataLines, LineReader};
 use super::nominal::{ClassIndex, ValueIndex, sort_values};
-use super::number::{is_missing, is_number, number_reason, parse_number};
-use super::options::{Header, ReadOptions, Target};
+use super::number::{Cell, classify, is_missing, is_number, number_reason, parse_number};
+use super::options::{Format, Header, ReadOptions, Target};
+use super::sniff;
 use super::{ReadError, excerpt};
 use flowboost_operators::data::{
     Attribute, Example, Features, Label, MAX_DIM, MAX_LABELS, MAX_NOMINAL_VALUES, Schema, Task,
     nominal_limit_error,
 };
-use rustc_hash::FxHashSet;
+use rustc_hash::{FxHashMap, FxHashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// While a column looks numeric, the scan keeps at most this many distinct values.
 const NUMERIC_VALUES_KEPT: usize = 1024;
+
+/// A column of numbers and text is nominal when its text cells are at least this many...
+const MIXED_MIN_TEXT_CELLS: u64 = 2;
+
+/// ... and at least 1 in this many of its non-missing cells (5%); else the text cells are
+/// taken for mistakes and the first one is an error (see [`ColumnScan::mixed_error`]).
+const MIXED_MIN_TEXT_SHARE: u64 = 20;
+
+/// A target column found by [`Target::Auto`] whose rows all hold different values, at
+/// least this many, is an error (a regression target, an id, or a file that is not CSV),
+/// not one class per row; a target the caller names is taken as it is.
+const DISTINCT_TARGET_ROWS: u64 = 20;
+
+/// Where a cell is: the index of the file among those opened, the line, and the cell's
+/// text (as an error quotes it).
+type CellAt = (usize, u64, String);
+
+/// Keeps in `slot` the earlier (by file, then line) of its cell and `(file, line, v)`.
+fn keep_first(slot: &mut Option<CellAt>, file: usize, line: u64, v: &str) {
+    if slot
+        .as_ref()
+        .is_none_or(|(f, l, _)| (file, line) < (*f, *l))
+    {
+        *slot = Some((file, line, excerpt(v)));
+    }
+}
 
 /// Whether a line carries no record: blank, or a UCI comment line starting with `|`.
 fn is_comment(text: &str) -> bool {
@@ -129,6 +162,13 @@ struct ColumnScan {
     crossed: Option<(PathBuf, u64)>,
     /// It held more than [`MAX_LABELS`] distinct text values (they are no longer kept).
     too_many: bool,
+    /// Its non-missing cells: finite numbers, NaN or infinities, and text.
+    finite: u64,
+    non_finite: u64,
+    texts: u64,
+    /// The first text cell, and the first NaN or infinity.
+    first_text: Option<CellAt>,
+    first_non_finite: Option<CellAt>,
 }
 
 impl ColumnScan {
@@ -161,6 +201,55 @@ impl ColumnScan {
 }
 
 impl ColumnScan {
+    /// Counts the non-missing cell `v` of kind `cell`, at `line` of file `file`, and
+    /// observes its value.
+    #[inline]
+    fn note(&mut self, v: &str, cell: Cell, file: usize, line: u64) {
+        match cell {
+            Cell::Finite => self.finite += 1,
+            Cell::NonFinite => {
+                self.non_finite += 1;
+                keep_first(&mut self.first_non_finite, file, line, v);
+            }
+            Cell::Text => {
+                self.texts += 1;
+                keep_first(&mut self.first_text, file, line, v);
+            }
+        }
+        self.observe(v, cell != Cell::Text);
+    }
+
+    /// The error of a feature column of numbers with a few text cells (fewer than
+    /// [`MIXED_MIN_TEXT_CELLS`], or under 1 in [`MIXED_MIN_TEXT_SHARE`] of its cells),
+    /// naming the first text cell; `None` when the column is all numbers, all text, or
+    /// nominal by the rule.
+    fn mixed_error(&self, files: &[PathBuf], name: &str, reference: &str) -> Option<ReadError> {
+        let numbers = self.finite + self.non_finite;
+        if self.texts == 0
+            || numbers == 0
+            || (self.texts >= MIXED_MIN_TEXT_CELLS
+                && self.texts * MIXED_MIN_TEXT_SHARE >= numbers + self.texts)
+        {
+            return None;
+        }
+        let (file, line, cell) = self.first_text.as_ref()?;
+        let others = if self.texts == 1 {
+            "the only non-number".to_string()
+        } else {
+            format!("one of {} non-numbers", self.texts)
+        };
+        Some(ReadError::at(
+            &files[*file],
+            *line,
+            format!(
+                "column `{}`: `{cell}` is not a number ({others} among {numbers} numbers): \
+                 fix the cell, write `?` or nothing for a missing value, or read the column as \
+                 nominal with --nominal '{reference}'",
+                excerpt(name)
+            ),
+        ))
+    }
+
     #[inline]
     fn observe(&mut self, v: &str, number: bool) {
         if !number && !self.text {
@@ -267,7 +356,7 @@ pub(crate) fn open(
     let mut ncols = 0usize;
     let mut header_names: Option<(Vec<String>, &PathBuf)> = None;
     let mut layouts = Vec::with_capacity(files.len());
-    for path in files {
+    for (file_index, path) in files.iter().enumerate() {
         // The first row decides the delimiter (and the column count, for the first file).
         let mut reader = LineReader::open_with(path, options.max_line())?;
         let (first_line, first_text) = loop {
@@ -333,16 +422,12 @@ pub(crate) fn open(
                     continue;
                 }
                 let column = &mut columns[i];
-                let number = if !column.text || rest_numeric[i] {
-                    is_number(v)
-                } else {
-                    false
-                };
+                let cell = classify(v);
                 rest_any[i] = true;
-                if !number {
+                if cell == Cell::Text {
                     rest_numeric[i] = false;
                 }
-                column.observe(v, number);
+                column.note(v, cell, file_index, line);
                 column.check_limit(path, line);
             }
             Ok(())
@@ -365,7 +450,12 @@ pub(crate) fn open(
         };
         if is_header {
             match &header_names {
-                None => header_names = Some((first, path)),
+                None => {
+                    if let Some(reason) = duplicate_name(&first) {
+                        return Err(ReadError::at(path, first_line, reason));
+                    }
+                    header_names = Some((first, path));
+                }
                 Some((names, from)) if *names != first => {
                     return Err(ReadError::at(
                         path,
@@ -379,7 +469,7 @@ pub(crate) fn open(
             records += 1;
             for (i, v) in first.iter().enumerate() {
                 if !is_missing(v) {
-                    columns[i].observe(v, is_number(v));
+                    columns[i].note(v, classify(v), file_index, first_line);
                     columns[i].check_limit(path, first_line);
                 }
             }
@@ -454,6 +544,61 @@ pub(crate) fn open(
             ));
         }
         ignored[i] = true;
+    }
+    // How a feature column is read: `--nominal` columns as nominal whatever they hold;
+    // a column of numbers with a few text cells is an error naming the first one.
+    let column_reference = |i: usize| match &header {
+        Some(h) if !h[i].is_empty() => h[i].clone(),
+        _ => (i + 1).to_string(),
+    };
+    let mut nominal = vec![false; ncols];
+    for entry in &options.nominal {
+        let i = match &header {
+            Some(h) => resolve_column(h, entry),
+            None => match entry.trim().parse::<usize>() {
+                Ok(k) if (1..=ncols).contains(&k) => Some(k - 1),
+                _ => None,
+            },
+        }
+        .ok_or_else(|| {
+            ReadError::file(
+                first_path,
+                format!("nominal: no column `{}`", excerpt(entry)),
+            )
+        })?;
+        if i == target {
+            return Err(ReadError::file(
+                first_path,
+                format!(
+                    "nominal: `{}` is the target column (its values are classes already)",
+                    excerpt(entry)
+                ),
+            ));
+        }
+        nominal[i] = true;
+        columns[i].text = true;
+    }
+    for i in 0..ncols {
+        if i == target || ignored[i] || nominal[i] {
+            continue;
+        }
+        if let Some(e) = columns[i].mixed_error(files, &names[i], &column_reference(i)) {
+            return Err(e);
+        }
+    }
+    // The target: NaN and infinity are not classes where the other values are numbers.
+    if columns[target].finite > 0
+        && let Some((file, line, cell)) = &columns[target].first_non_finite
+    {
+        return Err(ReadError::at(
+            &files[*file],
+            *line,
+            format!(
+                "the target column `{}`: `{cell}` is not a class (NaN and infinity are not \
+                 classes; write `?` or nothing for an unlabeled row)",
+                excerpt(&names[target])
+            ),
+        ));
     }
 
     // A second pass for columns whose values were not all kept.
@@ -540,10 +685,43 @@ pub(crate) fn open(
             }
         }
     }
+    if attributes.is_empty() {
+        return Err(ReadError::file(
+            first_path,
+            if ncols == 1 {
+                format!(
+                    "one column per row, so no feature: this does not look like CSV{}",
+                    looks_like(first_path, options.max_line())
+                )
+            } else {
+                "no feature column left (every column but the target is ignored)".to_string()
+            },
+        ));
+    }
     if class_names.is_empty() {
         return Err(ReadError::file(
             first_path,
             format!("the target column `{}` has no values", names[target]),
+        ));
+    }
+    let labeled = columns[target].finite + columns[target].non_finite + columns[target].texts;
+    if options.target == Target::Auto
+        && labeled >= DISTINCT_TARGET_ROWS
+        && class_names.len() as u64 == labeled
+    {
+        return Err(ReadError::file(
+            first_path,
+            format!(
+                "the target column `{}` holds a different value in each of its {labeled} rows: \
+                 not classes (a regression target? an id?); choose the class column with \
+                 --target{}",
+                excerpt(&names[target]),
+                if ncols <= 2 {
+                    looks_like(first_path, options.max_line())
+                } else {
+                    String::new()
+                }
+            ),
         ));
     }
     let task = if class_names.len() == 2 {
@@ -565,6 +743,37 @@ pub(crate) fn open(
         task,
     };
     Ok((schema, Arc::new(plan)))
+}
+
+/// What a file that does not read well as CSV looks like, as a hint to add to an error:
+/// `" (it looks like LIBSVM: --format libsvm, or auto)"`, or a word on delimiters.
+fn looks_like(path: &Path, max_line: usize) -> String {
+    match sniff::detect_content(path, max_line) {
+        Ok(format @ (Format::Libsvm | Format::Arff)) => {
+            format!(" (it looks like {format}: --format {format}, or auto)")
+        }
+        _ => " (CSV fields are separated by commas, tabs or semicolons)".to_string(),
+    }
+}
+
+/// The reason of a header row that names a column twice, if it does (empty names aside:
+/// those columns are named by their index).
+fn duplicate_name(names: &[String]) -> Option<String> {
+    let mut seen: FxHashMap<&str, usize> = FxHashMap::default();
+    for (i, name) in names.iter().enumerate() {
+        if name.is_empty() {
+            continue;
+        }
+        if let Some(first) = seen.insert(name, i) {
+            return Some(format!(
+                "the header names column `{}` twice (columns {} and {}): header names must differ",
+                excerpt(name),
+                first + 1,
+                i + 1
+            ));
+        }
+    }
+    None
 }
 
 impl CsvPlan {
@@ -712,5 +921,149 @@ mod tests {
         assert_eq!(detect_delimiter("a;b;c,5"), b';');
         assert_eq!(detect_delimiter("39, State-gov"), b',');
         assert_eq!(detect_delimiter("one"), b',');
+    }
+
+    fn open_text(content: &str, options: &ReadOptions) -> Result<Schema, ReadError> {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("t.csv");
+        std::fs::write(&p, content).unwrap();
+        open(std::slice::from_ref(&p), options).map(|(schema, _)| schema)
+    }
+
+    /// A header, then `rows` rows of a numeric column `n`, a text column and a class.
+    fn numeric_file(rows: usize, odd: &[(usize, &str)]) -> String {
+        let mut text = "n,word,y\n".to_string();
+        for r in 0..rows {
+            let n = odd
+                .iter()
+                .find(|(at, _)| *at == r)
+                .map_or_else(|| (r % 7).to_string(), |(_, v)| v.to_string());
+            text.push_str(&format!("{n},w{},{}\n", r % 3, r % 2));
+        }
+        text
+    }
+
+    #[test]
+    fn a_few_text_cells_in_a_numeric_column_are_an_error() {
+        let options = ReadOptions::default();
+        for odd in ["0x1F", "1_000", "é", "\0", "ten"] {
+            let e = open_text(&numeric_file(50, &[(10, odd)]), &options).unwrap_err();
+            // Line 1 is the header: row 10 is line 12.
+            assert_eq!(e.line, Some(12), "{odd:?}: {e}");
+            assert!(e.reason.contains("column `n`"), "{}", e.reason);
+            assert!(e.reason.contains("is not a number"), "{}", e.reason);
+            assert!(e.reason.contains("--nominal 'n'"), "{}", e.reason);
+        }
+        // Two cells among 50 (4%): still an error, naming the first.
+        let e = open_text(&numeric_file(50, &[(30, "b"), (20, "a")]), &options).unwrap_err();
+        assert_eq!(e.line, Some(22));
+        assert!(e.reason.contains("`a` is not a number"), "{}", e.reason);
+        // Said nominal: read as nominal, numbers and text alike.
+        let nominal = ReadOptions {
+            nominal: vec!["n".into()],
+            ..ReadOptions::default()
+        };
+        let schema = open_text(&numeric_file(50, &[(10, "0x1F")]), &nominal).unwrap();
+        assert_eq!(schema.attributes[0].cardinality(), Some(8));
+        // An unknown column, or the target, cannot be said nominal.
+        for (entry, reason) in [("zz", "no column `zz`"), ("y", "is the target")] {
+            let options = ReadOptions {
+                nominal: vec![entry.into()],
+                ..ReadOptions::default()
+            };
+            let e = open_text(&numeric_file(50, &[]), &options).unwrap_err();
+            assert!(e.reason.contains(reason), "{}", e.reason);
+        }
+    }
+
+    #[test]
+    fn a_column_of_numbers_and_repeated_words_is_nominal() {
+        // UCI car's doors and persons: 2, 3, 4, 5more; 2, 4, more.
+        let mut text = String::new();
+        for r in 0..40 {
+            let doors = ["2", "3", "4", "5more"][r % 4];
+            let persons = ["2", "4", "more"][r % 3];
+            text.push_str(&format!("{doors},{persons},{}\n", ["acc", "unacc"][r % 2]));
+        }
+        let schema = open_text(&text, &ReadOptions::default()).unwrap();
+        assert_eq!(schema.attributes[0].cardinality(), Some(4));
+        assert_eq!(schema.attributes[1].cardinality(), Some(3));
+        // A column of numbers, NaN included, stays numeric (NaN is an error per row).
+        let schema = open_text(&numeric_file(30, &[(5, "nan")]), &ReadOptions::default()).unwrap();
+        assert_eq!(schema.attributes[0].cardinality(), None);
+    }
+
+    #[test]
+    fn nan_and_infinity_are_not_classes_of_a_numeric_target() {
+        let e = open_text("a,b\n1,1\n2,0\n3,nan\n4,inf\n", &ReadOptions::default()).unwrap_err();
+        assert_eq!(e.line, Some(4));
+        assert!(e.reason.contains("`nan` is not a class"), "{}", e.reason);
+        // Missing classes are unlabeled rows.
+        let schema = open_text("a,b\n1,1\n2,0\n3,?\n4,\n", &ReadOptions::default()).unwrap();
+        assert_eq!(schema.labels, ["0", "1"]);
+    }
+
+    #[test]
+    fn one_column_or_one_class_per_row_is_not_csv() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("a9a");
+        let mut text = String::new();
+        for r in 0..30 {
+            text.push_str(&format!("{} 3:1 {}:1\n", ["-1", "+1"][r % 2], 10 + r));
+        }
+        std::fs::write(&p, text).unwrap();
+        let options = ReadOptions {
+            format: Format::Csv,
+            ..ReadOptions::default()
+        };
+        let e = open(std::slice::from_ref(&p), &options).unwrap_err();
+        assert!(e.reason.contains("does not look like CSV"), "{}", e.reason);
+        assert!(e.reason.contains("--format libsvm"), "{}", e.reason);
+        // A distinct value in every row of the target: not classes.
+        let mut text = "x,y\n".to_string();
+        for r in 0..25 {
+            text.push_str(&format!("{},{}.5\n", r % 4, r));
+        }
+        let e = open_text(&text, &ReadOptions::default()).unwrap_err();
+        assert!(
+            e.reason.contains("different value in each of its 25 rows"),
+            "{}",
+            e.reason
+        );
+        // Named, the target is taken as it is.
+        let named = ReadOptions {
+            target: Target::Name("y".into()),
+            ..ReadOptions::default()
+        };
+        assert_eq!(open_text(&text, &named).unwrap().labels.len(), 25);
+        // Every feature column ignored.
+        let options = ReadOptions {
+            ignore: vec!["x".into()],
+            ..ReadOptions::default()
+        };
+        let e = open_text("x,y\n1,a\n2,b\n", &options).unwrap_err();
+        assert!(e.reason.contains("no feature column left"), "{}", e.reason);
+    }
+
+    #[test]
+    fn a_header_naming_a_column_twice_is_an_error() {
+        let e = open_text("a,b,a,y\n1,2,3,x\n4,5,6,z\n", &ReadOptions::default()).unwrap_err();
+        assert_eq!(e.line, Some(1));
+        assert!(
+            e.reason.contains("`a` twice (columns 1 and 3)"),
+            "{}",
+            e.reason
+        );
+        // Empty names are not duplicates: those columns are named by index.
+        assert!(
+            open_text(
+                ",,y\n1,2,x\n3,4,z\n",
+                &ReadOptions {
+                    header: Header::Yes,
+                    ..ReadOptions::default()
+                }
+            )
+            .is_ok()
+        );
     }
 }

@@ -55,6 +55,20 @@ fn label_ids(label: &str, mut f: impl FnMut(u32) -> Result<(), String>) -> Resul
     Ok(())
 }
 
+/// A single-label class label as a number: an integer (`+1`, `-1`, `0`, `2`, `3.0`); a
+/// fraction such as `1.5` is an error, not one more class.
+#[inline]
+fn class_label(label: &str) -> Result<f64, String> {
+    let x = parse_number(label).map_err(|e| number_reason(e, label, "the label"))?;
+    if x.fract() != 0.0 {
+        return Err(format!(
+            "label `{}` is not an integer: LIBSVM class labels are integers (+1/-1, or 0, 1, 2, ...)",
+            excerpt(label)
+        ));
+    }
+    Ok(x + 0.0)
+}
+
 /// Parses the `idx:val` tokens of a line and calls `f(index, value)` (1-based index).
 #[inline]
 fn features(rest: &str, mut f: impl FnMut(u32, f64) -> Result<(), String>) -> Result<(), String> {
@@ -154,6 +168,12 @@ pub(crate) fn open(
             "a MULAN XML label file goes with ARFF files only",
         ));
     }
+    if !options.nominal.is_empty() {
+        return Err(ReadError::file(
+            first,
+            "nominal columns are for CSV files (LIBSVM features are numbers)",
+        ));
+    }
     let mut dim = 0u32;
     let mut classes: FxHashMap<u64, String> = FxHashMap::default();
     let mut multilabel = options.labels.is_some();
@@ -226,12 +246,10 @@ pub(crate) fn open(
                 multilabel = true;
                 max_id = max_id.max(largest);
             } else {
-                let x = match parse_number(label) {
+                let x = match class_label(label) {
                     Ok(x) => x,
-                    Err(e) => {
-                        first_bad.get_or_insert_with(|| {
-                            ReadError::at(path, line.number, number_reason(e, label, "the label"))
-                        });
+                    Err(reason) => {
+                        first_bad.get_or_insert_with(|| ReadError::at(path, line.number, reason));
                         continue;
                     }
                 };
@@ -364,8 +382,7 @@ impl LibsvmPlan {
                 Label::set(ids)
             }
             None => {
-                let x =
-                    parse_number(label).map_err(|e| number_reason(e, label, "the label"))? + 0.0;
+                let x = class_label(label)?;
                 let class = self
                     .classes
                     .binary_search_by(|c| c.total_cmp(&x))
@@ -427,6 +444,34 @@ mod tests {
         assert_eq!(split("3:0.5 4:1"), Some(("", "3:0.5 4:1")));
         assert_eq!(split("  # only a comment"), None);
         assert_eq!(split(""), None);
+    }
+
+    #[test]
+    fn class_labels_are_integers() {
+        assert_eq!(class_label("+1"), Ok(1.0));
+        assert_eq!(class_label("-1"), Ok(-1.0));
+        assert_eq!(class_label("3.0"), Ok(3.0));
+        assert_eq!(class_label("-0").map(f64::to_bits), Ok(0f64.to_bits()));
+        let e = class_label("1.5").unwrap_err();
+        assert!(e.contains("`1.5` is not an integer"), "{e}");
+        assert!(class_label("nan").unwrap_err().contains("NaN"));
+    }
+
+    #[test]
+    fn a_fractional_label_is_an_error_naming_its_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("a.svm");
+        std::fs::write(&p, "1 1:1\n-1 2:1\n1.5 1:1\n-1 2:1\n").unwrap();
+        let (schema, plan) = open(std::slice::from_ref(&p), &ReadOptions::default()).unwrap();
+        assert_eq!(schema.labels, ["-1", "1"]);
+        let rows: Vec<_> = LibsvmRows::new(plan, &p).unwrap().collect();
+        let e = rows[2].as_ref().unwrap_err();
+        assert_eq!(e.line, Some(3));
+        assert!(e.reason.contains("not an integer"), "{}", e.reason);
+        // Only fractions: no class, and the error names the first bad line.
+        std::fs::write(&p, "0.5 1:1\n1.5 2:1\n").unwrap();
+        let e = open(std::slice::from_ref(&p), &ReadOptions::default()).unwrap_err();
+        assert_eq!(e.line, Some(1));
     }
 
     #[test]

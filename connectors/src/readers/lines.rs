@@ -23,8 +23,8 @@ enum Bounded {
     End,
     /// A line (in the buffer).
     Line,
-    /// A line of this many bytes, over the limit (not kept).
-    TooLong(usize),
+    /// A line over the limit: reading stopped inside it (or at its end), nothing kept.
+    TooLong,
 }
 
 /// One line of text: its 1-based number and its content, without the line ending.
@@ -54,7 +54,8 @@ impl LineReader {
     }
 
     /// Opens `path`; a line longer than `max_line` bytes (without its line ending) is an
-    /// error naming the line (its bytes are skipped, not kept).
+    /// error naming the line, and the last thing read: the reader stops as soon as the
+    /// line passes the limit (nothing of it is kept), so an endless line ends too.
     pub(crate) fn open_with(path: &Path, max_line: usize) -> Result<Self, ReadError> {
         let file = File::open(path).map_err(|e| {
             let reason = match e.kind() {
@@ -96,18 +97,19 @@ impl LineReader {
         self.number
     }
 
-    /// Whether reading stopped on an I/O or decompression error (after which every call
-    /// of [`next_line`](Self::next_line) returns `Ok(None)`).
+    /// Whether reading stopped on an I/O or decompression error or on a line over the
+    /// limit (after which every call of [`next_line`](Self::next_line) returns `Ok(None)`).
     pub(crate) fn failed(&self) -> bool {
         self.failed
     }
 
     /// Reads the next line into `buf` (with its `\n`), keeping at most `max_line` bytes
-    /// (plus the line ending): a longer line is read to its end without being kept.
+    /// (plus the line ending). A longer line stops the reading as soon as it passes the
+    /// limit, whatever follows: an endless line (`/dev/zero`, a pipe) is refused after
+    /// `max_line + 2` bytes, not read to an end that never comes.
     fn read_bounded(&mut self) -> std::io::Result<Bounded> {
         // The line ending (`\r\n`) may come on top of the limit.
         let keep = self.max_line.saturating_add(2);
-        let mut total = 0usize;
         let mut any = false;
         loop {
             let available = match self.reader.fill_buf() {
@@ -124,10 +126,12 @@ impl LineReader {
                 None => (available, false),
             };
             let n = chunk.len();
-            total = total.saturating_add(n);
-            if total <= keep {
-                self.buf.extend_from_slice(chunk);
+            if self.buf.len().saturating_add(n) > keep {
+                self.reader.consume(n);
+                self.buf.clear();
+                return Ok(Bounded::TooLong);
             }
+            self.buf.extend_from_slice(chunk);
             self.reader.consume(n);
             if done {
                 break;
@@ -136,14 +140,9 @@ impl LineReader {
         if !any {
             return Ok(Bounded::End);
         }
-        if total > keep || self.content_len() > self.max_line {
-            let len = if total > keep {
-                total
-            } else {
-                self.content_len()
-            };
+        if self.content_len() > self.max_line {
             self.buf.clear();
-            return Ok(Bounded::TooLong(len));
+            return Ok(Bounded::TooLong);
         }
         Ok(Bounded::Line)
     }
@@ -161,7 +160,7 @@ impl LineReader {
     }
 
     /// The next line, `Ok(None)` at the end. A line that is not UTF-8 is an error, and
-    /// reading may go on after it; an I/O error ends the reading.
+    /// reading may go on after it; an I/O error or a line over the limit ends the reading.
     pub(crate) fn next_line(&mut self) -> Result<Option<Line<'_>>, ReadError> {
         if self.failed {
             return Ok(None);
@@ -170,13 +169,16 @@ impl LineReader {
         match self.read_bounded() {
             Ok(Bounded::End) => return Ok(None),
             Ok(Bounded::Line) => {}
-            Ok(Bounded::TooLong(len)) => {
+            Ok(Bounded::TooLong) => {
+                // Where the next line starts is not known without reading the rest of
+                // this one, which may never end: the reading stops here.
                 self.number += 1;
+                self.failed = true;
                 return Err(ReadError::at(
                     &self.path,
                     self.number,
                     format!(
-                        "line of {len} bytes, longer than the limit of {} bytes (raise it with --max-line-bytes)",
+                        "line longer than the limit of {} bytes (raise it with --max-line-bytes); the file is not read further",
                         self.max_line
                     ),
                 ));
@@ -331,19 +333,60 @@ mod tests {
     }
 
     #[test]
-    fn a_line_over_the_limit_is_an_error_and_reading_goes_on() {
+    fn a_line_over_the_limit_is_an_error_that_ends_the_reading() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("a.txt");
         let long = "x".repeat(100_000);
-        std::fs::write(&p, format!("ok\n{long}\r\n12345\nok2")).unwrap();
+        std::fs::write(&p, format!("ok\n12345\r\n{long}\r\nok2")).unwrap();
         let mut r = LineReader::open_with(&p, 5).unwrap();
         assert_eq!(r.next_line().unwrap().unwrap().text, "ok");
-        let e = r.next_line().err().unwrap();
-        assert_eq!(e.line, Some(2));
-        assert!(e.reason.contains("100002 bytes"), "{}", e.reason);
-        assert!(e.reason.contains("--max-line-bytes"), "{}", e.reason);
+        // Exactly at the limit (with a CRLF on top): kept.
         assert_eq!(r.next_line().unwrap().unwrap().text, "12345");
-        assert_eq!(r.next_line().unwrap().unwrap().text, "ok2");
+        let e = r.next_line().err().unwrap();
+        assert_eq!(e.line, Some(3));
+        assert!(e.reason.contains("limit of 5 bytes"), "{}", e.reason);
+        assert!(e.reason.contains("--max-line-bytes"), "{}", e.reason);
+        assert!(r.failed());
+        assert!(r.next_line().unwrap().is_none());
+        // One byte over, the line ending in the same buffer: refused too.
+        std::fs::write(&p, "123456\nok\n").unwrap();
+        let mut r = LineReader::open_with(&p, 5).unwrap();
+        assert_eq!(r.next_line().err().unwrap().line, Some(1));
+    }
+
+    #[test]
+    fn an_endless_line_is_refused_after_the_limit() {
+        // /dev/zero never ends and has no line ending: the reader stops at the limit.
+        let path = Path::new("/dev/zero");
+        if !path.exists() {
+            return;
+        }
+        let mut r = LineReader::open_with(path, 1 << 20).unwrap();
+        let e = r.next_line().err().unwrap();
+        assert_eq!(e.line, Some(1));
+        assert!(e.reason.contains("limit of 1048576 bytes"), "{}", e.reason);
+        assert!(r.next_line().unwrap().is_none());
+    }
+
+    #[test]
+    fn an_endless_gzip_line_is_refused_after_the_limit() {
+        // 64 MiB of one line compressed: refused after the limit, not inflated whole.
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("bomb.gz");
+        let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        let chunk = vec![b'1'; 1 << 20];
+        for _ in 0..64 {
+            enc.write_all(&chunk).unwrap();
+        }
+        std::fs::write(&p, enc.finish().unwrap()).unwrap();
+        let mut r = LineReader::open_with(&p, 1000).unwrap();
+        assert!(
+            r.next_line()
+                .err()
+                .unwrap()
+                .reason
+                .contains("limit of 1000")
+        );
         assert!(r.next_line().unwrap().is_none());
     }
 

@@ -3,7 +3,11 @@
 use super::{ReadError, excerpt};
 use quick_xml::XmlVersion;
 use quick_xml::events::Event;
+use std::io::Read;
 use std::path::Path;
+
+/// The largest MULAN XML label header read (64 MiB: 65,536 labels of names of up to 1 KB).
+const MAX_XML_BYTES: u64 = 64 << 20;
 
 /// One label named by a MULAN XML header.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -17,16 +21,28 @@ pub(crate) struct XmlLabel {
 /// Reads the label names of a MULAN XML header, in document order: every `<label>`
 /// element, nested ones too (hierarchical MULAN headers), any namespace.
 ///
-/// The header is small (one element per label), so it is read whole.
+/// The header is small (one element per label), so it is read whole, up to
+/// [`MAX_XML_BYTES`] (a larger file, `/dev/zero` or an endless pipe, is an error).
 pub(crate) fn read_labels(path: &Path) -> Result<Vec<XmlLabel>, ReadError> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        let reason = match e.kind() {
-            std::io::ErrorKind::NotFound => "file not found".to_string(),
-            std::io::ErrorKind::InvalidData => "not UTF-8 text".to_string(),
-            _ => format!("cannot read: {e}"),
-        };
-        ReadError::file(path, reason)
-    })?;
+    let reason = |e: std::io::Error| match e.kind() {
+        std::io::ErrorKind::NotFound => "file not found".to_string(),
+        _ => format!("cannot read: {e}"),
+    };
+    let file = std::fs::File::open(path).map_err(|e| ReadError::file(path, reason(e)))?;
+    let mut bytes = Vec::new();
+    file.take(MAX_XML_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| ReadError::file(path, reason(e)))?;
+    if bytes.len() as u64 > MAX_XML_BYTES {
+        return Err(ReadError::file(
+            path,
+            format!(
+                "larger than {} MiB: not a MULAN XML label header (one short element per label)",
+                MAX_XML_BYTES >> 20
+            ),
+        ));
+    }
+    let text = String::from_utf8(bytes).map_err(|_| ReadError::file(path, "not UTF-8 text"))?;
     let line_at = |offset: u64| -> u64 {
         let end = (offset as usize).min(text.len());
         1 + text.as_bytes()[..end]
@@ -99,6 +115,15 @@ mod tests {
         let names: Vec<&str> = labels.iter().map(|l| l.name.as_str()).collect();
         assert_eq!(names, ["Swainson's Thrush", "group", "leaf"]);
         assert_eq!(labels.iter().map(|l| l.line).collect::<Vec<_>>(), [3, 4, 5]);
+    }
+
+    #[test]
+    fn an_endless_file_is_refused() {
+        let path = Path::new("/dev/zero");
+        if path.exists() {
+            let e = read_labels(path).unwrap_err();
+            assert!(e.reason.contains("larger than 64 MiB"), "{}", e.reason);
+        }
     }
 
     #[test]

@@ -70,7 +70,37 @@ pub(crate) fn parse_number(s: &str) -> Result<f64, NumberError> {
 /// Whether a field parses as a number, `NaN` and infinities included.
 #[inline]
 pub(crate) fn is_number(s: &str) -> bool {
-    parse_plain_decimal(s.as_bytes()).is_some() || s.parse::<f64>().is_ok()
+    classify(s) != Cell::Text
+}
+
+/// What a (trimmed, non-missing) field holds, for type inference.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Cell {
+    /// A finite number.
+    Finite,
+    /// `NaN`, an infinity, or a number that overflows `f64`.
+    NonFinite,
+    /// Anything else (`0x1F`, `1_000`, `é`, a word).
+    Text,
+}
+
+/// Classifies a field: a finite number, NaN or infinity, or text. Text that cannot start a
+/// number (a letter other than `i`, `n`, `I`, `N`) is told apart by its first byte, without
+/// a parse.
+#[inline]
+pub(crate) fn classify(s: &str) -> Cell {
+    if parse_plain_decimal(s.as_bytes()).is_some() {
+        return Cell::Finite;
+    }
+    match s.as_bytes().first() {
+        Some(b'0'..=b'9' | b'+' | b'-' | b'.' | b'i' | b'I' | b'n' | b'N') => {}
+        _ => return Cell::Text,
+    }
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() => Cell::Finite,
+        Ok(_) => Cell::NonFinite,
+        Err(_) => Cell::Text,
+    }
 }
 
 /// Whether a (trimmed) field stands for a missing value: `?` or nothing.
@@ -110,6 +140,21 @@ mod tests {
         assert_eq!(parse_number("."), Err(NumberError::Invalid));
         assert_eq!(parse_number("1.2.3"), Err(NumberError::Invalid));
         assert_eq!(parse_number("--1"), Err(NumberError::Invalid));
+    }
+
+    #[test]
+    fn classifies_cells() {
+        for v in ["1", "-2.5", "1e3", "+.5", "007"] {
+            assert_eq!(classify(v), Cell::Finite, "{v}");
+        }
+        for v in ["nan", "NaN", "-inf", "Infinity", "1e999"] {
+            assert_eq!(classify(v), Cell::NonFinite, "{v}");
+        }
+        for v in [
+            "0x1F", "1_000", "é", "\0", "5more", "more", "e5", "-", "1.2.3",
+        ] {
+            assert_eq!(classify(v), Cell::Text, "{v:?}");
+        }
     }
 
     #[test]

@@ -113,6 +113,12 @@ pub struct ReadOptions {
     /// CSV and ARFF: columns to drop, by header name or attribute name, or by 1-based
     /// column number (a name match wins over a number). Not supported for LIBSVM.
     pub ignore: Vec<String>,
+    /// CSV: columns to read as nominal whatever they hold (by header name or 1-based
+    /// number), e.g. codes that look like numbers. Without it a column is numeric when its
+    /// non-missing cells are all numbers, nominal when they are all text or when at least
+    /// 2 cells and 5% of them are text; a column of numbers with fewer text cells is an
+    /// error naming the first one.
+    pub nominal: Vec<String>,
     /// The longest line, in bytes, without its line ending (`None`: 16 MiB,
     /// [`DEFAULT_MAX_LINE_BYTES`]); a longer line is an error naming the file and line.
     pub max_line_bytes: Option<usize>,

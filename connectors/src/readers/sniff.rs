@@ -43,7 +43,17 @@ fn format_of_extension(ext: &str) -> Option<Format> {
 ///   another line is not a LIBSVM line: an error naming that line and why (a LIBSVM file
 ///   with a bad line is never read as CSV silently); no line has one: CSV.
 pub(crate) fn detect(path: &Path, max_line: usize) -> Result<Format, ReadError> {
-    let ext = extension(path);
+    detect_with(path, max_line, format_of_extension(&extension(path)))
+}
+
+/// The format the content of `path` looks like, its extension aside (for a hint in an
+/// error about a file read as another format).
+pub(crate) fn detect_content(path: &Path, max_line: usize) -> Result<Format, ReadError> {
+    detect_with(path, max_line, None)
+}
+
+/// [`detect`] with the format the extension names, if any.
+fn detect_with(path: &Path, max_line: usize, named: Option<Format>) -> Result<Format, ReadError> {
     let mut reader = LineReader::open_with(path, max_line)?;
     let mut seen = 0usize;
     // The first line with features, and the first line that is not LIBSVM (and why).
@@ -61,7 +71,7 @@ pub(crate) fn detect(path: &Path, max_line: usize) -> Result<Format, ReadError> 
         {
             continue;
         }
-        if seen == 0 && text.starts_with('@') && format_of_extension(&ext).is_none() {
+        if seen == 0 && text.starts_with('@') && named.is_none() {
             return Ok(Format::Arff);
         }
         seen += 1;
@@ -78,7 +88,7 @@ pub(crate) fn detect(path: &Path, max_line: usize) -> Result<Format, ReadError> 
     if seen == 0 {
         return Err(ReadError::file(path, "empty file: no data"));
     }
-    if let Some(format) = format_of_extension(&ext) {
+    if let Some(format) = named {
         return Ok(format);
     }
     match (libsvm_line, not_libsvm) {

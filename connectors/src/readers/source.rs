@@ -99,12 +99,25 @@ impl DataSource {
         schema
             .check_limits()
             .map_err(|reason| ReadError::file(first, reason))?;
-        Ok(DataSource {
+        let source = DataSource {
             files: files.to_vec(),
             format,
             schema,
             plan,
-        })
+        };
+        if source.schema.num_labels() < 2 {
+            // A bad line may be why (a class cell that did not read): it is named first.
+            for index in 0..files.len() {
+                if let Some(Err(e)) = source.examples(index)?.find(Result::is_err) {
+                    return Err(e);
+                }
+            }
+            return Err(ReadError::file(
+                first,
+                too_few_labels(&source.schema.labels, format),
+            ));
+        }
+        Ok(source)
     }
 
     /// The schema shared by all the files: attributes, labels and task.
@@ -157,6 +170,21 @@ impl DataSource {
     }
 }
 
+/// The error of a dataset of fewer than 2 labels (no stream can be learned from one).
+fn too_few_labels(labels: &[String], format: Format) -> String {
+    let found = match labels {
+        [] => "no label".to_string(),
+        [one] => format!("one label, `{}`", super::excerpt(one)),
+        _ => format!("{} labels", labels.len()),
+    };
+    let hint = match format {
+        Format::Csv | Format::Auto => " (is the target column the right one? --target)",
+        Format::Arff => " (the class attribute declares one value)",
+        Format::Libsvm => "",
+    };
+    format!("{found} in the data: a stream needs at least 2 labels{hint}")
+}
+
 /// The reader behind an [`Examples`] stream.
 enum Inner {
     Arff(ArffRows),
@@ -193,5 +221,37 @@ impl std::fmt::Debug for Examples {
         f.debug_struct("Examples")
             .field("format", &format)
             .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fewer_than_two_labels_is_an_error_naming_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        for (name, content, hint) in [
+            ("one.csv", "a,y\n1,x\n2,x\n", "--target"),
+            ("one.svm", "1 1:1\n1 2:1\n", "one label, `1`"),
+            (
+                "one.arff",
+                "@relation r\n@attribute a numeric\n@attribute c {x}\n@data\n1,x\n",
+                "declares one value",
+            ),
+        ] {
+            let p = dir.path().join(name);
+            std::fs::write(&p, content).unwrap();
+            let e =
+                DataSource::open(std::slice::from_ref(&p), &ReadOptions::default()).unwrap_err();
+            assert_eq!(e.path, p);
+            assert!(e.reason.contains("at least 2 labels"), "{e}");
+            assert!(e.reason.contains(hint), "{e}");
+        }
+        // A bad line is named rather than the label count it may have caused.
+        let p = dir.path().join("bad.csv");
+        std::fs::write(&p, "a,y\n1,x\n2,\"y\n").unwrap();
+        let e = DataSource::open(std::slice::from_ref(&p), &ReadOptions::default()).unwrap_err();
+        assert_eq!(e.line, Some(3), "{e}");
     }
 }
