@@ -164,9 +164,9 @@ pub struct ProduceArgs {
     )]
     pub max_backlog: u64,
     /// With --follow-group: delete the records the group has committed, on --topic and
-    /// --feedback-topic (Kafka's DeleteRecords, as a retention would), so a broker that
-    /// keeps every record in memory (the emulator of scripts/kafka.sh) stays small. The
-    /// records are gone for every other reader of the topics.
+    /// --feedback-topic (Kafka's DeleteRecords, as a retention would), so the broker's log
+    /// stays small on a long load test. The records are gone for every other reader of the
+    /// topics.
     #[arg(long, requires = "follow_group")]
     pub delete_committed: bool,
 }

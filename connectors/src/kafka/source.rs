@@ -449,8 +449,8 @@ impl PartitionedSource {
 
     /// Stops fetching every owned partition: for an idle source. A client fetches again as
     /// soon as a fetch comes back empty, relying on the broker to hold an empty fetch for
-    /// `fetch.wait.max.ms`; a broker that answers at once (the emulator of scripts/kafka.sh)
-    /// makes an idle client spin. Paused, the source hands out nothing; ask
+    /// `fetch.wait.max.ms` (as Apache Kafka does); a broker that answers at once makes an
+    /// idle client spin. Paused, the source hands out nothing; ask
     /// [`has_news`](Self::has_news) now and then and [`resume`](Self::resume).
     ///
     /// The partitions are unassigned (librdkafka's `pause` keeps the fetcher backed off for
