@@ -1,5 +1,6 @@
 //! flowboost beside other Kafka clients, on Apache Kafka: events written by confluent-kafka
-//! (Confluent's Python client) with each compression codec, predictions written by the job
+//! (Confluent's Python client) with each compression codec (and malformed records among
+//! them), predictions and dead letters written by the job
 //! with the same codec inside its transactions and read back by confluent-kafka with
 //! `read_committed`, and the job's committed offsets and transactions checked with Kafka's
 //! own tools (`ConsumerGroupCommand`, `TransactionsCommand`, `DumpLogSegments`, through
@@ -105,6 +106,7 @@ fn every_codec_of_a_foreign_producer_is_read_and_the_predictions_are_read_back_c
     for codec in ["none", "gzip", "snappy", "lz4", "zstd"] {
         let events = create(&b, &format!("fb-foreign-{codec}-events"), 2);
         let sink = create(&b, &format!("fb-foreign-{codec}-pred"), 1);
+        let dead = create(&b, &format!("fb-foreign-{codec}-dead"), 1);
         let group = unique_name("g");
         let dir = common::temp_dir(&unique_name("foreign"));
         let produced = foreign(
@@ -119,10 +121,13 @@ fn every_codec_of_a_foreign_producer_is_read_and_the_predictions_are_read_back_c
                 &n.to_string(),
                 "--compression",
                 codec,
+                "--malformed-every",
+                "50",
             ],
         );
+        let bad = n / 50;
         assert!(
-            produced.contains(&format!("\"produced\": {n}")),
+            produced.contains(&format!("\"produced\": {n}, \"malformed\": {bad}")),
             "{produced}"
         );
         // The job: transactional (a checkpoint folder), its producer compressing with the
@@ -135,12 +140,17 @@ fn every_codec_of_a_foreign_producer_is_read_and_the_predictions_are_read_back_c
             .opt("--algo", "adaboost-ol")
             .opt("--learners", 4)
             .opt("--exit-when-idle", 2)
+            .opt("--dead-letter", format!("kafka:{dead}"))
             .opt("--checkpoint-dir", dir.join("checkpoints").display())
             .opt("--kafka-set", format!("compression.type={codec}"))
             .summary();
         assert_eq!(summary["events_in"], n, "{codec}: {summary}");
         assert_eq!(summary["predictions"], n, "{codec}: {summary}");
-        assert_eq!(summary["dead_letters"], 0, "{codec}: {summary}");
+        assert_eq!(summary["dead_letters"], bad, "{codec}: {summary}");
+        let by = &summary["dead_letters_by_reason"];
+        for reason in ["unparseable", "unknown_label", "wrong_dimension"] {
+            assert!(by[reason].as_u64().unwrap_or(0) >= 2, "{codec}: {by}");
+        }
         // What the broker stored: the foreign producer's batches and the job's, each in
         // the codec asked for (transaction markers are never compressed).
         if let (Some(ev), Some(pred)) = (stored_codecs(&events), stored_codecs(&sink)) {
@@ -181,6 +191,34 @@ fn every_codec_of_a_foreign_producer_is_read_and_the_predictions_are_read_back_c
         }
         ids.sort_unstable();
         assert_eq!(ids, (0..n).collect::<Vec<_>>(), "{codec}: each id once");
+        // ... and the dead letters: each names its reason and carries the original bytes.
+        let dead_lines = foreign(
+            &py,
+            &[
+                "read",
+                "--brokers",
+                &b,
+                "--topic",
+                &dead,
+                "--expect",
+                &bad.to_string(),
+            ],
+        );
+        let mut dead_reasons = Vec::new();
+        for line in dead_lines.lines() {
+            let record: serde_json::Value = serde_json::from_str(line).unwrap();
+            let letter: serde_json::Value =
+                serde_json::from_str(record["value"].as_str().unwrap()).unwrap();
+            assert_eq!(letter["topic"], events.as_str(), "{letter}");
+            assert!(letter["payload_base64"].is_string(), "{letter}");
+            let reason = letter["reason"].as_str().unwrap();
+            dead_reasons.push(reason.split(':').next().unwrap().to_string());
+        }
+        assert_eq!(dead_reasons.len() as u64, bad, "{codec}: {dead_lines}");
+        assert!(
+            dead_reasons.iter().any(|r| r == "unknown_label"),
+            "{dead_reasons:?}"
+        );
         // Kafka's own tools: the group's committed offsets are the partitions' ends...
         let described = kafka_tool(
             "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand",

@@ -5,10 +5,13 @@ Used by tests/kafka_foreign_clients.rs to check that flowboost reads what other 
 write and that other clients read what flowboost writes.
 
     foreign_client.py produce --brokers B --topic T --events N --compression C [--seed S]
+                              [--malformed-every M]
         writes N binary JSON events (ids 0..N-1, 5 dense features, labels "neg"/"pos",
         deterministic in the seed) with the producer's compression C (none, gzip, snappy,
-        lz4, zstd), keyed by id, round-robin over the topic's partitions; prints
-        {"produced": N, "compression": C}.
+        lz4, zstd), keyed by id, round-robin over the topic's partitions, and after every
+        M-th event a malformed record (cycling through: not JSON, a label the schema does
+        not have, 4 features instead of 5); prints {"produced": N, "malformed": K,
+        "compression": C}.
 
     foreign_client.py read --brokers B --topic T --expect N [--timeout S]
         reads the topic from the start with isolation.level=read_committed (only committed
@@ -48,6 +51,12 @@ def produce(args):
     if meta.error is not None:
         raise SystemExit(f"topic {args.topic}: {meta.error}")
     partitions = sorted(meta.partitions)
+    malformed = [
+        b"{not json",
+        b'{"id": 1000000, "features": [0, 0, 0, 0, 0], "label": "maybe"}',
+        b'{"id": 1000001, "features": [0, 0, 0, 0], "label": "pos"}',
+    ]
+    bad = 0
     for i in range(args.events):
         x = [round(rng.uniform(-1.0, 1.0), 6) for _ in range(5)]
         label = "pos" if x[0] + 0.5 * x[1] - x[2] > 0 else "neg"
@@ -59,11 +68,19 @@ def produce(args):
             partition=partitions[i % len(partitions)],
             on_delivery=delivered,
         )
+        if args.malformed_every and (i + 1) % args.malformed_every == 0:
+            producer.produce(
+                args.topic,
+                value=malformed[bad % len(malformed)],
+                partition=partitions[i % len(partitions)],
+                on_delivery=delivered,
+            )
+            bad += 1
         producer.poll(0)
     left = producer.flush(60)
     if left or errors:
         raise SystemExit(f"{left} records undelivered, errors: {errors[:3]}")
-    print(json.dumps({"produced": args.events, "compression": args.compression}))
+    print(json.dumps({"produced": args.events, "malformed": bad, "compression": args.compression}))
 
 
 def read(args):
@@ -118,6 +135,7 @@ def main():
     pp.add_argument("--events", type=int, required=True)
     pp.add_argument("--compression", default="none")
     pp.add_argument("--seed", type=int, default=1)
+    pp.add_argument("--malformed-every", type=int, default=0)
     rp = sub.add_parser("read")
     rp.add_argument("--brokers", required=True)
     rp.add_argument("--topic", required=True)
