@@ -465,6 +465,17 @@ fn an_unreachable_broker_fails_within_seconds_naming_the_cause() {
         ),
         ("kafka produce", Cli::produce(&brokers, &topic)),
         ("kafka read", Cli::read(&brokers, &topic)),
+        (
+            "kafka create-topic",
+            Cli::new(&[
+                "kafka",
+                "create-topic",
+                "--brokers",
+                &brokers,
+                "--topic",
+                &topic,
+            ]),
+        ),
     ] {
         let stderr = fails_quickly(cli, what);
         let line = error_line(&stderr);
