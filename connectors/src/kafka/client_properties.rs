@@ -133,6 +133,14 @@ pub fn redacted_value<'a>(key: &str, value: &'a str) -> &'a str {
     if is_secret(key) { "[redacted]" } else { value }
 }
 
+/// `settings` as `Debug` shows them: each (key, value) with secrets' values redacted.
+pub(crate) fn redacted_settings(settings: &[(String, String)]) -> Vec<(&str, &str)> {
+    settings
+        .iter()
+        .map(|(k, v)| (k.as_str(), redacted_value(k, v)))
+        .collect()
+}
+
 /// `text` with each of `secrets` (those of at least 3 characters: shorter ones would
 /// garble the text, and are no secrets) replaced by `[redacted]`.
 pub fn redact_values(text: &str, secrets: &[String]) -> String {
@@ -317,14 +325,9 @@ pub struct ClientSettings {
 
 impl fmt::Debug for ClientSettings {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let settings: Vec<(&str, &str)> = self
-            .settings
-            .iter()
-            .map(|(k, v)| (k.as_str(), redacted_value(k, v)))
-            .collect();
         f.debug_struct("ClientSettings")
             .field("bootstrap_servers", &self.bootstrap_servers)
-            .field("settings", &settings)
+            .field("settings", &redacted_settings(&self.settings))
             .field("dropped", &self.dropped)
             .finish()
     }

@@ -1,6 +1,6 @@
 //! The connection settings shared by sources, sinks and the admin helper.
 
-use super::client_properties::{is_secret, redacted_value};
+use super::client_properties::{is_secret, redacted_settings};
 use rdkafka::ClientConfig;
 use std::fmt;
 use std::time::Duration;
@@ -77,14 +77,9 @@ impl KafkaConfig {
 
 impl fmt::Debug for KafkaConfig {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let settings: Vec<(&str, &str)> = self
-            .settings
-            .iter()
-            .map(|(k, v)| (k.as_str(), redacted_value(k, v)))
-            .collect();
         f.debug_struct("KafkaConfig")
             .field("brokers", &self.brokers)
-            .field("settings", &settings)
+            .field("settings", &redacted_settings(&self.settings))
             .field("timeout", &self.timeout)
             .finish()
     }
