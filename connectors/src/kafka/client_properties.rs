@@ -347,7 +347,41 @@ const DROPPED: &[&str] = &[
 pub fn translate(
     layers: impl IntoIterator<Item = Property>,
 ) -> Result<ClientSettings, PropertiesError> {
-    // The last setting of each key, in the order of first appearance.
+    let mut props = last_settings(layers)?;
+    let mut out = ClientSettings::default();
+    let mut extra: Vec<(String, String)> = Vec::new();
+    if let Some(p) = take(&mut props, "bootstrap.servers") {
+        out.bootstrap_servers = Some(p.value.trim().to_string()).filter(|v| !v.is_empty());
+    }
+    if let Some(p) = take(&mut props, "sasl.jaas.config") {
+        extra.extend(jaas(&p)?);
+    }
+    translate_truststore(&mut props, &mut extra)?;
+    translate_keystore(&mut props, &mut extra)?;
+    for p in props {
+        if DROPPED.contains(&p.key.as_str()) {
+            out.dropped.push((p.key, p.origin));
+            continue;
+        }
+        if p.key == "ssl.endpoint.identification.algorithm" && p.value.trim().is_empty() {
+            out.settings.push((p.key, "none".into()));
+            continue;
+        }
+        out.settings.push((p.key, p.value));
+    }
+    for (key, value) in extra {
+        match out.settings.iter_mut().find(|(k, _)| *k == key) {
+            Some(kv) => kv.1 = value,
+            None => out.settings.push((key, value)),
+        }
+    }
+    Ok(out)
+}
+
+/// The last setting of each key, in the order of first appearance.
+fn last_settings(
+    layers: impl IntoIterator<Item = Property>,
+) -> Result<Vec<Property>, PropertiesError> {
     let mut props: Vec<Property> = Vec::new();
     for p in layers {
         let key = p.key.trim().to_string();
@@ -359,22 +393,25 @@ pub fn translate(
             None => props.push(Property { key, ..p }),
         }
     }
-    let take = |props: &mut Vec<Property>, key: &str| -> Option<Property> {
-        let i = props.iter().position(|p| p.key == key)?;
-        Some(props.remove(i))
-    };
-    let mut out = ClientSettings::default();
-    let mut extra: Vec<(String, String)> = Vec::new();
-    if let Some(p) = take(&mut props, "bootstrap.servers") {
-        out.bootstrap_servers = Some(p.value.trim().to_string()).filter(|v| !v.is_empty());
-    }
-    if let Some(p) = take(&mut props, "sasl.jaas.config") {
-        extra.extend(jaas(&p)?);
-    }
+    Ok(props)
+}
+
+/// Removes and returns the property `key`.
+fn take(props: &mut Vec<Property>, key: &str) -> Option<Property> {
+    let i = props.iter().position(|p| p.key == key)?;
+    Some(props.remove(i))
+}
+
+/// The Java truststore keys: a PEM file becomes `ssl.ca.location`, inline certificates
+/// `ssl.ca.pem`; any other store type is an error saying how to export a PEM CA.
+fn translate_truststore(
+    props: &mut Vec<Property>,
+    extra: &mut Vec<(String, String)>,
+) -> Result<(), PropertiesError> {
     // Truststore: PEM -> ssl.ca.location; inline certificates -> ssl.ca.pem.
-    let truststore_type = take(&mut props, "ssl.truststore.type");
-    let truststore_password = take(&mut props, "ssl.truststore.password");
-    if let Some(p) = take(&mut props, "ssl.truststore.location") {
+    let truststore_type = take(props, "ssl.truststore.type");
+    let truststore_password = take(props, "ssl.truststore.password");
+    if let Some(p) = take(props, "ssl.truststore.location") {
         let kind = store_type(truststore_type.as_ref(), "JKS");
         match kind.as_str() {
             "PEM" => extra.push(("ssl.ca.location".into(), p.value.clone())),
@@ -401,18 +438,28 @@ pub fn translate(
             }
         }
     } else if let Some(t) = &truststore_password
-        && take_peek(&props, "ssl.truststore.certificates").is_none()
+        && take_peek(props, "ssl.truststore.certificates").is_none()
     {
         return Err(invalid(
             &t.origin,
             "ssl.truststore.password without ssl.truststore.location",
         ));
     }
-    if let Some(p) = take(&mut props, "ssl.truststore.certificates") {
+    if let Some(p) = take(props, "ssl.truststore.certificates") {
         extra.push(("ssl.ca.pem".into(), p.value));
     }
+    Ok(())
+}
+
+/// The Java keystore keys: PKCS12 is librdkafka's own `ssl.keystore.*`; a PEM file becomes
+/// the certificate and key files; the inline chain and key their `*.pem` settings; a JKS
+/// keystore is an error saying how to convert it.
+fn translate_keystore(
+    props: &mut Vec<Property>,
+    extra: &mut Vec<(String, String)>,
+) -> Result<(), PropertiesError> {
     // Keystore: PKCS12 is librdkafka's own ssl.keystore.*; PEM -> certificate + key files.
-    let keystore_type = take(&mut props, "ssl.keystore.type");
+    let keystore_type = take(props, "ssl.keystore.type");
     if let Some(p) = props
         .iter()
         .find(|p| p.key == "ssl.keystore.location")
@@ -422,10 +469,10 @@ pub fn translate(
         match kind.as_str() {
             "PKCS12" => {}
             "PEM" => {
-                take(&mut props, "ssl.keystore.location");
+                take(props, "ssl.keystore.location");
                 extra.push(("ssl.certificate.location".into(), p.value.clone()));
                 extra.push(("ssl.key.location".into(), p.value.clone()));
-                if let Some(pw) = take(&mut props, "ssl.keystore.password") {
+                if let Some(pw) = take(props, "ssl.keystore.password") {
                     extra.push(("ssl.key.password".into(), pw.value));
                 }
             }
@@ -445,30 +492,13 @@ pub fn translate(
             }
         }
     }
-    if let Some(p) = take(&mut props, "ssl.keystore.certificate.chain") {
+    if let Some(p) = take(props, "ssl.keystore.certificate.chain") {
         extra.push(("ssl.certificate.pem".into(), p.value));
     }
-    if let Some(p) = take(&mut props, "ssl.keystore.key") {
+    if let Some(p) = take(props, "ssl.keystore.key") {
         extra.push(("ssl.key.pem".into(), p.value));
     }
-    for p in props {
-        if DROPPED.contains(&p.key.as_str()) {
-            out.dropped.push((p.key, p.origin));
-            continue;
-        }
-        if p.key == "ssl.endpoint.identification.algorithm" && p.value.trim().is_empty() {
-            out.settings.push((p.key, "none".into()));
-            continue;
-        }
-        out.settings.push((p.key, p.value));
-    }
-    for (key, value) in extra {
-        match out.settings.iter_mut().find(|(k, _)| *k == key) {
-            Some(kv) => kv.1 = value,
-            None => out.settings.push((key, value)),
-        }
-    }
-    Ok(out)
+    Ok(())
 }
 
 fn take_peek<'a>(props: &'a [Property], key: &str) -> Option<&'a Property> {
