@@ -451,3 +451,70 @@ fn a_commit_thread_commits_in_order_and_reports_failures() {
     // The offsets of the last accepted commit stand.
     assert_eq!(committer.committed(&[(&input, 0)]).unwrap(), vec![Some(5)]);
 }
+
+/// A crash between adding offsets to a transaction and committing it leaves them pending:
+/// a `read_committed` reader of the group's offsets (a restarted job choosing its
+/// checkpoint) waits for them until the transaction times out. `KafkaSink::fence`, with
+/// the crashed producer's id, aborts the transaction at once: the offsets are final
+/// again (here: none, as nothing was committed before).
+#[test]
+fn fencing_aborts_offsets_a_crash_left_pending_in_a_transaction() {
+    use rdkafka::ClientConfig;
+    use rdkafka::consumer::{BaseConsumer, Consumer};
+    use rdkafka::producer::{BaseProducer, Producer};
+    use rdkafka::topic_partition_list::{Offset, TopicPartitionList};
+
+    let config = config();
+    let input = topic(&config, "fb-fence-in", 1);
+    let group = unique_name("fb-fence-group");
+    let id = unique_name("fb-fence-id");
+    // The crashed incarnation: offsets added to its transaction, never committed.
+    let client = |key: &str, value: &str| {
+        let mut c = ClientConfig::new();
+        c.set("bootstrap.servers", &config.brokers).set(key, value);
+        for (k, v) in &config.settings {
+            c.set(k, v);
+        }
+        c
+    };
+    let member: BaseConsumer = client("group.id", &group).create().unwrap();
+    let crashed: BaseProducer = client("transactional.id", &id)
+        .set("transaction.timeout.ms", "300000")
+        .create()
+        .unwrap();
+    crashed.init_transactions(Duration::from_secs(30)).unwrap();
+    crashed.begin_transaction().unwrap();
+    let mut offsets = TopicPartitionList::new();
+    offsets
+        .add_partition_offset(&input, 0, Offset::Offset(5))
+        .unwrap();
+    crashed
+        .send_offsets_to_transaction(
+            &offsets,
+            &member.group_metadata().unwrap(),
+            Duration::from_secs(30),
+        )
+        .unwrap();
+    std::mem::forget(crashed);
+
+    let patient = config.clone().with_timeout(Duration::from_secs(3));
+    let committer = OffsetCommitter::new(&patient, &group).unwrap();
+    let waited = committer.committed(&[(&input, 0)]);
+    assert!(
+        waited.is_err(),
+        "pending offsets are not readable before the fence: {waited:?}"
+    );
+
+    let start = std::time::Instant::now();
+    KafkaSink::fence(&config, &id).unwrap();
+    assert_eq!(
+        committer.committed(&[(&input, 0)]).unwrap(),
+        vec![None],
+        "the fence aborted the pending offsets"
+    );
+    assert!(
+        start.elapsed() < Duration::from_secs(20),
+        "fencing and reading took {:?}",
+        start.elapsed()
+    );
+}

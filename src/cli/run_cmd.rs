@@ -530,10 +530,10 @@ fn run_kafka(args: RunArgs) -> Result<(), String> {
         if let Some(restore) = restore {
             tracing::info!(
                 checkpoint = %restore.path.display(),
-                events = restore.model.header.position.events,
+                events = restore.model.events(),
                 "flowboost: kafka: resuming from the checkpoint {} ({} events){}",
                 restore.path.display(),
-                restore.model.header.position.events,
+                restore.model.events(),
                 if start.is_some() {
                     "; --load-model is ignored"
                 } else {

@@ -15,9 +15,10 @@
 
 use super::JobOptions;
 use crate::model::{ModelError, SavedModel, SourceOffset};
-use flowboost_connectors::kafka::{OffsetCommitter, admin};
+use flowboost_connectors::kafka::{KafkaSink, OffsetCommitter, admin};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 /// A directory of checkpoints.
 #[derive(Clone, Debug)]
@@ -186,9 +187,24 @@ impl Checkpoints {
 }
 
 /// The job's group's committed offsets on its source and feedback topics (partitions
-/// without one left out).
+/// without one left out), as the job's transactions left them.
+///
+/// With transactions, offsets added to a transaction that a crash left open are pending
+/// until it is aborted, and reading them waits for that. Process 0 (whose worker 0 owns
+/// the job's transactional producer) fences the crashed incarnation first, which aborts
+/// the transaction at once; the other processes wait for it longer (4 times the client
+/// time limit, at least a minute) instead.
 pub fn committed_offsets(options: &JobOptions) -> Result<OffsetMap, String> {
-    let kafka = options.kafka();
+    let mut kafka = options.kafka();
+    if options.transactional {
+        if options.cluster.process == 0 {
+            let id = super::job::transactional_id(options);
+            KafkaSink::fence(&kafka, &id).map_err(|e| e.to_string())?;
+        } else {
+            let wait = (kafka.timeout * 4).max(Duration::from_secs(60));
+            kafka = kafka.with_timeout(wait);
+        }
+    }
     let committer = OffsetCommitter::new(&kafka, &options.group).map_err(|e| e.to_string())?;
     let mut out = OffsetMap::new();
     for topic in std::iter::once(&options.source).chain(options.feedback.as_ref()) {

@@ -195,6 +195,18 @@ impl SavedModel {
         &self.header.keys
     }
 
+    /// The events taken by every model of the file: the one model's, or the sum over
+    /// the keys' models (the header's `position` is the first key's only).
+    pub fn events(&self) -> u64 {
+        self.header.position.events
+            + self
+                .body
+                .keyed
+                .iter()
+                .map(|k| k.position.events)
+                .sum::<u64>()
+    }
+
     /// The chain, ready to run: every stage decoded and the whole checked against a fresh
     /// build of the header's algorithm on its schema (same stages, same terminal shape).
     /// A file with one model per key has no one chain: see [`chains`](Self::chains).

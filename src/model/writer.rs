@@ -37,7 +37,7 @@ impl ModelWriter {
     /// asked, and says so on stderr.
     pub fn write_model(&self, model: &SavedModel) -> Result<(), ModelError> {
         let start = Instant::now();
-        let events = model.header.position.events;
+        let events = model.events();
         if self.compress {
             model.clone().compressed(true).write(&self.path)?;
         } else {

@@ -360,6 +360,31 @@ impl KafkaSink {
         })
     }
 
+    /// Fences every earlier producer with `transactional_id` and aborts the transaction
+    /// it left open, then lets go: what [`transactional`](Self::transactional) does as it
+    /// starts, without keeping a producer. A job that crashed between adding its offsets
+    /// to a transaction and committing it left those offsets pending, and a
+    /// `read_committed` reader of the group's committed offsets (a restart choosing its
+    /// checkpoint) waits for them until the transaction times out (a minute or more):
+    /// fencing first makes them final at once.
+    pub fn fence(config: &KafkaConfig, transactional_id: &str) -> Result<(), KafkaError> {
+        let client: ClientConfig = config.client_config(&[
+            ("client.id", "flowboost-fence"),
+            ("transactional.id", transactional_id),
+        ]);
+        let producer: ThreadedProducer<DeliveryCounter> = client
+            .create_with_context(DeliveryCounter::for_topic(config, ""))
+            .map_err(|e| KafkaError::client("creating a transactional producer", e))?;
+        producer
+            .init_transactions(config.timeout.max(Duration::from_secs(30)))
+            .map_err(|e| {
+                KafkaError::client(
+                    format!("fencing the earlier producers of `{transactional_id}`"),
+                    e,
+                )
+            })
+    }
+
     /// Whether the producer is transactional.
     pub fn is_transactional(&self) -> bool {
         self.transactional
