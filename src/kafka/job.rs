@@ -13,9 +13,13 @@ use super::cluster::Cluster;
 use super::control::control;
 use super::lag::LagWatcher;
 use super::merge::{EVENTS, FEEDBACK, MergeOrder, StreamId};
-use super::merge_operator::{MergeOptions, merge};
+use super::merge_operator::{MergeContext, MergeExt};
+use super::merge_state::MergeOptions;
 use super::metrics::{self, JobMetrics, MetricsSnapshot};
-use super::sink_operator::{SinkClients, SinkEnd, SinkModel, kafka_sink};
+use super::partition_offset::PartitionKey;
+use super::read_limits::ReadLimits;
+use super::sink_operator::{KafkaSinkExt, SinkClients, SinkContext, SinkEnd, SinkInputs};
+use super::sink_state::SinkModel;
 use super::source_operator::{Backpressure, KafkaReader, kafka_source};
 use super::worker_state::WorkerState;
 use crate::eval::{Scorer, epoch_rule};
@@ -215,10 +219,7 @@ pub const DEFAULT_MERGE_BLOCK_MS: i64 = 100;
 /// A checkpoint's clamp keys (see [`MergeOrder::Timestamps`]) per `(topic, partition)`,
 /// checked against the job's order: a checkpoint written under one order cannot continue
 /// under the other (the sequence would not be the one the checkpoint cut).
-fn restored_keys(
-    options: &JobOptions,
-    saved: &SavedModel,
-) -> Result<Vec<(StreamId, i32, i64)>, String> {
+fn restored_keys(options: &JobOptions, saved: &SavedModel) -> Result<Vec<PartitionKey>, String> {
     let mut keys = Vec::new();
     for o in &saved.header.offsets {
         let stream = if o.topic == options.source {
@@ -229,7 +230,9 @@ fn restored_keys(
             continue;
         };
         match (options.merge_order, o.order_key) {
-            (MergeOrder::Timestamps, Some(k)) => keys.push((stream, o.partition, k)),
+            (MergeOrder::Timestamps, Some(k)) => {
+                keys.push(PartitionKey::new(stream, o.partition, k))
+            }
             (MergeOrder::Offsets, None) => {}
             (order, _) => {
                 let written = if o.order_key.is_some() {
@@ -519,8 +522,6 @@ pub fn run_job(
         };
         let progress = restore.as_ref().and_then(|s| s.body.progress.clone());
         let model = SinkModel {
-            writer: options.save_model.clone(),
-            checkpoints: options.checkpoints.clone(),
             config: config.clone(),
             schema: schema.clone(),
             seen: progress.as_ref().map_or(0, |p| p.seen),
@@ -539,17 +540,22 @@ pub fn run_job(
                 .as_ref()
                 .filter(|s| s.header.at_end && index == 0)
                 .map(|s| Box::new(SavedModel::clone(s))),
+            scorer: progress.map_or_else(
+                || Scorer::new(schema.task, schema.num_labels()),
+                |p| p.scorer,
+            ),
+            topics: [
+                options.source.clone(),
+                options.feedback.clone().unwrap_or_default(),
+            ],
         };
-        let scorer = progress.map_or_else(
-            || Scorer::new(schema.task, schema.num_labels()),
-            |p| p.scorer,
-        );
         let end = Rc::new(RefCell::new(SinkEnd::default()));
         let merged_probe = ProbeHandle::new();
         let done_probe = ProbeHandle::new();
         let signal = options.stop.clone();
         worker.dataflow::<u64, _, _>(|scope| {
-            let control = control(scope, signal, state.clone());
+            let limits = ReadLimits::default();
+            let control = control(scope, signal, state.clone(), limits.clone());
             let messages = kafka_source(
                 control.clone(),
                 reader,
@@ -562,28 +568,34 @@ pub fn run_job(
                 metrics.clone(),
                 state.clone(),
             );
-            let merged = merge(
-                messages,
+            let merged = messages.merge_sources(
                 control,
                 merge_options,
-                done_probe.clone(),
-                metrics.clone(),
-                state.clone(),
+                MergeContext {
+                    done: done_probe.clone(),
+                    metrics: metrics.clone(),
+                    worker: state.clone(),
+                    limits,
+                },
             );
             let items = merged.items.probe_with(&merged_probe);
             let streams = pipeline(items.clone(), index, peers, chains, feedback);
             let outputs = streams.outputs.probe_with(&done_probe);
-            kafka_sink(
-                outputs,
-                merged.side,
-                items,
-                streams.join,
-                clients,
+            outputs.kafka_sink(
+                SinkInputs {
+                    side: merged.side,
+                    items,
+                    join: streams.join,
+                },
                 model,
-                scorer,
-                metrics.clone(),
-                state.clone(),
-                end.clone(),
+                SinkContext {
+                    clients,
+                    writer: options.save_model.clone(),
+                    checkpoints: options.checkpoints.clone(),
+                    metrics: metrics.clone(),
+                    worker: state.clone(),
+                    end: end.clone(),
+                },
             );
         });
         while worker.step_or_park(None) {}

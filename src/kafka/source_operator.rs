@@ -5,6 +5,7 @@
 use super::JobOptions;
 use super::merge::{EVENTS, FEEDBACK, MergeOrder, Raw, RawRecord, StreamId};
 use super::metrics::JobMetrics;
+use super::partition_offset::PartitionOffset;
 use super::record::{Control, DeadBody, RecordBody, SourceMessage};
 use super::worker_state::WorkerState;
 use flowboost_connectors::kafka::{PartitionedSource, RecordDecoder, RecordView};
@@ -176,11 +177,11 @@ impl KafkaReader {
 
     /// Holds each of this worker's partitions at its read limit (see
     /// [`Control::Limits`]); partitions of other workers are ignored.
-    pub fn set_limits(&mut self, limits: &[(StreamId, i32, i64)]) {
+    pub fn set_limits(&mut self, limits: &[PartitionOffset]) {
         for (stream, source) in &mut self.sources {
-            for &(s, p, limit) in limits {
-                if s == *stream && source.partitions().contains(&p) {
-                    source.set_limit(p, Some(limit));
+            for l in limits {
+                if l.stream == *stream && source.partitions().contains(&l.partition) {
+                    source.set_limit(l.partition, Some(l.offset));
                 }
             }
         }
