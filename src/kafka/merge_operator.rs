@@ -118,7 +118,7 @@ impl<'scope> MergeExt<'scope> for Stream<'scope, u64, Vec<SourceMessage>> {
                     sources_done: frontiers[0].is_empty(),
                     done_epoch: context.done.with_frontier(|f| f.first().copied()),
                 });
-                count(metrics, &step);
+                report(&context, &step);
                 // One container per epoch (a session per item would send a container of
                 // one).
                 for (epoch, run) in runs(step.items, |i| i.epoch) {
@@ -142,9 +142,6 @@ impl<'scope> MergeExt<'scope> for Stream<'scope, u64, Vec<SourceMessage>> {
                 }
                 downgrade(icap, step.hold);
                 downgrade(scap, step.hold);
-                if step.idle {
-                    context.worker.borrow_mut().idle = true;
-                }
                 for after in step.wake_after {
                     activator.activate_after(after);
                 }
@@ -174,8 +171,12 @@ fn downgrade(cap: &mut Capability<u64>, epoch: u64) {
     }
 }
 
-/// Counts a step's records in the metrics.
-fn count(metrics: &JobMetrics, step: &MergeStep) {
+/// Counts a step's records in the metrics, and notes an idle job.
+fn report(context: &MergeContext, step: &MergeStep) {
+    if step.idle {
+        context.worker.borrow_mut().idle = true;
+    }
+    let metrics = &context.metrics;
     if step.events > 0 {
         metrics.events_in.fetch_add(step.events, Ordering::Relaxed);
         metrics.learned.fetch_add(step.labeled, Ordering::Relaxed);

@@ -541,3 +541,220 @@ fn note_event_time(epoch: u64, seq: u64, timestamp_ms: i64, out: &mut MergeStep)
         record: SideRecord::EventTimes(vec![time]),
     });
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kafka::merge::{EVENTS, FEEDBACK};
+    use flowboost_operators::data::{Example, Features, Label};
+    use flowboost_operators::join::FeedbackKind;
+
+    fn options(partitions: Vec<(StreamId, i32)>) -> MergeOptions {
+        MergeOptions {
+            partitions,
+            block: 64,
+            order: MergeOrder::Offsets,
+            restored_keys: Vec::new(),
+            epoch: EpochRule {
+                size: 2,
+                feedback_closes: false,
+            },
+            max_wait: Duration::from_millis(100),
+            exit_when_idle: None,
+            max_epochs_in_flight: 8,
+            read_ahead: 100,
+            feedback: true,
+            snapshot_at_end: true,
+            end_epochs: 1,
+            checkpoint_every: None,
+            hold_for_checkpoint: false,
+            start: SourceState::default(),
+            resumed_at_end: false,
+        }
+    }
+
+    fn event(stream: StreamId, offset: i64, timestamp_ms: Option<i64>) -> SourceMessage {
+        Raw::Record(RawRecord {
+            stream,
+            partition: 0,
+            offset,
+            key: timestamp_ms.unwrap_or(i64::MIN),
+            timestamp_ms,
+            body: RecordBody::Event {
+                example: Example {
+                    id: offset as u64,
+                    features: Features::Dense(vec![1.0]),
+                    label: Some(Label::Class(1)),
+                },
+                model: 0,
+            },
+        })
+    }
+
+    fn progress(stream: StreamId, position: i64, caught_up: bool) -> SourceMessage {
+        Raw::Progress {
+            stream,
+            partition: 0,
+            position,
+            caught_up,
+            backlog_end: position,
+        }
+    }
+
+    fn input(now: Instant, sources_done: bool) -> MergeInput {
+        MergeInput {
+            now,
+            sources_done,
+            done_epoch: None,
+        }
+    }
+
+    fn commits(step: &MergeStep) -> Vec<(u64, Vec<PartitionOffset>)> {
+        step.side
+            .iter()
+            .filter_map(|s| match &s.record {
+                SideRecord::Commit(marks) => Some((s.epoch, marks.clone())),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn full_epochs_are_cut_once_each_and_the_end_takes_a_snapshot() {
+        let t0 = Instant::now();
+        let mut merge = MergeState::new(options(vec![(EVENTS, 0)]), t0);
+        merge.push(progress(EVENTS, 0, false), t0);
+        for offset in 0..3 {
+            merge.push(event(EVENTS, offset, Some(1000 + offset)), t0);
+        }
+        merge.push(progress(EVENTS, 3, true), t0);
+        let step = merge.step(input(t0, false));
+        assert_eq!(step.events, 3);
+        assert_eq!(step.labeled, 3);
+        let epochs: Vec<(u64, u64)> = step.items.iter().map(|i| (i.seq, i.epoch)).collect();
+        assert_eq!(epochs, [(0, 0), (1, 0), (2, 1)]);
+        // Epoch 0 ended after two records: every record before offset 2 is stamped.
+        assert_eq!(
+            commits(&step),
+            [(0, vec![PartitionOffset::new(EVENTS, 0, 2)])]
+        );
+        // The event times ride with their epochs.
+        let times: Vec<(u64, Vec<EventTime>)> = step
+            .side
+            .iter()
+            .filter_map(|s| match &s.record {
+                SideRecord::EventTimes(t) => Some((s.epoch, t.clone())),
+                _ => None,
+            })
+            .collect();
+        let time = |seq, timestamp_ms| EventTime { seq, timestamp_ms };
+        assert_eq!(
+            times,
+            [
+                (0, vec![time(0, 1000), time(1, 1001)]),
+                (1, vec![time(2, 1002)])
+            ]
+        );
+        // The partial epoch 1 lingers (a live stream's quiet moment), then is cut.
+        assert!(!step.wake_after.is_empty());
+        assert_eq!(step.hold, 1);
+        let later = t0 + PARTIAL_EPOCH_LINGER * 2;
+        let step = merge.step(input(later, false));
+        assert_eq!(
+            commits(&step),
+            [(1, vec![PartitionOffset::new(EVENTS, 0, 3)])]
+        );
+        assert!(!step.finished);
+        assert_eq!(step.hold, 2);
+        // The end: one more cut and the snapshot marker, at the next epoch.
+        let step = merge.step(input(later, true));
+        assert!(step.finished);
+        assert_eq!(
+            commits(&step),
+            [(2, vec![PartitionOffset::new(EVENTS, 0, 3)])]
+        );
+        assert!(step.side.iter().any(|s| s.record == SideRecord::End));
+        assert_eq!(step.items.len(), 1, "the snapshot marker");
+    }
+
+    #[test]
+    fn read_limits_follow_the_stamped_offsets_and_are_urgent_when_they_move() {
+        let t0 = Instant::now();
+        let mut merge = MergeState::new(options(vec![(EVENTS, 0)]), t0);
+        merge.push(progress(EVENTS, 0, false), t0);
+        let step = merge.step(input(t0, false));
+        let limits = step.limits.expect("the first limits");
+        assert_eq!(limits.limits, [PartitionOffset::new(EVENTS, 0, 100)]);
+        assert!(limits.urgent);
+        assert_eq!(merge.step(input(t0, false)).limits, None, "unchanged");
+        for offset in 0..10 {
+            merge.push(event(EVENTS, offset, None), t0);
+        }
+        merge.push(progress(EVENTS, 10, true), t0);
+        let limits = merge.step(input(t0, false)).limits.expect("moved");
+        assert_eq!(limits.limits, [PartitionOffset::new(EVENTS, 0, 110)]);
+        assert!(
+            !limits.urgent,
+            "10 is less than a quarter of the read-ahead"
+        );
+    }
+
+    #[test]
+    fn dead_letters_and_feedback_are_counted_and_idle_is_noticed() {
+        let t0 = Instant::now();
+        let mut o = options(vec![(EVENTS, 0), (FEEDBACK, 0)]);
+        o.exit_when_idle = Some(Duration::from_millis(10));
+        let mut merge = MergeState::new(o, t0);
+        merge.push(progress(EVENTS, 0, false), t0);
+        merge.push(progress(FEEDBACK, 0, false), t0);
+        let dead = super::super::record::DeadBody {
+            kind: "json".into(),
+            reason: "bad".into(),
+            key: None,
+            payload: b"x".to_vec(),
+        };
+        merge.push(
+            Raw::Record(RawRecord {
+                stream: EVENTS,
+                partition: 0,
+                offset: 0,
+                key: i64::MIN,
+                timestamp_ms: None,
+                body: RecordBody::Dead(dead),
+            }),
+            t0,
+        );
+        merge.push(
+            Raw::Record(RawRecord {
+                stream: FEEDBACK,
+                partition: 0,
+                offset: 0,
+                key: i64::MIN,
+                timestamp_ms: None,
+                body: RecordBody::Feedback {
+                    id: 7,
+                    kind: FeedbackKind::Label(Label::Class(0)),
+                },
+            }),
+            t0,
+        );
+        merge.push(progress(EVENTS, 1, true), t0);
+        merge.push(progress(FEEDBACK, 1, true), t0);
+        let step = merge.step(input(t0, false));
+        assert_eq!((step.events, step.feedback), (0, 1));
+        assert!(
+            step.side
+                .iter()
+                .any(|s| matches!(s.record, SideRecord::Dead { offset: 0, .. }))
+        );
+        assert!(!step.idle, "a record came just now");
+        let step = merge.step(input(t0 + Duration::from_millis(20), false));
+        assert!(step.idle);
+        merge.stop();
+        assert!(
+            !merge
+                .step(input(t0 + Duration::from_millis(30), false))
+                .idle
+        );
+    }
+}

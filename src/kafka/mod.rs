@@ -11,6 +11,7 @@
 //!   from.
 //! - [`cluster`]: several processes (`--processes`, `--process`, `--hostfile`).
 //! - [`metrics`]: the counters, printed and served in the Prometheus text format.
+//! - [`job_config`]: the job's configuration, validated once ([`JobConfig`]).
 //! - [`job_file`]: `flowboost run --config job.toml`.
 //! - [`client_args`]: the Kafka client settings of a command: `--brokers`,
 //!   `--kafka-config FILE`, `FLOWBOOST_KAFKA_SET_<KEY>`, `--kafka-set`.
@@ -26,6 +27,7 @@ pub mod cluster;
 pub mod commit_marks;
 pub mod control;
 pub mod job;
+pub mod job_config;
 pub mod job_file;
 pub mod keys;
 pub mod lag;
@@ -44,5 +46,6 @@ pub mod tools;
 pub mod worker_state;
 
 pub use backlog::FollowGroup;
-pub use job::{JobOptions, JobSummary, run_job};
+pub use job::{JobSummary, run_job};
+pub use job_config::JobConfig;
 pub use keys::ModelKeys;

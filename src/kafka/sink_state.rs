@@ -461,3 +461,149 @@ pub fn progressive_loss(scorer: &Scorer, headline: f64) -> f64 {
         headline
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kafka::latency::EventTime;
+    use crate::kafka::merge::EVENTS;
+    use flowboost_operators::boosters::Algorithm;
+    use flowboost_operators::learners::WeakKind;
+    use flowboost_operators::data::{Example, Features, Label, Task};
+    use flowboost_operators::engine::Prediction;
+    use std::sync::Arc;
+
+    fn state() -> SinkState {
+        let schema = Schema {
+            attributes: Vec::new(),
+            labels: vec!["0".into(), "1".into()],
+            task: Task::Binary,
+        };
+        let model = SinkModel {
+            config: BoosterConfig::new(Algorithm::AdaBoostOl, WeakKind::Vfdt, 1),
+            scorer: Scorer::new(schema.task, schema.num_labels()),
+            schema,
+            seen: 0,
+            stages: 1,
+            score_dim: 1,
+            restored: JoinCounts::default(),
+            keys: None,
+            key_progress: Vec::new(),
+            resumed_end: None,
+            topics: ["events".into(), String::new()],
+        };
+        SinkState::new(model, false, Instant::now())
+    }
+
+    fn prediction(seq: u64, class: u32, label: u32) -> ChainOutput {
+        ChainOutput::Prediction(Emitted {
+            prediction: Prediction {
+                seq,
+                id: seq,
+                class,
+                labels: Vec::new(),
+                scores: vec![0.0],
+                expert: 0,
+                version: 0,
+                top: Vec::new(),
+                shown: Vec::new(),
+            },
+            example: Arc::new(Example {
+                id: seq,
+                features: Features::Dense(Vec::new()),
+                label: Some(Label::Class(label)),
+            }),
+            waits: false,
+            model: 0,
+        })
+    }
+
+    fn mark(offset: i64) -> Vec<PartitionOffset> {
+        vec![PartitionOffset::new(EVENTS, 0, offset)]
+    }
+
+    #[test]
+    fn an_epoch_is_taken_whole_with_its_latencies_scores_and_marks() {
+        let mut sink = state();
+        sink.outputs(3, &mut vec![prediction(0, 1, 1), prediction(1, 1, 0)]);
+        let times = vec![
+            EventTime {
+                seq: 0,
+                timestamp_ms: 900,
+            },
+            EventTime {
+                seq: 1,
+                timestamp_ms: 950,
+            },
+        ];
+        sink.side(
+            3,
+            &mut vec![SideRecord::EventTimes(times), SideRecord::Commit(mark(2))],
+        );
+        assert_eq!(sink.first_epoch(), Some(3));
+        let out = sink.take_epoch(3, 1000);
+        assert_eq!(sink.first_epoch(), None);
+        let seqs: Vec<u64> = out.predictions.iter().map(|e| e.prediction.seq).collect();
+        assert_eq!(seqs, [0, 1]);
+        assert_eq!(out.latencies, [100, 50]);
+        assert_eq!(out.side, [SinkRecord::Commit(mark(2))]);
+        assert_eq!(sink.latest(), &mark(2)[..]);
+        // One right, one wrong: a progressive error of a half.
+        assert_eq!(sink.progressive(), (2, 0.5));
+        assert!(sink.snapshot(3).is_none(), "no snapshot marker at 3");
+    }
+
+    #[test]
+    fn offsets_are_committed_once_delivered_at_the_interval_and_only_when_changed() {
+        let mut sink = state();
+        let t0 = Instant::now();
+        let clock = |now, done| CommitClock {
+            now,
+            done,
+            interval: Duration::from_secs(1),
+        };
+        sink.mark(mark(2), 2);
+        assert!(sink.marks_waiting());
+        assert_eq!(
+            sink.commit_due(clock(t0, false), 2, false, false),
+            None,
+            "not due"
+        );
+        let later = t0 + Duration::from_secs(2);
+        assert_eq!(
+            sink.commit_due(clock(later, false), 1, false, false),
+            None,
+            "in flight"
+        );
+        let due = sink.commit_due(clock(later, false), 2, false, false);
+        assert_eq!(
+            due,
+            Some(CommitDue {
+                marks: mark(2),
+                changed: mark(2)
+            })
+        );
+        sink.committed(&mark(2));
+        sink.mark(mark(2), 3);
+        let due = sink.commit_due(clock(later, true), 3, false, false);
+        assert_eq!(
+            due.map(|d| d.changed),
+            Some(Vec::new()),
+            "already committed"
+        );
+        sink.mark(mark(5), 4);
+        assert_eq!(
+            sink.commit_due(clock(later, true), 4, false, true),
+            None,
+            "failed"
+        );
+        sink.mark(mark(6), 5);
+        assert_eq!(sink.commit_due(clock(later, true), 5, true, false), None);
+        assert!(
+            !sink.marks_waiting(),
+            "a transactional producer commits at checkpoints"
+        );
+        assert_eq!(sink.commits_succeeded(3), 3);
+        assert_eq!(sink.commits_succeeded(4), 1);
+    }
+}
