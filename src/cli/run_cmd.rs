@@ -430,7 +430,7 @@ impl TryFrom<&RunArgs> for JobConfig {
                 .map(|f| topic("dead-letter", f))
                 .transpose()?,
         };
-        topics.validate()?;
+        topics.validate().map_err(|e| e.to_string())?;
         let config = JobConfig {
             connection: ConnectionConfig {
                 client,
@@ -471,7 +471,7 @@ impl TryFrom<&RunArgs> for JobConfig {
                 stop: Arc::new(AtomicBool::new(false)),
             },
         };
-        config.validate()?;
+        config.validate().map_err(|e| e.to_string())?;
         Ok(config)
     }
 }

@@ -217,7 +217,7 @@ fn plan(
     schema: &Schema,
     config: &BoosterConfig,
 ) -> Result<(JobPlan, Booster), String> {
-    job.validate()?;
+    job.validate().map_err(|e| e.to_string())?;
     let restore = match (&job.run.start_model, job.run.resume) {
         (Some(saved), true) => Some(saved.clone()),
         _ => None,
@@ -430,7 +430,7 @@ impl WorkerJob {
                 Some(r)
             }
             Err(e) => {
-                state.borrow_mut().fail(e);
+                state.borrow_mut().fail(e.to_string());
                 None
             }
         }

@@ -229,33 +229,29 @@ pub struct RunConfig {
 
 impl JobConfig {
     /// Checks the options against each other (each option's own range is its parser's).
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), JobConfigError> {
         self.topics.validate()?;
         if self.run.workers == 0 {
-            return Err("--workers must be at least 1".into());
+            return Err(JobConfigError::NoWorkers);
         }
         let m = &self.merge;
         if m.max_read_ahead < 2 * m.block {
-            return Err(format!(
-                "--max-read-ahead {}: must be at least twice --merge-block ({})",
-                m.max_read_ahead, m.block
-            ));
+            return Err(JobConfigError::ReadAhead {
+                read_ahead: m.max_read_ahead,
+                block: m.block,
+            });
         }
         let s = &self.sink;
         if s.checkpoint_every < Duration::from_millis(10) {
-            return Err(format!(
-                "--checkpoint-every {}: at least 0.01 seconds",
-                s.checkpoint_every.as_secs_f64()
+            return Err(JobConfigError::CheckpointEvery(
+                s.checkpoint_every.as_secs_f64(),
             ));
         }
         if s.checkpoints_kept < 2 {
-            return Err(format!(
-                "--checkpoints-kept {}: at least 2 (the newest may not be committed yet)",
-                s.checkpoints_kept
-            ));
+            return Err(JobConfigError::CheckpointsKept(s.checkpoints_kept));
         }
         if !s.transactions && s.checkpoint_dir.is_none() {
-            return Err("--no-transactions needs --checkpoint-dir (without checkpoints the job has no transactions)".into());
+            return Err(JobConfigError::NoTransactionsWithoutCheckpoints);
         }
         Ok(())
     }
@@ -281,7 +277,7 @@ impl JobConfig {
 impl JobTopics {
     /// Each topic has one role: a job that wrote to the topic it reads would read its own
     /// output (predictions or dead letters) as events or feedback.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), JobConfigError> {
         let roles = [
             ("--source", Some(&self.source)),
             ("--sink", Some(&self.sink)),
@@ -293,14 +289,53 @@ impl JobTopics {
                 if let (Some(ta), Some(tb)) = (ta, tb)
                     && ta == tb
                 {
-                    return Err(format!(
-                        "{a} and {b} are the same topic kafka:{ta}: give each its own topic"
-                    ));
+                    return Err(JobConfigError::SameTopic {
+                        first: a,
+                        second: b,
+                        topic: ta.to_string(),
+                    });
                 }
             }
         }
         Ok(())
     }
+}
+
+/// Options that do not go together.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum JobConfigError {
+    /// Two roles name one topic.
+    #[error("{first} and {second} are the same topic kafka:{topic}: give each its own topic")]
+    SameTopic {
+        /// The first role's option.
+        first: &'static str,
+        /// The second role's option.
+        second: &'static str,
+        /// The topic.
+        topic: String,
+    },
+    /// No worker thread.
+    #[error("--workers must be at least 1")]
+    NoWorkers,
+    /// The read-ahead is less than twice the merge block.
+    #[error("--max-read-ahead {read_ahead}: must be at least twice --merge-block ({block})")]
+    ReadAhead {
+        /// `--max-read-ahead`.
+        read_ahead: i64,
+        /// `--merge-block`.
+        block: i64,
+    },
+    /// Checkpoints too often.
+    #[error("--checkpoint-every {0}: at least 0.01 seconds")]
+    CheckpointEvery(f64),
+    /// Too few checkpoints kept.
+    #[error("--checkpoints-kept {0}: at least 2 (the newest may not be committed yet)")]
+    CheckpointsKept(usize),
+    /// `--no-transactions` without checkpoints.
+    #[error(
+        "--no-transactions needs --checkpoint-dir (without checkpoints the job has no transactions)"
+    )]
+    NoTransactionsWithoutCheckpoints,
 }
 
 #[cfg(test)]
@@ -322,7 +357,7 @@ mod tests {
         let mut t = topics();
         t.dead_letter = Some("feedback".into());
         assert_eq!(
-            t.validate(),
+            t.validate().map_err(|e| e.to_string()),
             Err(
                 "--feedback and --dead-letter are the same topic kafka:feedback: give each its own topic"
                     .into()

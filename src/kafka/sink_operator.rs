@@ -11,15 +11,16 @@ use super::partition_offset::PartitionOffset;
 use super::record::SideRecord;
 use super::sink_state::{CommitClock, EpochOutput, SinkModel, SinkRecord, SinkState};
 use super::worker_state::WorkerState;
-use crate::model::{ModelWriter, SavedModel};
+use crate::model::{ModelError, ModelWriter, SavedModel};
 use flowboost_connectors::kafka::{
-    CommitThread, DeadLetter, DeadLetterTopic, KafkaSink, OffsetCommitter, PredictionEncoder,
-    PredictionOutput,
+    CommitThread, DeadLetter, DeadLetterTopic, KafkaError, KafkaSink, OffsetCommitter,
+    PredictionEncoder, PredictionOutput,
 };
 use flowboost_operators::dataflow::{JoinOutputs, SinkSideInputs};
 use flowboost_operators::engine::{ChainOutput, Item, SourceState};
 use flowboost_operators::join::{CountUpdate, JoinPart};
 use std::cell::RefCell;
+use std::path::PathBuf;
 use std::rc::Rc;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, OnceLock};
@@ -322,7 +323,8 @@ impl SinkRun {
         };
         if let Some(dir) = &self.context.checkpoints {
             let number = self.state.next_checkpoint();
-            checkpoint(dir, &saved, number, c, self.state.latest(), metrics)?;
+            checkpoint(dir, &saved, number, c, self.state.latest(), metrics)
+                .map_err(|e| e.to_string())?;
             self.state.checkpointed(c.predictions.is_transactional());
         }
         if self.context.writer.is_some() {
@@ -451,30 +453,53 @@ fn checkpoint(
     c: &mut SinkClients,
     offsets: &[PartitionOffset],
     metrics: &JobMetrics,
-) -> Result<(), String> {
+) -> Result<(), CheckpointError> {
     let started = Instant::now();
     if !c.predictions.is_transactional() {
         // At least once: a restart resumes after this checkpoint, so everything before
         // it must be delivered first.
         c.predictions
             .flush(Duration::from_secs(60))
-            .map_err(|e| format!("delivering the outputs before a checkpoint: {e}"))?;
+            .map_err(|e| CheckpointError::Deliver(Box::new(e)))?;
     }
     fault("checkpoint-write", number, Some((dir, saved)));
-    let path = dir
-        .write(saved)
-        .map_err(|e| format!("writing a checkpoint: {e}"))?;
+    let path = dir.write(saved).map_err(CheckpointError::Write)?;
     let bytes = std::fs::metadata(&path).map_or(0, |m| m.len());
     fault("checkpoint-commit", number, None);
     if c.predictions.is_transactional() {
         c.predictions
             .commit_transaction(&named(&c.topics, offsets), &c.committer)
-            .map_err(|e| format!("after the checkpoint {}: {e}", path.display()))?;
+            .map_err(|e| CheckpointError::Commit {
+                path: path.clone(),
+                source: Box::new(e),
+            })?;
         metrics.commits.fetch_add(1, Ordering::Relaxed);
     }
-    dir.prune()?;
+    dir.prune().map_err(CheckpointError::Prune)?;
     metrics.checkpoint(bytes, started.elapsed());
     Ok(())
+}
+
+/// Why a checkpoint failed.
+#[derive(Debug, thiserror::Error)]
+pub enum CheckpointError {
+    /// The outputs before it could not be delivered (without transactions).
+    #[error("delivering the outputs before a checkpoint: {0}")]
+    Deliver(#[source] Box<KafkaError>),
+    /// It could not be written.
+    #[error("writing a checkpoint: {0}")]
+    Write(#[source] ModelError),
+    /// Its transaction could not be committed.
+    #[error("after the checkpoint {}: {source}", path.display())]
+    Commit {
+        /// The checkpoint written.
+        path: PathBuf,
+        /// The producer's error.
+        source: Box<KafkaError>,
+    },
+    /// The old checkpoints could not be removed.
+    #[error("{0}")]
+    Prune(String),
 }
 
 /// A crash on purpose, for the tests that kill the job at chosen points:

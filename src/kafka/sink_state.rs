@@ -468,9 +468,9 @@ mod tests {
     use crate::kafka::latency::EventTime;
     use crate::kafka::merge::EVENTS;
     use flowboost_operators::boosters::Algorithm;
-    use flowboost_operators::learners::WeakKind;
     use flowboost_operators::data::{Example, Features, Label, Task};
     use flowboost_operators::engine::Prediction;
+    use flowboost_operators::learners::WeakKind;
     use std::sync::Arc;
 
     fn state() -> SinkState {

@@ -8,7 +8,7 @@ use super::metrics::JobMetrics;
 use super::partition_offset::PartitionOffset;
 use super::record::{Control, DeadBody, RecordBody, SourceMessage};
 use super::worker_state::WorkerState;
-use flowboost_connectors::kafka::{PartitionedSource, RecordDecoder, RecordView};
+use flowboost_connectors::kafka::{KafkaError, PartitionedSource, RecordDecoder, RecordView};
 use flowboost_operators::data::Schema;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -42,7 +42,7 @@ impl KafkaReader {
         schema: &Schema,
         index: usize,
         peers: usize,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, SourceError> {
         let config = job.kafka();
         let mut topics = vec![(EVENTS, job.topics.source.as_str())];
         if let Some(f) = &job.topics.feedback {
@@ -58,7 +58,10 @@ impl KafkaReader {
                 peers,
                 job.source.start,
             )
-            .map_err(|e| format!("source `{topic}`: {e}"))?;
+            .map_err(|e| SourceError::Open {
+                topic: topic.to_string(),
+                source: Box::new(e),
+            })?;
             sources.push((stream, s));
         }
         Ok(KafkaReader {
@@ -79,7 +82,7 @@ impl KafkaReader {
 
     /// Starts every source partition named in `offsets` (`(topic, partition)` to the next
     /// offset: a checkpoint's) there instead (before the first poll).
-    pub fn start_at(&mut self, offsets: &super::checkpoint::OffsetMap) -> Result<(), String> {
+    pub fn start_at(&mut self, offsets: &super::checkpoint::OffsetMap) -> Result<(), SourceError> {
         for (_, source) in &mut self.sources {
             let topic = source.topic().to_string();
             let mine: BTreeMap<i32, i64> = offsets
@@ -87,9 +90,10 @@ impl KafkaReader {
                 .filter(|((t, _), _)| *t == topic)
                 .map(|((_, p), &o)| (*p, o))
                 .collect();
-            source
-                .start_at(&mine)
-                .map_err(|e| format!("source `{topic}`: {e}"))?;
+            source.start_at(&mine).map_err(|e| SourceError::Open {
+                topic,
+                source: Box::new(e),
+            })?;
         }
         Ok(())
     }
@@ -97,7 +101,7 @@ impl KafkaReader {
     /// Takes what the consumers have fetched (at most `max` records, without waiting),
     /// decoded, then the progress of every partition whose position or end changed.
     /// Returns the number of records.
-    pub fn poll(&mut self, max: usize, out: &mut Vec<SourceMessage>) -> Result<usize, String> {
+    pub fn poll(&mut self, max: usize, out: &mut Vec<SourceMessage>) -> Result<usize, SourceError> {
         let mut n = 0;
         let per = (max / self.sources.len().max(1)).max(1);
         let (decoder, keys, order) = (&self.decoder, &self.keys, self.order);
@@ -114,7 +118,10 @@ impl KafkaReader {
                         body: body(decoder, keys.as_ref(), order, stream, &r),
                     }));
                 })
-                .map_err(|e| format!("reading `{}`: {e}", source.topic()))?;
+                .map_err(|e| SourceError::Read {
+                    topic: source.topic().to_string(),
+                    source: Box::new(e),
+                })?;
         }
         for (stream, source) in &self.sources {
             for (p, position) in source.positions() {
@@ -143,11 +150,11 @@ impl KafkaReader {
 
     /// Pauses fetching (an idle worker), or, when paused, resumes if a partition has news.
     /// Returns whether the reader is paused now.
-    fn pause_or_probe(&mut self) -> Result<bool, String> {
+    fn pause_or_probe(&mut self) -> Result<bool, SourceError> {
         let paused = self.sources.iter().any(|(_, s)| s.is_paused());
         if !paused {
             for (_, s) in &mut self.sources {
-                s.pause().map_err(|e| e.to_string())?;
+                s.pause().map_err(|e| SourceError::Pause(Box::new(e)))?;
             }
             return Ok(true);
         }
@@ -166,7 +173,7 @@ impl KafkaReader {
         }
         if news {
             for (_, s) in &mut self.sources {
-                s.resume().map_err(|e| e.to_string())?;
+                s.resume().map_err(|e| SourceError::Pause(Box::new(e)))?;
             }
         }
         Ok(!news)
@@ -206,6 +213,30 @@ impl KafkaReader {
         }
         (n, last)
     }
+}
+
+/// Why a source failed.
+#[derive(Debug, thiserror::Error)]
+pub enum SourceError {
+    /// A topic's consumer could not be created or started.
+    #[error("source `{topic}`: {source}")]
+    Open {
+        /// The topic.
+        topic: String,
+        /// The client's error.
+        source: Box<KafkaError>,
+    },
+    /// Reading a topic failed.
+    #[error("reading `{topic}`: {source}")]
+    Read {
+        /// The topic.
+        topic: String,
+        /// The client's error.
+        source: Box<KafkaError>,
+    },
+    /// Pausing or resuming fetches failed.
+    #[error("{0}")]
+    Pause(#[source] Box<KafkaError>),
 }
 
 /// The kind of dead letter of a record without a timestamp under `--merge-order
@@ -454,7 +485,7 @@ impl SourceRun {
         }
         match r.poll(4096, &mut self.buffer) {
             Err(e) => {
-                worker.borrow_mut().fail(e);
+                worker.borrow_mut().fail(e.to_string());
                 self.activator.activate();
                 SourceStep::Wait
             }
@@ -519,7 +550,7 @@ impl SourceRun {
                 self.activator.activate();
             }
             Err(e) => {
-                self.context.worker.borrow_mut().fail(e);
+                self.context.worker.borrow_mut().fail(e.to_string());
                 self.activator.activate();
             }
         }
