@@ -196,6 +196,15 @@ impl Checkpoints {
 /// time limit, at least a minute) instead.
 pub fn committed_offsets(job: &JobConfig) -> Result<OffsetMap, String> {
     let mut kafka = job.kafka();
+    // The partitions first: a metadata request fails within seconds when the cluster
+    // cannot be reached or refuses the credentials (fencing would wait out its own time
+    // limit).
+    let mut partitions = Vec::new();
+    for topic in job.input_topics() {
+        let p = admin::topic_partitions(&kafka, topic)
+            .map_err(|e| super::client_args::kafka_error(format_args!("kafka:{topic}"), e))?;
+        partitions.push((topic, p));
+    }
     if job.sink.transactional() {
         if job.run.cluster.process == 0 {
             let id = job.transactional_id();
@@ -208,9 +217,7 @@ pub fn committed_offsets(job: &JobConfig) -> Result<OffsetMap, String> {
     let committer =
         OffsetCommitter::new(&kafka, &job.connection.group).map_err(|e| e.to_string())?;
     let mut out = OffsetMap::new();
-    for topic in std::iter::once(&job.topics.source).chain(job.topics.feedback.as_ref()) {
-        let partitions = admin::topic_partitions(&kafka, topic)
-            .map_err(|e| super::client_args::kafka_error(format_args!("kafka:{topic}"), e))?;
+    for (topic, partitions) in partitions {
         let keys: Vec<(&str, i32)> = partitions.iter().map(|&p| (topic.as_str(), p)).collect();
         let committed = committer.committed(&keys).map_err(|e| e.to_string())?;
         for (p, c) in partitions.iter().zip(committed) {

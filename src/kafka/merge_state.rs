@@ -125,6 +125,49 @@ pub struct MergeStep {
 }
 
 /// The merge of one job (on worker 0): the merger, the sequencer and what the cuts need.
+///
+/// ```
+/// use flowboost::kafka::merge::{EVENTS, MergeOrder, Raw};
+/// use flowboost::kafka::merge_state::{MergeInput, MergeOptions, MergeState};
+/// use flowboost::kafka::partition_offset::PartitionOffset;
+/// use flowboost::kafka::record::SideRecord;
+/// use flowboost::operators::engine::{EpochRule, SourceState};
+/// use std::time::{Duration, Instant};
+///
+/// let now = Instant::now();
+/// let options = MergeOptions {
+///     partitions: vec![(EVENTS, 0)],
+///     block: 64,
+///     order: MergeOrder::Offsets,
+///     restored_keys: Vec::new(),
+///     epoch: EpochRule { size: 256, feedback_closes: false },
+///     max_wait: Duration::from_millis(100),
+///     exit_when_idle: None,
+///     max_epochs_in_flight: 8,
+///     read_ahead: 128,
+///     feedback: false,
+///     snapshot_at_end: false,
+///     end_epochs: 1,
+///     checkpoint_every: None,
+///     hold_for_checkpoint: false,
+///     start: SourceState::default(),
+///     resumed_at_end: false,
+/// };
+/// let mut merge = MergeState::new(options, now);
+/// // The partition is empty: at the sources' end, the stream ends with its cut.
+/// let progress = Raw::Progress {
+///     stream: EVENTS,
+///     partition: 0,
+///     position: 0,
+///     caught_up: true,
+///     backlog_end: 0,
+/// };
+/// merge.push(progress, now);
+/// let step = merge.step(MergeInput { now, sources_done: true, done_epoch: None });
+/// assert!(step.finished);
+/// let cut = SideRecord::Commit(vec![PartitionOffset::new(EVENTS, 0, 0)]);
+/// assert_eq!(step.side[0].record, cut);
+/// ```
 pub struct MergeState {
     options: MergeOptions,
     merger: Merger<RecordBody>,

@@ -2,11 +2,16 @@
 //!
 //! - [`job`]: the job, one timely dataflow on every worker of every process: every worker
 //!   reads and decodes its share of the partitions ([`source_operator`]); worker 0 merges
-//!   them in an order given by the data and stamps them into epochs ([`merge_operator`],
-//!   [`merge::Merger`]); the boosting pipeline's stage blocks run across all workers, and
-//!   delayed feedback meets its events in the differential join; worker 0's sink writes
-//!   the predictions and dead letters and commits offsets once the outputs they cover are
-//!   acknowledged ([`sink_operator`]); [`control`] stops every worker together.
+//!   them in an order given by the data and stamps them into epochs ([`merge_operator`]
+//!   over [`merge_state::MergeState`] and [`merge::Merger`]); the boosting pipeline's
+//!   stage blocks run across all workers, and delayed feedback meets its events in the
+//!   differential join; worker 0's sink writes the predictions and dead letters and
+//!   commits offsets once the outputs they cover are acknowledged ([`sink_operator`] over
+//!   [`sink_state::SinkState`] and [`commit_marks::CommitMarks`]); [`control`] stops
+//!   every worker together, and sends the merge's [`read_limits`] to the sources.
+//!   The merge's and the sink's rules are plain state machines, tested without a broker
+//!   or timely; the operators are short adapters (`MergeExt`, `KafkaSinkExt`,
+//!   `KafkaSourceExt`). Positions in partitions are [`partition_offset::PartitionOffset`]s.
 //! - [`checkpoint`]: checkpoints of the whole state, and the one a restarted job resumes
 //!   from.
 //! - [`cluster`]: several processes (`--processes`, `--process`, `--hostfile`).
