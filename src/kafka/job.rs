@@ -418,12 +418,13 @@ impl WorkerJob {
         read_ahead: i64,
         state: &RefCell<WorkerState>,
     ) -> Option<KafkaReader> {
-        let opened = KafkaReader::open(&self.job, &self.schema, index, peers).and_then(|mut r| {
-            if let Some(saved) = &self.plan.restore {
-                r.start_at(&offset_map(&saved.header.offsets))?;
-            }
-            Ok(r)
-        });
+        let opened =
+            KafkaReader::open((&self.job).into(), &self.schema, index, peers).and_then(|mut r| {
+                if let Some(saved) = &self.plan.restore {
+                    r.start_at(&offset_map(&saved.header.offsets))?;
+                }
+                Ok(r)
+            });
         match opened {
             Ok(mut r) => {
                 r.limit_from_start(read_ahead);

@@ -2,7 +2,8 @@
 //! partitions of the events and feedback topics (of all processes), decoding what it reads
 //! there, and never blocking: it polls without waiting and parks between polls.
 
-use super::job_config::JobConfig;
+use super::job_config::{ConnectionConfig, JobConfig, JobTopics, SourceConfig};
+use super::keys::ModelKeys;
 use super::merge::{EVENTS, FEEDBACK, MergeOrder, Raw, RawRecord, StreamId};
 use super::metrics::JobMetrics;
 use super::partition_offset::PartitionOffset;
@@ -35,28 +36,62 @@ pub struct KafkaReader {
     last_probe_error: Option<String>,
 }
 
+/// What a worker's reader takes from the job's configuration.
+#[derive(Clone, Copy, Debug)]
+pub struct ReaderSetup<'a> {
+    /// Where and as whom to connect.
+    pub connection: &'a ConnectionConfig,
+    /// The topics (the events' and the feedback's are read).
+    pub topics: &'a JobTopics,
+    /// Where to start reading and how to decode.
+    pub source: &'a SourceConfig,
+    /// One model per key: the keys events are routed to.
+    pub keys: Option<&'a ModelKeys>,
+    /// What the merge orders records by (under timestamps, a record without one is a dead
+    /// letter).
+    pub order: MergeOrder,
+}
+
+impl<'a> From<&'a JobConfig> for ReaderSetup<'a> {
+    fn from(job: &'a JobConfig) -> Self {
+        ReaderSetup {
+            connection: &job.connection,
+            topics: &job.topics,
+            source: &job.source,
+            keys: job.keys.as_ref(),
+            order: job.merge.order,
+        }
+    }
+}
+
 impl KafkaReader {
     /// Opens this worker's share (worker `index` of `peers`, all processes) of the topics.
     pub fn open(
-        job: &JobConfig,
+        setup: ReaderSetup<'_>,
         schema: &Schema,
         index: usize,
         peers: usize,
     ) -> Result<Self, SourceError> {
-        let config = job.kafka();
-        let mut topics = vec![(EVENTS, job.topics.source.as_str())];
-        if let Some(f) = &job.topics.feedback {
+        let ReaderSetup {
+            connection,
+            topics: names,
+            source: config,
+            keys,
+            order,
+        } = setup;
+        let mut topics = vec![(EVENTS, names.source.as_str())];
+        if let Some(f) = &names.feedback {
             topics.push((FEEDBACK, f.as_str()));
         }
         let mut sources = Vec::new();
         for (stream, topic) in topics {
             let s = PartitionedSource::new(
-                &config,
+                &connection.client,
                 topic,
-                &job.connection.group,
+                &connection.group,
                 index,
                 peers,
-                job.source.start,
+                config.start,
             )
             .map_err(|e| SourceError::Open {
                 topic: topic.to_string(),
@@ -66,14 +101,12 @@ impl KafkaReader {
         }
         Ok(KafkaReader {
             sources,
-            decoder: match &job.source.writer_schemas {
-                Some(w) => {
-                    RecordDecoder::new(schema, job.source.format).with_writer_schemas(w.clone())
-                }
-                None => RecordDecoder::new(schema, job.source.format),
+            decoder: match &config.writer_schemas {
+                Some(w) => RecordDecoder::new(schema, config.format).with_writer_schemas(w.clone()),
+                None => RecordDecoder::new(schema, config.format),
             },
-            keys: job.keys.clone(),
-            order: job.merge.order,
+            keys: keys.cloned(),
+            order,
             sent: BTreeMap::new(),
             probe_errors: 0,
             last_probe_error: None,
