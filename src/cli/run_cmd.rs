@@ -6,9 +6,13 @@ use super::prediction_line::PredictionLine;
 use crate::eval::{Engine, Scorer, epoch_rule};
 use crate::kafka::checkpoint::{Checkpoints, committed_offsets};
 use crate::kafka::cluster::Cluster;
+use crate::kafka::job_config::{
+    ConnectionConfig, FeedbackConfig, JobConfig, JobTopics, MergeConfig, RunConfig, SinkConfig,
+    SourceConfig, defaults,
+};
 use crate::kafka::merge::MergeOrder;
-use crate::kafka::{JobOptions, JobSummary, ModelKeys, run_job};
-use crate::model::{ModelWriter, Progress as SavedProgress, worker_chains};
+use crate::kafka::{JobSummary, ModelKeys, run_job};
+use crate::model::{ModelWriter, Progress as SavedProgress, SavedModel, worker_chains};
 use clap::Args;
 use flowboost_connectors::generators::clicks::ClickSimConfig;
 use flowboost_connectors::kafka::confluent::WriterSchemas;
@@ -19,15 +23,10 @@ use flowboost_operators::engine::{
     ChainSnapshot, ItemStream, Prediction, PredictionSink, Sequencer,
 };
 use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use std::time::Instant;
-
-/// The Kafka job's `--pending-ttl` when none is given.
-const DEFAULT_JOB_PENDING_TTL: u64 = 1_000_000;
-
-/// The Kafka job's `--feedback-lag` when none is given.
-const DEFAULT_FEEDBACK_LAG: u64 = 4;
 
 /// Options of `flowboost run`.
 #[derive(Debug, Args)]
@@ -113,7 +112,7 @@ pub struct KafkaArgs {
     #[arg(
         requires = "kafka_job",
         long,
-        default_value = "flowboost",
+        default_value = defaults::GROUP,
         value_name = "ID"
     )]
     pub group: String,
@@ -123,7 +122,7 @@ pub struct KafkaArgs {
         hide_possible_values = true,
         requires = "kafka_job",
         long,
-        default_value = "committed",
+        default_value = defaults::START,
         value_name = "WHERE",
         value_parser = named::<StartFrom>()
     )]
@@ -136,10 +135,10 @@ pub struct KafkaArgs {
     #[arg(requires = "kafka_job", long, value_name = "HOST:PORT")]
     pub metrics_addr: Option<String>,
     /// Print the metrics to stderr every this many seconds (0: never); at most 1e9.
-    #[arg(requires = "kafka_job", long, default_value_t = 10.0, value_name = "SECONDS", value_parser = super::limits::seconds, allow_negative_numbers = true)]
+    #[arg(requires = "kafka_job", long, default_value_t = defaults::REPORT_INTERVAL_S, value_name = "SECONDS", value_parser = super::limits::seconds, allow_negative_numbers = true)]
     pub report_interval: f64,
     /// Flush the outputs and commit the offsets this often (1 to 1e12 ms).
-    #[arg(requires = "kafka_job", long, default_value_t = 1000, value_name = "MS", value_parser = super::limits::positive_millis, allow_negative_numbers = true)]
+    #[arg(requires = "kafka_job", long, default_value_t = defaults::COMMIT_INTERVAL_MS, value_name = "MS", value_parser = super::limits::positive_millis, allow_negative_numbers = true)]
     pub commit_interval_ms: u64,
     /// The events' format: json (JSON objects), libsvm (LIBSVM lines, id in the key), avro
     /// (Avro single-object encoding of the record flowboost.Event:
@@ -150,7 +149,7 @@ pub struct KafkaArgs {
         hide_possible_values = true,
         requires = "kafka_job",
         long,
-        default_value = "json",
+        default_value = defaults::FORMAT,
         value_name = "FORMAT",
         value_parser = named::<RecordFormat>()
     )]
@@ -162,7 +161,7 @@ pub struct KafkaArgs {
         hide_possible_values = true,
         requires = "kafka_job",
         long,
-        default_value = "json",
+        default_value = defaults::FORMAT,
         value_name = "FORMAT",
         value_parser = named::<PredictionFormat>()
     )]
@@ -172,7 +171,7 @@ pub struct KafkaArgs {
     pub registry: super::registry_args::RegistryArgs,
     /// The merge order's block: records are ordered by (offset / B, topic, partition,
     /// offset); at least 1.
-    #[arg(requires = "kafka_job", long, default_value_t = 64, value_name = "B", value_parser = super::limits::positive_i64, allow_negative_numbers = true)]
+    #[arg(requires = "kafka_job", long, default_value_t = defaults::MERGE_BLOCK, value_name = "B", value_parser = super::limits::positive_i64, allow_negative_numbers = true)]
     pub merge_block: i64,
     /// What the merge orders the partitions' records by: offsets (blocks of --merge-block
     /// offsets per partition), or timestamps (each record's Kafka timestamp, clamped to be
@@ -183,7 +182,7 @@ pub struct KafkaArgs {
         hide_possible_values = true,
         requires = "kafka_job",
         long,
-        default_value = "offsets",
+        default_value = defaults::MERGE_ORDER,
         value_name = "ORDER",
         value_parser = named::<MergeOrder>()
     )]
@@ -191,20 +190,20 @@ pub struct KafkaArgs {
     /// With --merge-order timestamps: the merge order's block in milliseconds of record
     /// timestamps: records are ordered by (timestamp / MS, topic, partition, timestamp,
     /// offset); 1 ms to 1e12 ms.
-    #[arg(requires = "kafka_job", long, default_value_t = crate::kafka::job::DEFAULT_MERGE_BLOCK_MS, value_name = "MS", value_parser = super::limits::merge_block_ms, allow_negative_numbers = true)]
+    #[arg(requires = "kafka_job", long, default_value_t = defaults::MERGE_BLOCK_MS, value_name = "MS", value_parser = super::limits::merge_block_ms, allow_negative_numbers = true)]
     pub merge_block_ms: i64,
     /// Backpressure between partitions: each partition is read at most this many records
     /// past the first of its records the merge has not taken yet (at least twice
     /// --merge-block), so a lagging partition holds the others in the Kafka client, not in
     /// the job. What the job holds is at most about this times the partitions.
-    #[arg(requires = "kafka_job", long, default_value_t = 4096, value_name = "RECORDS", value_parser = super::limits::positive_i64, allow_negative_numbers = true)]
+    #[arg(requires = "kafka_job", long, default_value_t = defaults::MAX_READ_AHEAD, value_name = "RECORDS", value_parser = super::limits::positive_i64, allow_negative_numbers = true)]
     pub max_read_ahead: i64,
     /// A worker whose partitions are all read to their end and quiet this long stops
     /// fetching and asks the broker for news every 50 ms instead (the first record after a
     /// quiet spell waits up to 50 ms more). 0, the default: never pause. For brokers that
     /// answer an empty fetch at once instead of holding it for `fetch.wait.max.ms`, as
     /// Apache Kafka does: there an idle client would spin.
-    #[arg(requires = "kafka_job", long, default_value_t = 0, value_name = "MS", value_parser = super::limits::millis)]
+    #[arg(requires = "kafka_job", long, default_value_t = defaults::IDLE_PAUSE_MS, value_name = "MS", value_parser = super::limits::millis)]
     pub idle_pause_ms: u64,
     /// Checkpoints: write the whole state of the job (model, pending events and feedback,
     /// the stream's position, every source partition's offset) to this directory, and on
@@ -216,10 +215,10 @@ pub struct KafkaArgs {
     /// Take a checkpoint at the end of the first epoch this many seconds after the last
     /// (with --checkpoint-dir). Predictions become visible to read_committed consumers at
     /// each checkpoint, so this is also their latency. 0.01 to 1e9.
-    #[arg(requires = "kafka_job", long, default_value_t = 10.0, value_name = "SECONDS", value_parser = super::limits::seconds, allow_negative_numbers = true)]
+    #[arg(requires = "kafka_job", long, default_value_t = defaults::CHECKPOINT_EVERY_S, value_name = "SECONDS", value_parser = super::limits::seconds, allow_negative_numbers = true)]
     pub checkpoint_every: f64,
     /// Keep this many of the newest checkpoints (at least 2).
-    #[arg(requires = "kafka_job", long, default_value_t = 3, value_name = "K", value_parser = super::limits::positive_usize, allow_negative_numbers = true)]
+    #[arg(requires = "kafka_job", long, default_value_t = defaults::CHECKPOINTS_KEPT, value_name = "K", value_parser = super::limits::positive_usize, allow_negative_numbers = true)]
     pub checkpoints_kept: usize,
     /// With --checkpoint-dir: write predictions and dead letters without transactions
     /// (at-least-once: after a crash, the outputs since the last checkpoint are written
@@ -264,18 +263,18 @@ pub struct KafkaArgs {
     /// (then the order of live records depends on arrival times). Records written before
     /// the job started are always merged in the data's order, however long that takes.
     /// 0 to 1e12.
-    #[arg(requires = "kafka_job", long, default_value_t = 100, value_name = "MS", value_parser = super::limits::millis, allow_negative_numbers = true)]
+    #[arg(requires = "kafka_job", long, default_value_t = defaults::MAX_MERGE_WAIT_MS, value_name = "MS", value_parser = super::limits::millis, allow_negative_numbers = true)]
     pub max_merge_wait_ms: u64,
     /// How many epochs the merge may run ahead of the model's output (backpressure: the
     /// sources stop reading beyond it); at least 1.
-    #[arg(requires = "kafka_job", long, default_value_t = 8, value_name = "EPOCHS", value_parser = super::limits::positive_u64, allow_negative_numbers = true)]
+    #[arg(requires = "kafka_job", long, default_value_t = defaults::MAX_EPOCHS_IN_FLIGHT, value_name = "EPOCHS", value_parser = super::limits::positive_u64, allow_negative_numbers = true)]
     pub max_epochs_in_flight: u64,
     /// The number of processes of the cluster (each with --workers threads); needs
     /// --hostfile and --process; 1 to 128.
-    #[arg(long, default_value_t = 1, value_name = "P", value_parser = super::limits::workers, allow_negative_numbers = true)]
+    #[arg(long, default_value_t = defaults::PROCESSES, value_name = "P", value_parser = super::limits::workers, allow_negative_numbers = true)]
     pub processes: usize,
     /// This process's index, 0..P.
-    #[arg(long, default_value_t = 0, value_name = "I")]
+    #[arg(long, default_value_t = defaults::PROCESS, value_name = "I")]
     pub process: usize,
     /// The processes' addresses, one host:port per line (process 0 first).
     #[arg(long, value_name = "FILE")]
@@ -286,7 +285,7 @@ pub struct KafkaArgs {
     #[arg(long, value_name = "P", value_parser = super::limits::workers, allow_negative_numbers = true)]
     pub local_cluster: Option<usize>,
     /// The first port of --local-cluster.
-    #[arg(long, default_value_t = 2101, value_name = "PORT")]
+    #[arg(long, default_value_t = defaults::LOCAL_BASE_PORT, value_name = "PORT")]
     pub local_base_port: u16,
     /// A librdkafka property for every client, KEY=VALUE (repeatable; overrides
     /// --kafka-config and the environment).
@@ -398,99 +397,168 @@ fn topic(option: &str, value: &str) -> Result<String, String> {
     }
 }
 
+impl TryFrom<&RunArgs> for JobConfig {
+    type Error = String;
+
+    /// The Kafka job's configuration from `flowboost run`'s arguments (a job file's keys
+    /// are among them), validated; what needs a broker or a registry (the writer schemas,
+    /// the prediction schema's id, the checkpoints, the start model) is added after.
+    fn try_from(args: &RunArgs) -> Result<Self, String> {
+        let k = &args.kafka;
+        let source = topic("source", k.source.as_deref().unwrap_or_default())?;
+        let client = crate::kafka::client_args::client_config(
+            k.brokers.as_deref(),
+            k.kafka_config.as_deref(),
+            &k.kafka_set,
+        )
+        .map_err(|e| format!("--source kafka:TOPIC: {e}"))?;
+        let sink = k
+            .sink
+            .as_deref()
+            .ok_or("--source kafka:TOPIC needs --sink kafka:TOPIC")?;
+        let topics = JobTopics {
+            source,
+            sink: topic("sink", sink)?,
+            feedback: k
+                .feedback
+                .as_deref()
+                .map(|f| topic("feedback", f))
+                .transpose()?,
+            dead_letter: k
+                .dead_letter
+                .as_deref()
+                .map(|f| topic("dead-letter", f))
+                .transpose()?,
+        };
+        topics.validate().map_err(|e| e.to_string())?;
+        let config = JobConfig {
+            connection: ConnectionConfig {
+                client,
+                group: k.group.clone(),
+            },
+            topics,
+            keys: k.keys.as_deref().map(ModelKeys::parse).transpose()?,
+            source: SourceConfig {
+                start: k.start,
+                format: k.record_format,
+                writer_schemas: None,
+                idle_pause: (k.idle_pause_ms > 0).then(|| Duration::from_millis(k.idle_pause_ms)),
+            },
+            merge: merge_config(args),
+            feedback: FeedbackConfig {
+                pending_ttl: k.pending_ttl.unwrap_or(defaults::PENDING_TTL),
+                lag: k.feedback_lag.unwrap_or(defaults::FEEDBACK_LAG),
+                click_window: k.click_window,
+            },
+            sink: SinkConfig {
+                prediction_schema_id: None,
+                commit_interval: Duration::from_millis(k.commit_interval_ms),
+                checkpoint_dir: k.checkpoint_dir.clone(),
+                checkpoints_kept: k.checkpoints_kept,
+                checkpoint_every: Duration::from_secs_f64(k.checkpoint_every),
+                transactions: !k.no_transactions,
+                checkpoints: None,
+                save_model: None,
+            },
+            run: RunConfig {
+                workers: args.workers,
+                cluster: Cluster::new(k.processes, k.process, k.hostfile.as_deref())?,
+                metrics_addr: k.metrics_addr.clone(),
+                report_interval: (k.report_interval > 0.0)
+                    .then(|| Duration::from_secs_f64(k.report_interval)),
+                start_model: None,
+                resume: false,
+                stop: Arc::new(AtomicBool::new(false)),
+            },
+        };
+        config.validate().map_err(|e| e.to_string())?;
+        Ok(config)
+    }
+}
+
+/// The merge's part of the job's configuration. (The value parsers of `limits` checked
+/// every count and duration: finite, in range.)
+fn merge_config(args: &RunArgs) -> MergeConfig {
+    let k = &args.kafka;
+    MergeConfig {
+        batch: args.batch,
+        order: k.merge_order,
+        block: k.merge_block,
+        block_ms: k.merge_block_ms,
+        max_wait: Duration::from_millis(k.max_merge_wait_ms),
+        max_read_ahead: k.max_read_ahead,
+        max_epochs_in_flight: k.max_epochs_in_flight,
+        exit_when_idle: k.exit_when_idle.map(Duration::from_secs_f64),
+    }
+}
+
+/// The schema registry's part: the events' writer schemas (confluent-avro events), the
+/// prediction schema registered (confluent-avro predictions).
+fn registry(k: &KafkaArgs, job: &mut JobConfig) -> Result<(), String> {
+    let needs = |what: &str| format!("--{what} confluent-avro");
+    if k.record_format == RecordFormat::ConfluentAvro {
+        let client = k.registry.client(Some(&needs("record-format")))?;
+        job.source.writer_schemas = client.map(|c| Arc::new(WriterSchemas::new(c)));
+    }
+    if k.prediction_format == PredictionFormat::ConfluentAvro {
+        let what = needs("prediction-format");
+        let client = k.registry.client(Some(&what))?.ok_or(what.clone())?;
+        let subject = format!("{}-value", job.topics.sink);
+        let id = client
+            .register(&subject, PREDICTION_SCHEMA)
+            .map_err(|e| format!("{what}: {e}"))?;
+        job.sink.prediction_schema_id = Some(id);
+    }
+    Ok(())
+}
+
+/// Opens the checkpoints' directory and chooses the checkpoint to resume from (the
+/// newest whose outputs were committed, with transactions); returns the start model.
+fn checkpoints(
+    job: &mut JobConfig,
+    mut start: Option<Arc<SavedModel>>,
+) -> Result<Option<Arc<SavedModel>>, String> {
+    let Some(dir) = &job.sink.checkpoint_dir else {
+        return Ok(start);
+    };
+    let checkpoints = Checkpoints::open(dir, job.sink.checkpoints_kept)?;
+    let transactional = job.sink.transactional();
+    let committed = if transactional {
+        Some(committed_offsets(job)?)
+    } else {
+        None
+    };
+    let restore = checkpoints.choose(committed.as_ref())?;
+    if transactional && job.run.cluster.process == 0 {
+        checkpoints.drop_newer(restore.as_ref().map(|r| r.path.as_path()))?;
+    }
+    if let Some(restore) = restore {
+        tracing::info!(
+            checkpoint = %restore.path.display(),
+            events = restore.model.events(),
+            "flowboost: kafka: resuming from the checkpoint {} ({} events){}",
+            restore.path.display(),
+            restore.model.events(),
+            if start.is_some() {
+                "; --load-model is ignored"
+            } else {
+                ""
+            }
+        );
+        start = Some(Arc::new(restore.model));
+        job.run.resume = true;
+    }
+    job.sink.checkpoints = Some(checkpoints);
+    Ok(start)
+}
+
 /// Runs `flowboost run --source kafka:TOPIC ...`.
 fn run_kafka(args: RunArgs) -> Result<(), String> {
     if let Some(p) = args.kafka.local_cluster {
         return super::local_cluster::run(p, args.kafka.local_base_port);
     }
-    let k = &args.kafka;
-    let source = topic("source", k.source.as_deref().unwrap_or_default())?;
-    let client = crate::kafka::client_args::client_config(
-        k.brokers.as_deref(),
-        k.kafka_config.as_deref(),
-        &k.kafka_set,
-    )
-    .map_err(|e| format!("--source kafka:TOPIC: {e}"))?;
-    let sink = topic(
-        "sink",
-        k.sink
-            .as_deref()
-            .ok_or("--source kafka:TOPIC needs --sink kafka:TOPIC")?,
-    )?;
-    let mut options = JobOptions::new(&client.brokers, &source, &sink);
-    options.client = client;
-    options.feedback = k
-        .feedback
-        .as_deref()
-        .map(|f| topic("feedback", f))
-        .transpose()?;
-    options.dead_letter = k
-        .dead_letter
-        .as_deref()
-        .map(|f| topic("dead-letter", f))
-        .transpose()?;
-    // Each topic has one role: a job that wrote to the topic it reads would read its own
-    // output (predictions or dead letters) as events or feedback.
-    let roles = [
-        ("--source", Some(&source)),
-        ("--sink", Some(&sink)),
-        ("--feedback", options.feedback.as_ref()),
-        ("--dead-letter", options.dead_letter.as_ref()),
-    ];
-    for (i, (a, ta)) in roles.iter().enumerate() {
-        for (b, tb) in &roles[i + 1..] {
-            if let (Some(ta), Some(tb)) = (ta, tb)
-                && ta == tb
-            {
-                return Err(format!(
-                    "{a} and {b} are the same topic kafka:{ta}: give each its own topic"
-                ));
-            }
-        }
-    }
-    options.group = k.group.clone();
-    options.start = k.start;
-    // The value parsers of `limits` checked every count and duration (finite, in range).
-    options.exit_when_idle = k.exit_when_idle.map(Duration::from_secs_f64);
-    options.workers = args.workers;
-    options.batch = args.batch;
-    options.format = k.record_format;
-    let needs = |what: &str| format!("--{what} confluent-avro");
-    if k.record_format == RecordFormat::ConfluentAvro {
-        let client = k.registry.client(Some(&needs("record-format")))?;
-        options.writer_schemas = client.map(|c| Arc::new(WriterSchemas::new(c)));
-    }
-    if k.prediction_format == PredictionFormat::ConfluentAvro {
-        let what = needs("prediction-format");
-        let client = k.registry.client(Some(&what))?.ok_or(what.clone())?;
-        let subject = format!("{sink}-value");
-        let id = client
-            .register(&subject, PREDICTION_SCHEMA)
-            .map_err(|e| format!("{what}: {e}"))?;
-        options.prediction_schema_id = Some(id);
-    }
-    options.commit_interval = Duration::from_millis(k.commit_interval_ms);
-    options.metrics_addr = k.metrics_addr.clone();
-    options.report_interval =
-        (k.report_interval > 0.0).then(|| Duration::from_secs_f64(k.report_interval));
-    options.merge_block = k.merge_block;
-    options.merge_order = k.merge_order;
-    options.merge_block_ms = k.merge_block_ms;
-    if k.max_read_ahead < 2 * options.merge_block {
-        return Err(format!(
-            "--max-read-ahead {}: must be at least twice --merge-block ({})",
-            k.max_read_ahead, options.merge_block
-        ));
-    }
-    options.max_read_ahead = k.max_read_ahead;
-    options.idle_pause = (k.idle_pause_ms > 0).then(|| Duration::from_millis(k.idle_pause_ms));
-    options.pending_ttl = k.pending_ttl.unwrap_or(DEFAULT_JOB_PENDING_TTL);
-    options.feedback_lag = k.feedback_lag.unwrap_or(DEFAULT_FEEDBACK_LAG);
-    options.click_window = k.click_window;
-    options.keys = k.keys.as_deref().map(ModelKeys::parse).transpose()?;
-    options.max_merge_wait = Duration::from_millis(k.max_merge_wait_ms);
-    options.max_epochs_in_flight = k.max_epochs_in_flight;
-    options.cluster = Cluster::new(k.processes, k.process, k.hostfile.as_deref())?;
+    let mut options = JobConfig::try_from(&args)?;
+    registry(&args.kafka, &mut options)?;
     let io = &args.model_io;
     if io.save_every.is_some() || io.resume {
         return Err(
@@ -498,53 +566,7 @@ fn run_kafka(args: RunArgs) -> Result<(), String> {
                 .into(),
         );
     }
-    if k.checkpoint_every < 0.01 {
-        return Err(format!(
-            "--checkpoint-every {}: at least 0.01 seconds",
-            k.checkpoint_every
-        ));
-    }
-    if k.checkpoints_kept < 2 {
-        return Err(format!(
-            "--checkpoints-kept {}: at least 2 (the newest may not be committed yet)",
-            k.checkpoints_kept
-        ));
-    }
-    if k.no_transactions && k.checkpoint_dir.is_none() {
-        return Err("--no-transactions needs --checkpoint-dir (without checkpoints the job has no transactions)".into());
-    }
-    options.checkpoint_every = Duration::from_secs_f64(k.checkpoint_every);
-    let mut start = io.load()?;
-    if let Some(dir) = &k.checkpoint_dir {
-        let checkpoints = Checkpoints::open(dir, k.checkpoints_kept)?;
-        options.transactional = !k.no_transactions;
-        let committed = if options.transactional {
-            Some(committed_offsets(&options)?)
-        } else {
-            None
-        };
-        let restore = checkpoints.choose(committed.as_ref())?;
-        if options.transactional && options.cluster.process == 0 {
-            checkpoints.drop_newer(restore.as_ref().map(|r| r.path.as_path()))?;
-        }
-        if let Some(restore) = restore {
-            tracing::info!(
-                checkpoint = %restore.path.display(),
-                events = restore.model.events(),
-                "flowboost: kafka: resuming from the checkpoint {} ({} events){}",
-                restore.path.display(),
-                restore.model.events(),
-                if start.is_some() {
-                    "; --load-model is ignored"
-                } else {
-                    ""
-                }
-            );
-            start = Some(Arc::new(restore.model));
-            options.resume = true;
-        }
-        options.checkpoints = Some(checkpoints);
-    }
+    let start = checkpoints(&mut options, io.load()?)?;
     // The events' feature space: declared (--dim/--feature-names and the labels), else
     // the start model's, a dataset file's or a generator preset's; never a guess.
     let schema = match (args.space.schema()?, &start) {
@@ -568,14 +590,14 @@ fn run_kafka(args: RunArgs) -> Result<(), String> {
     };
     schema.check_limits()?;
     let (config, plan) = io.plan(start, &args.model, &schema)?;
-    options.start_model = plan.start;
-    options.save_model = plan.save;
+    options.run.start_model = plan.start;
+    options.sink.save_model = plan.save;
     // SIGTERM and SIGINT stop the job gracefully: stop reading, finish what is in flight,
     // deliver, commit, save, exit 0.
     // A second signal while stopping exits at once (code 1).
     for signal in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT] {
-        signal_hook::flag::register_conditional_shutdown(signal, 1, options.stop.clone())
-            .and_then(|_| signal_hook::flag::register(signal, options.stop.clone()))
+        signal_hook::flag::register_conditional_shutdown(signal, 1, options.run.stop.clone())
+            .and_then(|_| signal_hook::flag::register(signal, options.run.stop.clone()))
             .map_err(|e| format!("cannot handle signal {signal}: {e}"))?;
     }
     let summary = run_job(options, schema, config)?;

@@ -13,7 +13,7 @@
 //! dead letters), both zero-padded, so names sort by age and two checkpoints share a name
 //! only if they are the same cut. The newest `keep` are kept.
 
-use super::JobOptions;
+use super::job_config::JobConfig;
 use crate::model::{ModelError, SavedModel, SourceOffset};
 use flowboost_connectors::kafka::{KafkaSink, OffsetCommitter, admin};
 use std::collections::BTreeMap;
@@ -194,22 +194,30 @@ impl Checkpoints {
 /// the job's transactional producer) fences the crashed incarnation first, which aborts
 /// the transaction at once; the other processes wait for it longer (4 times the client
 /// time limit, at least a minute) instead.
-pub fn committed_offsets(options: &JobOptions) -> Result<OffsetMap, String> {
-    let mut kafka = options.kafka();
-    if options.transactional {
-        if options.cluster.process == 0 {
-            let id = super::job::transactional_id(options);
+pub fn committed_offsets(job: &JobConfig) -> Result<OffsetMap, String> {
+    let mut kafka = job.kafka();
+    // The partitions first: a metadata request fails within seconds when the cluster
+    // cannot be reached or refuses the credentials (fencing would wait out its own time
+    // limit).
+    let mut partitions = Vec::new();
+    for topic in job.input_topics() {
+        let p = admin::topic_partitions(&kafka, topic)
+            .map_err(|e| super::client_args::kafka_error(format_args!("kafka:{topic}"), e))?;
+        partitions.push((topic, p));
+    }
+    if job.sink.transactional() {
+        if job.run.cluster.process == 0 {
+            let id = job.transactional_id();
             KafkaSink::fence(&kafka, &id).map_err(|e| e.to_string())?;
         } else {
             let wait = (kafka.timeout * 4).max(Duration::from_secs(60));
             kafka = kafka.with_timeout(wait);
         }
     }
-    let committer = OffsetCommitter::new(&kafka, &options.group).map_err(|e| e.to_string())?;
+    let committer =
+        OffsetCommitter::new(&kafka, &job.connection.group).map_err(|e| e.to_string())?;
     let mut out = OffsetMap::new();
-    for topic in std::iter::once(&options.source).chain(options.feedback.as_ref()) {
-        let partitions = admin::topic_partitions(&kafka, topic)
-            .map_err(|e| super::client_args::kafka_error(format_args!("kafka:{topic}"), e))?;
+    for (topic, partitions) in partitions {
         let keys: Vec<(&str, i32)> = partitions.iter().map(|&p| (topic.as_str(), p)).collect();
         let committed = committer.committed(&keys).map_err(|e| e.to_string())?;
         for (p, c) in partitions.iter().zip(committed) {

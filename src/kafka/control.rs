@@ -1,6 +1,7 @@
 //! The job's control stream: a stop (idle, a signal) or an error anywhere is broadcast to
 //! every worker of every process, so all of them stop together, with the same message.
 
+use super::read_limits::ReadLimits;
 use super::record::Control;
 use super::worker_state::WorkerState;
 use std::cell::RefCell;
@@ -9,7 +10,6 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 use timely::dataflow::Stream;
-use timely::dataflow::channels::pact::Pipeline;
 use timely::dataflow::operators::generic::operator::source;
 use timely::dataflow::operators::vec::Broadcast;
 
@@ -22,10 +22,10 @@ pub fn control<'scope>(
     scope: timely::dataflow::Scope<'scope, u64>,
     signal: Arc<AtomicBool>,
     worker: Rc<RefCell<WorkerState>>,
+    read_limits: ReadLimits,
 ) -> Stream<'scope, u64, Vec<Control>> {
-    let _ = Pipeline;
     source(scope, "Control", move |capability, info| {
-        worker.borrow_mut().control = Some(scope.activator_for(info.address.clone()));
+        read_limits.wake(scope.activator_for(info.address.clone()));
         let activator = scope.activator_for(info.address);
         let mut capability = Some(capability);
         move |output| {
@@ -56,11 +56,7 @@ pub fn control<'scope>(
                 capability = None;
                 return;
             }
-            let limits = {
-                let mut w = worker.borrow_mut();
-                std::mem::take(&mut w.read_limits_changed).then(|| w.read_limits.clone())
-            };
-            if let Some(limits) = limits {
+            if let Some(limits) = read_limits.take_changed() {
                 output.session(cap).give(Control::Limits(limits));
             }
             // The merge wakes it when the read limits change; the rest can wait this long.

@@ -1,10 +1,11 @@
 //! End-to-end latency: from an event record's timestamp (set by its producer, or by the
 //! broker under `LogAppendTime`) to its prediction handed to the sink's producer, which
-//! stamps the prediction record then. The merge on worker 0 notes each event's timestamp
-//! by its position ([`EventTimes`]); the sink on worker 0 takes it back when it writes the
-//! prediction and counts the difference ([`LatencyHistogram`]).
+//! stamps the prediction record then. The merge on worker 0 sends each event's timestamp
+//! with its position ([`EventTime`]) to the sink on worker 0, which keeps them
+//! ([`EventTimes`]), takes each back when it writes its prediction and counts the
+//! difference ([`LatencyHistogram`]).
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 
 /// Now, in milliseconds since the Unix epoch, as record timestamps count them.
@@ -18,25 +19,24 @@ pub fn unix_ms() -> i64 {
 /// predictions are then not measured). The merge holds far fewer in flight.
 pub const MAX_EVENT_TIMES: usize = 1 << 20;
 
+/// The Kafka timestamp of the event the merge stamped at position `seq`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EventTime {
+    /// The event's position in the merged sequence.
+    pub seq: u64,
+    /// Its record's timestamp (milliseconds since the Unix epoch).
+    pub timestamp_ms: i64,
+}
+
 /// The timestamps of the events stamped and not yet written, in sequence order.
 #[derive(Debug, Default)]
 pub struct EventTimes {
-    /// Whether a sink on this worker takes them back (only then are they noted).
-    enabled: bool,
     times: VecDeque<(u64, i64)>,
 }
 
 impl EventTimes {
-    /// Makes [`note`](Self::note) keep timestamps (the sink that takes them exists).
-    pub fn enable(&mut self) {
-        self.enabled = true;
-    }
-
     /// Notes the timestamp of the event at position `seq` (positions grow).
     pub fn note(&mut self, seq: u64, timestamp_ms: i64) {
-        if !self.enabled {
-            return;
-        }
         if self.times.len() >= MAX_EVENT_TIMES {
             self.times.pop_front();
         }
@@ -198,9 +198,6 @@ mod tests {
     #[test]
     fn timestamps_come_back_by_position_and_skipped_ones_are_forgotten() {
         let mut t = EventTimes::default();
-        t.note(0, 5);
-        assert!(t.is_empty(), "noted before a sink enabled them");
-        t.enable();
         for (seq, ts) in [(1, 10), (2, 20), (4, 40)] {
             t.note(seq, ts);
         }

@@ -1,5 +1,6 @@
 //! The deterministic merge of the partitions read by all workers into one sequence.
 
+use super::partition_offset::PartitionOffset;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, VecDeque};
 
@@ -248,7 +249,7 @@ impl<B> Merger<B> {
     /// milliseconds may hold more records than the read-ahead and nothing is released
     /// until they leave it. None with offsets (a block of offsets is at most half the
     /// read-ahead).
-    pub fn holding_back(&self) -> Vec<(StreamId, i32, i64)> {
+    pub fn holding_back(&self) -> Vec<PartitionOffset> {
         let bound = self.bound(false);
         if self.order == MergeOrder::Offsets || bound == i64::MIN || bound == i64::MAX {
             return Vec::new();
@@ -258,7 +259,7 @@ impl<B> Merger<B> {
             .filter_map(|(&(s, p), state)| {
                 let known = state.known?;
                 (!state.caught_up && self.block_start(self.lowest_next(known, state)) == bound)
-                    .then_some((s, p, known))
+                    .then_some(PartitionOffset::new(s, p, known))
             })
             .collect()
     }
@@ -351,12 +352,12 @@ impl<B> Merger<B> {
     /// Per partition, the offset before which every record was released: what can be
     /// committed once everything released is processed and delivered. Partitions whose
     /// owner has not reported are left out.
-    pub fn committable(&self) -> Vec<(StreamId, i32, i64)> {
+    pub fn committable(&self) -> Vec<PartitionOffset> {
         self.parts
             .iter()
             .filter_map(|(&(stream, p), s)| {
                 let next = s.queue.front().map(|r| r.offset).or(s.known)?;
-                Some((stream, p, next))
+                Some(PartitionOffset::new(stream, p, next))
             })
             .collect()
     }
@@ -449,12 +450,24 @@ mod tests {
             backlog_end: 0,
         });
         assert_eq!(keys(&m.release()), vec![(0, 0)]);
-        assert_eq!(m.committable(), vec![(EVENTS, 0, 1), (EVENTS, 1, 0)]);
+        assert_eq!(
+            m.committable(),
+            vec![
+                PartitionOffset::new(EVENTS, 0, 1),
+                PartitionOffset::new(EVENTS, 1, 0)
+            ]
+        );
         m.push(rec(EVENTS, 1, 0));
         m.push(rec(EVENTS, 0, 1));
         // Partition 1 is no longer caught up: it holds back offsets >= 1 (block 1).
         assert_eq!(keys(&m.release()), vec![(1, 0)]);
-        assert_eq!(m.committable(), vec![(EVENTS, 0, 1), (EVENTS, 1, 1)]);
+        assert_eq!(
+            m.committable(),
+            vec![
+                PartitionOffset::new(EVENTS, 0, 1),
+                PartitionOffset::new(EVENTS, 1, 1)
+            ]
+        );
         m.push(rec(EVENTS, 1, 1));
         assert_eq!(keys(&m.release()), vec![(0, 1), (1, 1)]);
     }
@@ -599,8 +612,14 @@ mod tests {
         let got = order(&m.release());
         assert_eq!(got.len(), 11);
         assert_eq!(got[10], (FEEDBACK, 0, 3));
-        assert_eq!(m.holding_back(), vec![(FEEDBACK, 0, 2)]);
-        assert_eq!(m.committable(), vec![(EVENTS, 0, 10), (FEEDBACK, 0, 1)]);
+        assert_eq!(m.holding_back(), vec![PartitionOffset::new(FEEDBACK, 0, 2)]);
+        assert_eq!(
+            m.committable(),
+            vec![
+                PartitionOffset::new(EVENTS, 0, 10),
+                PartitionOffset::new(FEEDBACK, 0, 1)
+            ]
+        );
         // Caught up, it holds nothing back; the events partition (at 24 ms) holds back
         // its own block [20, 30).
         m.push(Raw::Progress {
@@ -613,7 +632,7 @@ mod tests {
         let got = order(&m.release());
         assert_eq!(got.len(), 11);
         assert_eq!(got[10], (FEEDBACK, 1, 12));
-        assert_eq!(m.holding_back(), vec![(EVENTS, 0, 25)]);
+        assert_eq!(m.holding_back(), vec![PartitionOffset::new(EVENTS, 0, 25)]);
         assert_eq!(m.held(), 5);
     }
 

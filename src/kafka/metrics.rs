@@ -351,10 +351,24 @@ struct Exposition(ExportSnapshot);
 
 impl Collector for Exposition {
     fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
-        let e = &self.0;
-        let s = &e.snapshot;
-        let j = &s.join;
-        let counters: [(&str, &str, u64); 16] = [
+        for (name, help, value) in self
+            .flow_counters()
+            .into_iter()
+            .chain(self.other_counters())
+        {
+            let c = ConstCounter::new(value);
+            c.encode(encoder.encode_descriptor(name, help, None, c.metric_type())?)?;
+        }
+        self.encode_gauges(&mut encoder)?;
+        self.encode_families(&mut encoder)
+    }
+}
+
+impl Exposition {
+    /// The counters of the records' flow.
+    fn flow_counters(&self) -> [(&'static str, &'static str, u64); 8] {
+        let s = &self.0.snapshot;
+        [
             (
                 "flowboost_events_in",
                 "Event records consumed and decoded.",
@@ -391,6 +405,15 @@ impl Collector for Exposition {
                 s.no_click,
             ),
             ("flowboost_commits", "Offset commits.", s.commits),
+        ]
+    }
+
+    /// The counters of errors, checkpoints and the feedback join.
+    fn other_counters(&self) -> [(&'static str, &'static str, u64); 8] {
+        let e = &self.0;
+        let s = &e.snapshot;
+        let j = &s.join;
+        [
             (
                 "flowboost_merge_late_records",
                 "Records that arrived after their merge block was released, so ordered by arrival time (0 on a replay).",
@@ -431,11 +454,14 @@ impl Collector for Exposition {
                 "Events whose id was already waiting for feedback.",
                 j.duplicate,
             ),
-        ];
-        for (name, help, value) in counters {
-            let c = ConstCounter::new(value);
-            c.encode(encoder.encode_descriptor(name, help, None, c.metric_type())?)?;
-        }
+        ]
+    }
+
+    /// The gauges.
+    fn encode_gauges(&self, encoder: &mut DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        let e = &self.0;
+        let s = &e.snapshot;
+        let j = &s.join;
         // Counts as integer gauges, the rest as floats (a non-finite value as 0).
         let count = |encoder: &mut DescriptorEncoder, name: &str, help: &str, value: u64| {
             let g = ConstGauge::new(i64::try_from(value).unwrap_or(i64::MAX));
@@ -446,54 +472,62 @@ impl Collector for Exposition {
             g.encode(encoder.encode_descriptor(name, help, None, g.metric_type())?)
         };
         count(
-            &mut encoder,
+            encoder,
             "flowboost_join_waiting",
             "Events waiting for their feedback now.",
             j.waiting,
         )?;
         count(
-            &mut encoder,
+            encoder,
             "flowboost_join_held",
             "Feedback records waiting for their event now.",
             j.held,
         )?;
         let loss_help = format!("Progressive (test-then-train) loss: {}.", s.loss);
         gauge(
-            &mut encoder,
+            encoder,
             "flowboost_progressive_loss",
             &loss_help,
             s.progressive_loss,
         )?;
         count(
-            &mut encoder,
+            encoder,
             "flowboost_merge_held_peak",
             "The most records the merge has held at once (read, not yet stamped; at most the partitions x --max-read-ahead).",
             s.merge_held_peak,
         )?;
         count(
-            &mut encoder,
+            encoder,
             "flowboost_sink_held",
             "Output records the producer holds now, not yet handed to the Kafka client (it hands a burst over while fewer than 5 are in flight).",
             e.sink_held,
         )?;
         count(
-            &mut encoder,
+            encoder,
             "flowboost_checkpoint_last_bytes",
             "The last checkpoint's size.",
             s.checkpoints.last_bytes,
         )?;
         gauge(
-            &mut encoder,
+            encoder,
             "flowboost_checkpoint_last_seconds",
             "The last checkpoint's write and commit time.",
             s.checkpoints.last_seconds,
         )?;
         gauge(
-            &mut encoder,
+            encoder,
             "flowboost_uptime_seconds",
             "Seconds since the job started.",
             e.uptime_seconds,
         )?;
+        Ok(())
+    }
+
+    /// The latency histogram and the labeled families: dead letters by reason, the keys'
+    /// models, the consumer lag.
+    fn encode_families(&self, encoder: &mut DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        let e = &self.0;
+        let s = &e.snapshot;
         encoder
             .encode_descriptor(
                 "flowboost_event_latency_seconds",

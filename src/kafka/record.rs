@@ -1,6 +1,8 @@
 //! What flows through the Kafka job's dataflow besides the model's own records.
 
+use super::latency::EventTime;
 use super::merge::{Raw, StreamId};
+use super::partition_offset::{PartitionKey, PartitionOffset};
 use flowboost_operators::data::Example;
 use flowboost_operators::join::FeedbackKind;
 use serde::{Deserialize, Serialize};
@@ -63,11 +65,14 @@ pub enum SideRecord {
     },
     /// Everything before these offsets was released by the end of this epoch: they can be
     /// committed once the epoch's outputs are delivered.
-    Commit(Vec<(StreamId, i32, i64)>),
+    Commit(Vec<PartitionOffset>),
     /// With `--merge-order timestamps`, right after each [`SideRecord::Commit`]: per
     /// partition, the order key of the last record before its commit mark (where the
     /// merge's clamp goes on after a restore from that cut).
-    OrderKeys(Vec<(StreamId, i32, i64)>),
+    OrderKeys(Vec<PartitionKey>),
+    /// The Kafka timestamps of the events stamped in this epoch (those that have one), for
+    /// the sink to measure their predictions' latency.
+    EventTimes(Vec<EventTime>),
     /// The snapshot of this epoch is the run's last, at its stream's end
     /// ([`ModelHeader::at_end`](crate::model::ModelHeader::at_end)).
     End,
@@ -87,5 +92,5 @@ pub enum Control {
     /// From worker 0's merge: per (topic, partition), the offset at which its source stops
     /// reading for now (what the merge has taken plus the read-ahead): backpressure that
     /// bounds what the job holds when one partition lags the others.
-    Limits(Vec<(StreamId, i32, i64)>),
+    Limits(Vec<PartitionOffset>),
 }

@@ -2,12 +2,14 @@
 //! partitions of the events and feedback topics (of all processes), decoding what it reads
 //! there, and never blocking: it polls without waiting and parks between polls.
 
-use super::JobOptions;
+use super::job_config::{ConnectionConfig, JobConfig, JobTopics, SourceConfig};
+use super::keys::ModelKeys;
 use super::merge::{EVENTS, FEEDBACK, MergeOrder, Raw, RawRecord, StreamId};
 use super::metrics::JobMetrics;
+use super::partition_offset::PartitionOffset;
 use super::record::{Control, DeadBody, RecordBody, SourceMessage};
 use super::worker_state::WorkerState;
-use flowboost_connectors::kafka::{PartitionedSource, RecordDecoder, RecordView};
+use flowboost_connectors::kafka::{KafkaError, PartitionedSource, RecordDecoder, RecordView};
 use flowboost_operators::data::Schema;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -18,6 +20,7 @@ use std::time::{Duration, Instant};
 use timely::dataflow::channels::pact::Pipeline;
 use timely::dataflow::operators::generic::builder_rc::OperatorBuilder;
 use timely::dataflow::{ProbeHandle, Stream};
+use timely::scheduling::Activator;
 
 /// One worker's consumers and decoder.
 pub struct KafkaReader {
@@ -33,36 +36,77 @@ pub struct KafkaReader {
     last_probe_error: Option<String>,
 }
 
+/// What a worker's reader takes from the job's configuration.
+#[derive(Clone, Copy, Debug)]
+pub struct ReaderSetup<'a> {
+    /// Where and as whom to connect.
+    pub connection: &'a ConnectionConfig,
+    /// The topics (the events' and the feedback's are read).
+    pub topics: &'a JobTopics,
+    /// Where to start reading and how to decode.
+    pub source: &'a SourceConfig,
+    /// One model per key: the keys events are routed to.
+    pub keys: Option<&'a ModelKeys>,
+    /// What the merge orders records by (under timestamps, a record without one is a dead
+    /// letter).
+    pub order: MergeOrder,
+}
+
+impl<'a> From<&'a JobConfig> for ReaderSetup<'a> {
+    fn from(job: &'a JobConfig) -> Self {
+        ReaderSetup {
+            connection: &job.connection,
+            topics: &job.topics,
+            source: &job.source,
+            keys: job.keys.as_ref(),
+            order: job.merge.order,
+        }
+    }
+}
+
 impl KafkaReader {
     /// Opens this worker's share (worker `index` of `peers`, all processes) of the topics.
     pub fn open(
-        options: &JobOptions,
+        setup: ReaderSetup<'_>,
         schema: &Schema,
         index: usize,
         peers: usize,
-    ) -> Result<Self, String> {
-        let config = options.kafka();
-        let mut topics = vec![(EVENTS, options.source.as_str())];
-        if let Some(f) = &options.feedback {
+    ) -> Result<Self, SourceError> {
+        let ReaderSetup {
+            connection,
+            topics: names,
+            source: config,
+            keys,
+            order,
+        } = setup;
+        let mut topics = vec![(EVENTS, names.source.as_str())];
+        if let Some(f) = &names.feedback {
             topics.push((FEEDBACK, f.as_str()));
         }
         let mut sources = Vec::new();
         for (stream, topic) in topics {
-            let s =
-                PartitionedSource::new(&config, topic, &options.group, index, peers, options.start)
-                    .map_err(|e| format!("source `{topic}`: {e}"))?;
+            let s = PartitionedSource::new(
+                &connection.client,
+                topic,
+                &connection.group,
+                index,
+                peers,
+                config.start,
+            )
+            .map_err(|e| SourceError::Open {
+                topic: topic.to_string(),
+                source: Box::new(e),
+            })?;
             sources.push((stream, s));
         }
         Ok(KafkaReader {
             sources,
-            decoder: match &options.writer_schemas {
-                Some(w) => {
-                    RecordDecoder::new(schema, options.format).with_writer_schemas(w.clone())
-                }
-                None => RecordDecoder::new(schema, options.format),
+            decoder: match &config.writer_schemas {
+                Some(w) => RecordDecoder::new(schema, config.format).with_writer_schemas(w.clone()),
+                None => RecordDecoder::new(schema, config.format),
             },
-            keys: options.keys.clone(),
-            order: options.merge_order,
+            keys: keys.cloned(),
+            order,
             sent: BTreeMap::new(),
             probe_errors: 0,
             last_probe_error: None,
@@ -71,7 +115,7 @@ impl KafkaReader {
 
     /// Starts every source partition named in `offsets` (`(topic, partition)` to the next
     /// offset: a checkpoint's) there instead (before the first poll).
-    pub fn start_at(&mut self, offsets: &super::checkpoint::OffsetMap) -> Result<(), String> {
+    pub fn start_at(&mut self, offsets: &super::checkpoint::OffsetMap) -> Result<(), SourceError> {
         for (_, source) in &mut self.sources {
             let topic = source.topic().to_string();
             let mine: BTreeMap<i32, i64> = offsets
@@ -79,9 +123,10 @@ impl KafkaReader {
                 .filter(|((t, _), _)| *t == topic)
                 .map(|((_, p), &o)| (*p, o))
                 .collect();
-            source
-                .start_at(&mine)
-                .map_err(|e| format!("source `{topic}`: {e}"))?;
+            source.start_at(&mine).map_err(|e| SourceError::Open {
+                topic,
+                source: Box::new(e),
+            })?;
         }
         Ok(())
     }
@@ -89,7 +134,7 @@ impl KafkaReader {
     /// Takes what the consumers have fetched (at most `max` records, without waiting),
     /// decoded, then the progress of every partition whose position or end changed.
     /// Returns the number of records.
-    pub fn poll(&mut self, max: usize, out: &mut Vec<SourceMessage>) -> Result<usize, String> {
+    pub fn poll(&mut self, max: usize, out: &mut Vec<SourceMessage>) -> Result<usize, SourceError> {
         let mut n = 0;
         let per = (max / self.sources.len().max(1)).max(1);
         let (decoder, keys, order) = (&self.decoder, &self.keys, self.order);
@@ -106,7 +151,10 @@ impl KafkaReader {
                         body: body(decoder, keys.as_ref(), order, stream, &r),
                     }));
                 })
-                .map_err(|e| format!("reading `{}`: {e}", source.topic()))?;
+                .map_err(|e| SourceError::Read {
+                    topic: source.topic().to_string(),
+                    source: Box::new(e),
+                })?;
         }
         for (stream, source) in &self.sources {
             for (p, position) in source.positions() {
@@ -135,11 +183,11 @@ impl KafkaReader {
 
     /// Pauses fetching (an idle worker), or, when paused, resumes if a partition has news.
     /// Returns whether the reader is paused now.
-    fn pause_or_probe(&mut self) -> Result<bool, String> {
+    fn pause_or_probe(&mut self) -> Result<bool, SourceError> {
         let paused = self.sources.iter().any(|(_, s)| s.is_paused());
         if !paused {
             for (_, s) in &mut self.sources {
-                s.pause().map_err(|e| e.to_string())?;
+                s.pause().map_err(|e| SourceError::Pause(Box::new(e)))?;
             }
             return Ok(true);
         }
@@ -158,7 +206,7 @@ impl KafkaReader {
         }
         if news {
             for (_, s) in &mut self.sources {
-                s.resume().map_err(|e| e.to_string())?;
+                s.resume().map_err(|e| SourceError::Pause(Box::new(e)))?;
             }
         }
         Ok(!news)
@@ -176,11 +224,11 @@ impl KafkaReader {
 
     /// Holds each of this worker's partitions at its read limit (see
     /// [`Control::Limits`]); partitions of other workers are ignored.
-    pub fn set_limits(&mut self, limits: &[(StreamId, i32, i64)]) {
+    pub fn set_limits(&mut self, limits: &[PartitionOffset]) {
         for (stream, source) in &mut self.sources {
-            for &(s, p, limit) in limits {
-                if s == *stream && source.partitions().contains(&p) {
-                    source.set_limit(p, Some(limit));
+            for l in limits {
+                if l.stream == *stream && source.partitions().contains(&l.partition) {
+                    source.set_limit(l.partition, Some(l.offset));
                 }
             }
         }
@@ -198,6 +246,30 @@ impl KafkaReader {
         }
         (n, last)
     }
+}
+
+/// Why a source failed.
+#[derive(Debug, thiserror::Error)]
+pub enum SourceError {
+    /// A topic's consumer could not be created or started.
+    #[error("source `{topic}`: {source}")]
+    Open {
+        /// The topic.
+        topic: String,
+        /// The client's error.
+        source: Box<KafkaError>,
+    },
+    /// Reading a topic failed.
+    #[error("reading `{topic}`: {source}")]
+    Read {
+        /// The topic.
+        topic: String,
+        /// The client's error.
+        source: Box<KafkaError>,
+    },
+    /// Pausing or resuming fetches failed.
+    #[error("{0}")]
+    Pause(#[source] Box<KafkaError>),
 }
 
 /// The kind of dead letter of a record without a timestamp under `--merge-order
@@ -293,137 +365,229 @@ impl Backpressure {
 /// How often a paused (idle) source asks the broker whether its partitions have news.
 pub const IDLE_PROBE: Duration = Duration::from_millis(50);
 
-/// The source operator of one worker: reads (when the model keeps up, and each partition
-/// only up to the merge's read limit for it), decodes, sends records and progress; parks
-/// between polls (1 ms after records, backing off to 50 ms when idle); after `idle_pause`
-/// with every partition read to its end it pauses fetching and asks the broker every
-/// [`IDLE_PROBE`] for news instead; stops on the control stream's `Stop` (or a local
-/// error, which it reports there through the worker's state).
-pub fn kafka_source<'scope>(
-    control: Stream<'scope, u64, Vec<Control>>,
+/// What the source operator uses besides its streams.
+pub struct SourceContext {
+    /// How far the model may fall behind before the source stops reading.
+    pub backpressure: Backpressure,
+    /// After this long with every partition read to its end, pause fetching and probe.
+    pub idle_pause: Option<Duration>,
+    /// The job's counters.
+    pub metrics: Arc<JobMetrics>,
+    /// The worker's control state.
+    pub worker: Rc<RefCell<WorkerState>>,
+}
+
+/// The source operator of one worker, driven by the control stream this is called on:
+/// reads (when the model keeps up, and each partition only up to the merge's read limit
+/// for it), decodes, sends records and progress; parks between polls (1 ms after records,
+/// backing off to 50 ms when idle); after `idle_pause` with every partition read to its
+/// end it pauses fetching and asks the broker every [`IDLE_PROBE`] for news instead; stops
+/// on the control stream's `Stop` (or a local error, which it reports there through the
+/// worker's state).
+///
+/// ```no_run
+/// # use flowboost::kafka::record::Control;
+/// # use flowboost::kafka::source_operator::{KafkaReader, KafkaSourceExt, SourceContext};
+/// # use timely::dataflow::Stream;
+/// fn wire<'s>(
+///     control: Stream<'s, u64, Vec<Control>>,
+///     reader: Option<KafkaReader>,
+///     context: SourceContext,
+/// ) {
+///     let _messages = control.kafka_source(reader, context);
+/// }
+/// ```
+pub trait KafkaSourceExt<'scope> {
+    /// The records and progress this worker reads.
+    fn kafka_source(
+        self,
+        reader: Option<KafkaReader>,
+        context: SourceContext,
+    ) -> Stream<'scope, u64, Vec<SourceMessage>>;
+}
+
+impl<'scope> KafkaSourceExt<'scope> for Stream<'scope, u64, Vec<Control>> {
+    fn kafka_source(
+        self,
+        reader: Option<KafkaReader>,
+        context: SourceContext,
+    ) -> Stream<'scope, u64, Vec<SourceMessage>> {
+        let scope = self.scope();
+        let mut builder = OperatorBuilder::new("KafkaSource".to_string(), scope);
+        let info = builder.operator_info();
+        let activator = scope.activator_for(info.address);
+        let mut control_in = builder.new_input_connection(self, Pipeline, std::iter::empty());
+        let (output, stream) =
+            builder.new_output_connection::<Vec<SourceMessage>, _>(std::iter::empty());
+        let mut output = timely::dataflow::operators::generic::OutputBuilder::from(output);
+        builder.build(move |mut capabilities| {
+            let mut capability = capabilities.pop();
+            let mut run = SourceRun {
+                reader,
+                context,
+                activator,
+                wait: Duration::from_millis(1),
+                quiet_since: None,
+                last_probe: Instant::now(),
+                buffer: Vec::new(),
+            };
+            move |_frontiers| {
+                control_in.for_each(|_time, data| {
+                    for message in data.drain(..) {
+                        run.control(message);
+                    }
+                });
+                let Some(cap) = capability.as_ref() else {
+                    return;
+                };
+                let step = run.step();
+                if step == SourceStep::Stopped
+                    || (step == SourceStep::Read && !run.buffer.is_empty())
+                {
+                    let mut out = output.activate();
+                    out.session(cap).give_container(&mut run.buffer);
+                }
+                if matches!(step, SourceStep::Stopped | SourceStep::Closed) {
+                    capability = None;
+                }
+            }
+        });
+        stream
+    }
+}
+
+/// What one run of the source did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum SourceStep {
+    /// It read (send what it read).
+    Read,
+    /// It waits (for the model, or after an error).
+    Wait,
+    /// It stopped (send its last progress; drop the capability).
+    Stopped,
+    /// It has no reader (its opening failed): drop the capability.
+    Closed,
+}
+
+/// The source operator's state on one worker.
+struct SourceRun {
     reader: Option<KafkaReader>,
-    backpressure: Backpressure,
-    idle_pause: Option<Duration>,
-    metrics: Arc<JobMetrics>,
-    worker: Rc<RefCell<WorkerState>>,
-) -> Stream<'scope, u64, Vec<SourceMessage>> {
-    let scope = control.scope();
-    let mut builder = OperatorBuilder::new("KafkaSource".to_string(), scope);
-    let info = builder.operator_info();
-    let activator = scope.activator_for(info.address);
-    let mut control_in = builder.new_input_connection(control, Pipeline, std::iter::empty());
-    let (output, stream) =
-        builder.new_output_connection::<Vec<SourceMessage>, _>(std::iter::empty());
-    let mut output = timely::dataflow::operators::generic::OutputBuilder::from(output);
-    builder.build(move |mut capabilities| {
-        let mut capability = capabilities.pop();
-        let mut reader = reader;
-        let mut wait = Duration::from_millis(1);
-        let mut quiet_since: Option<Instant> = None;
-        let mut last_probe = Instant::now();
-        let mut buffer = Vec::new();
-        move |_frontiers| {
-            control_in.for_each(|_time, data| {
-                for message in data.drain(..) {
-                    match message {
-                        Control::Stop { error } => {
-                            let mut w = worker.borrow_mut();
-                            w.stopping = true;
-                            if let Some(e) = error {
-                                w.error.get_or_insert(e);
-                            }
-                        }
-                        Control::Limits(limits) => {
-                            if let Some(r) = reader.as_mut() {
-                                r.set_limits(&limits);
-                            }
-                        }
-                    }
+    context: SourceContext,
+    activator: Activator,
+    wait: Duration,
+    quiet_since: Option<Instant>,
+    last_probe: Instant,
+    buffer: Vec<SourceMessage>,
+}
+
+impl SourceRun {
+    /// A message of the control stream.
+    fn control(&mut self, message: Control) {
+        match message {
+            Control::Stop { error } => {
+                let mut w = self.context.worker.borrow_mut();
+                w.stopping = true;
+                if let Some(e) = error {
+                    w.error.get_or_insert(e);
                 }
-            });
-            let Some(cap) = capability.as_ref() else {
-                return;
-            };
-            let stopping = worker.borrow().stopping || worker.borrow().error.is_some();
-            let Some(r) = reader.as_mut() else {
-                capability = None;
-                return;
-            };
-            if stopping {
-                // A last look at the partitions, so the merge can release everything.
-                let _ = r.poll(0, &mut buffer);
-                let mut out = output.activate();
-                out.session(cap).give_container(&mut buffer);
-                drop(out);
-                capability = None;
-                worker.borrow_mut().source_done = true;
-                return;
             }
-            if backpressure.behind() {
-                activator.activate_after(Duration::from_millis(2));
-                return;
-            }
-            match r.poll(4096, &mut buffer) {
-                Err(e) => {
-                    worker.borrow_mut().fail(e);
-                    activator.activate();
-                }
-                Ok(n) => {
-                    let (errors, last) = r.errors();
-                    let before = worker.borrow().consumer_errors;
-                    if errors > before {
-                        metrics
-                            .consumer_errors
-                            .fetch_add(errors - before, Ordering::Relaxed);
-                    }
-                    worker.borrow_mut().consumer_errors(errors, last);
-                    if !buffer.is_empty() {
-                        let mut out = output.activate();
-                        out.session(cap).give_container(&mut buffer);
-                    }
-                    if n > 0 {
-                        wait = Duration::from_millis(1);
-                        quiet_since = None;
-                        activator.activate();
-                        return;
-                    }
-                    // Idle: after `idle_pause` with everything read, pause and probe.
-                    let quiet = r.all_at_end() && !backpressure.behind();
-                    if !quiet {
-                        quiet_since = None;
-                    }
-                    if let Some(after) = idle_pause
-                        && quiet
-                        && quiet_since.get_or_insert_with(Instant::now).elapsed() >= after
-                    {
-                        // Other inputs may wake the operator: probe at most every IDLE_PROBE.
-                        let since = last_probe.elapsed();
-                        if since < IDLE_PROBE {
-                            activator.activate_after(IDLE_PROBE - since);
-                            return;
-                        }
-                        last_probe = Instant::now();
-                        match r.pause_or_probe() {
-                            Ok(true) => activator.activate_after(IDLE_PROBE),
-                            Ok(false) => {
-                                quiet_since = None;
-                                wait = Duration::from_millis(1);
-                                activator.activate();
-                            }
-                            Err(e) => {
-                                worker.borrow_mut().fail(e);
-                                activator.activate();
-                            }
-                        }
-                        return;
-                    }
-                    activator.activate_after(wait);
-                    wait = (wait * 2).min(Duration::from_millis(50));
+            Control::Limits(limits) => {
+                if let Some(r) = self.reader.as_mut() {
+                    r.set_limits(&limits);
                 }
             }
         }
-    });
-    stream
+    }
+
+    /// Reads what there is (into `buffer`), or stops.
+    fn step(&mut self) -> SourceStep {
+        let worker = &self.context.worker;
+        let stopping = worker.borrow().stopping || worker.borrow().error.is_some();
+        let Some(r) = self.reader.as_mut() else {
+            return SourceStep::Closed;
+        };
+        if stopping {
+            // A last look at the partitions, so the merge can release everything.
+            let _ = r.poll(0, &mut self.buffer);
+            worker.borrow_mut().source_done = true;
+            return SourceStep::Stopped;
+        }
+        if self.context.backpressure.behind() {
+            self.activator.activate_after(Duration::from_millis(2));
+            return SourceStep::Wait;
+        }
+        match r.poll(4096, &mut self.buffer) {
+            Err(e) => {
+                worker.borrow_mut().fail(e.to_string());
+                self.activator.activate();
+                SourceStep::Wait
+            }
+            Ok(n) => {
+                let (errors, last) = r.errors();
+                let before = worker.borrow().consumer_errors;
+                if errors > before {
+                    self.context
+                        .metrics
+                        .consumer_errors
+                        .fetch_add(errors - before, Ordering::Relaxed);
+                }
+                worker.borrow_mut().consumer_errors(errors, last);
+                self.pace(n);
+                SourceStep::Read
+            }
+        }
+    }
+
+    /// When to read again after reading `n` records: at once after records; idle, after
+    /// `idle_pause` with everything read, pause and probe; else backing off.
+    fn pace(&mut self, n: usize) {
+        if n > 0 {
+            self.wait = Duration::from_millis(1);
+            self.quiet_since = None;
+            self.activator.activate();
+            return;
+        }
+        let quiet = self.reader.as_ref().is_some_and(KafkaReader::all_at_end)
+            && !self.context.backpressure.behind();
+        if !quiet {
+            self.quiet_since = None;
+        }
+        if let Some(after) = self.context.idle_pause
+            && quiet
+            && self.quiet_since.get_or_insert_with(Instant::now).elapsed() >= after
+        {
+            self.probe();
+            return;
+        }
+        self.activator.activate_after(self.wait);
+        self.wait = (self.wait * 2).min(Duration::from_millis(50));
+    }
+
+    /// An idle source: pauses fetching, then asks the broker for news at most every
+    /// [`IDLE_PROBE`] (other inputs may wake the operator sooner).
+    fn probe(&mut self) {
+        let since = self.last_probe.elapsed();
+        if since < IDLE_PROBE {
+            self.activator.activate_after(IDLE_PROBE - since);
+            return;
+        }
+        self.last_probe = Instant::now();
+        let Some(r) = self.reader.as_mut() else {
+            return;
+        };
+        match r.pause_or_probe() {
+            Ok(true) => self.activator.activate_after(IDLE_PROBE),
+            Ok(false) => {
+                self.quiet_since = None;
+                self.wait = Duration::from_millis(1);
+                self.activator.activate();
+            }
+            Err(e) => {
+                self.context.worker.borrow_mut().fail(e.to_string());
+                self.activator.activate();
+            }
+        }
+    }
 }
 
 #[cfg(test)]

@@ -1,5 +1,7 @@
-//! What the operators of one worker share: whether the job is stopping, the first error,
-//! and what the merge and the sources decided.
+//! What the operators of one worker share to stop together: whether the job is stopping,
+//! the first error, whether the sources are done and the merge found the job idle (and
+//! the consumers' transient errors, reported at the end). Data travels in the dataflow's
+//! streams (and the merge's read limits through [`ReadLimits`](super::read_limits)).
 
 /// The shared state of one worker's operators (one thread: `Rc<RefCell<_>>`).
 #[derive(Default)]
@@ -13,21 +15,10 @@ pub struct WorkerState {
     pub source_done: bool,
     /// Worker 0's merge found the job idle for `--exit-when-idle`.
     pub idle: bool,
-    /// Worker 0's merge: the read limits per (topic, partition) to send to every source
-    /// (see [`Control::Limits`](super::record::Control::Limits)), and whether they changed
-    /// since the control operator last sent them.
-    pub read_limits: Vec<(super::merge::StreamId, i32, i64)>,
-    /// Whether `read_limits` changed since they were last sent.
-    pub read_limits_changed: bool,
-    /// Wakes this worker's control operator (to send new read limits at once).
-    pub control: Option<timely::scheduling::Activator>,
     /// Transient consumer errors so far (a metric), and the last one.
     pub consumer_errors: u64,
     /// The last transient consumer error.
     pub last_consumer_error: Option<String>,
-    /// Worker 0: the timestamps of the events the merge stamped, for the sink to measure
-    /// their predictions' latency.
-    pub event_times: super::latency::EventTimes,
 }
 
 impl std::fmt::Debug for WorkerState {
