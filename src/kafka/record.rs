@@ -1,8 +1,7 @@
 //! What flows through the Kafka job's dataflow besides the model's own records.
 
 use super::merge::{Raw, StreamId};
-use flowboost_operators::data::Example;
-use flowboost_operators::join::FeedbackKind;
+use flowboost_operators::data::{Example, Feedback};
 use serde::{Deserialize, Serialize};
 
 /// A record read from Kafka, decoded on the worker that read it.
@@ -21,7 +20,7 @@ pub enum RecordBody {
         /// The event.
         id: u64,
         /// What it says.
-        kind: FeedbackKind,
+        kind: Feedback,
     },
     /// A record that could not be decoded: it goes to the dead-letter topic.
     Dead(DeadBody),

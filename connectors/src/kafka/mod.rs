@@ -54,7 +54,7 @@ mod source;
 pub mod testing;
 
 pub use codec::{
-    DecodeError, DecodeErrorKind, DecodedEvent, FeedbackKind, FeedbackRecord, PREDICTION_SCHEMA,
+    DecodeError, DecodeErrorKind, DecodedEvent, FeedbackRecord, PREDICTION_SCHEMA,
     PredictionEncoder, PredictionFormat, PredictionOutput, RecordDecoder, RecordFormat,
     SchemaError,
 };

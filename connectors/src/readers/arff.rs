@@ -878,11 +878,13 @@ mod tests {
         assert!(
             fields("'open, b")
                 .unwrap_err()
+                .to_string()
                 .contains("unterminated quote")
         );
         assert!(
             fields("'a' b, c")
                 .unwrap_err()
+                .to_string()
                 .contains("after a quoted value")
         );
     }
@@ -903,16 +905,19 @@ mod tests {
         assert!(
             parse_attribute(" d date 'yyyy'")
                 .unwrap_err()
+                .to_string()
                 .contains("not supported")
         );
         assert!(
             parse_attribute(" s string")
                 .unwrap_err()
+                .to_string()
                 .contains("not supported")
         );
         assert!(
             parse_attribute(" c {a,b")
                 .unwrap_err()
+                .to_string()
                 .contains("unterminated")
         );
     }
