@@ -24,7 +24,7 @@ mod writer;
 
 pub use api::{DEFAULT_PENDING_TTL, FeedbackOutcome, Model};
 pub use body::{FeedbackRun, KeyModel, ModelBody, Progress, StageBytes};
-pub use error::ModelError;
+pub use error::{EncodeError, ModelError};
 pub use file::{
     MAX_MODEL_FILE_BYTES, check_save_path, read_all, read_bytes, read_header, read_limited,
 };
