@@ -24,8 +24,6 @@ fn is_missing(v: &str) -> bool {
     v == "?"
 }
 
-/// The error of an empty field of attribute `name`.
-
 /// The declarations of an ARFF file.
 #[derive(Clone, Debug)]
 pub(crate) struct ArffHeader {
