@@ -36,13 +36,21 @@ impl PredictionSink for Score {
 
 fn main() -> Result<(), String> {
     let stream = GeneratorConfig::binary(7);
-    let schema = Generator::new(stream.clone())?.schema().clone();
+    let schema = Generator::new(stream.clone())
+        .map_err(|e| e.to_string())?
+        .schema()
+        .clone();
     let mut config = BoosterConfig::new(Algorithm::AdaBoostOl, WeakKind::Vfdt, 1);
     config.learners = 10;
     config.tree_params = TreeParams::Random;
 
     let mut runner = build(&schema, &config)?.into_sequential();
-    let sequential = runner.run(Generator::new(stream.clone())?.map(Ok), Score::default())?;
+    let sequential = runner.run(
+        Generator::new(stream.clone())
+            .map_err(|e| e.to_string())?
+            .map(Ok),
+        Score::default(),
+    )?;
     println!(
         "sequential: {} examples, progressive accuracy {:.4}",
         sequential.seen,
@@ -58,7 +66,14 @@ fn main() -> Result<(), String> {
         &options,
         move |_, _| build(&s, &c),
         // The stream, stamped into epochs of 256 events (the dataflow's timestamps).
-        move || Ok(ItemStream::plain(Generator::new(g.clone())?.map(Ok), 256)),
+        move || {
+            Ok(ItemStream::plain(
+                Generator::new(g.clone())
+                    .map_err(|e| e.to_string())?
+                    .map(Ok),
+                256,
+            ))
+        },
         Score::default,
         None,
     )?;

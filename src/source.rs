@@ -43,7 +43,10 @@ impl Dataset {
         if let Some(n) = examples {
             config.examples = n;
         }
-        let schema = Generator::new(config.clone())?.schema().clone();
+        let schema = Generator::new(config.clone())
+            .map_err(|e| e.to_string())?
+            .schema()
+            .clone();
         Ok(Dataset::Generated { config, schema })
     }
 
@@ -83,9 +86,11 @@ impl Dataset {
                 let it = s.examples(i).map_err(|e| e.to_string())?;
                 Ok(Box::new(it.map(|r| r.map_err(|e| e.to_string()))))
             }
-            Dataset::Generated { config, .. } => {
-                Ok(Box::new(Generator::new(config.clone())?.map(Ok)))
-            }
+            Dataset::Generated { config, .. } => Ok(Box::new(
+                Generator::new(config.clone())
+                    .map_err(|e| e.to_string())?
+                    .map(Ok),
+            )),
         }
     }
 

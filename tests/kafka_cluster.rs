@@ -106,7 +106,7 @@ fn sequential_reference(b: &str, events: &str, feedback: &str) -> Vec<String> {
                     .ok()
                     .map(|fb| Input::Feedback {
                         id: fb.id,
-                        kind: fb.into_join_kind(),
+                        kind: fb.feedback,
                     })
             };
             merger.push(Raw::Record(RawRecord {

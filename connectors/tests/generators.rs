@@ -198,7 +198,9 @@ fn invalid_configs_are_errors() {
         },
     ];
     for config in bad {
-        let err = Generator::new(config.clone()).expect_err(&format!("{config:?}"));
+        let err = Generator::new(config.clone())
+            .expect_err(&format!("{config:?}"))
+            .to_string();
         assert!(err.starts_with("generator: "), "{err}");
     }
 }

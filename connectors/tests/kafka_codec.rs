@@ -3,10 +3,10 @@
 #![cfg(feature = "kafka")]
 
 use flowboost_connectors::kafka::{
-    DeadLetter, DeadLetterRecord, DecodeErrorKind, FeedbackKind, PredictionEncoder,
-    PredictionOutput, RecordDecoder, RecordFormat,
+    DeadLetter, DeadLetterRecord, DecodeErrorKind, PredictionEncoder, PredictionOutput,
+    RecordDecoder, RecordFormat,
 };
-use flowboost_operators::data::{Attribute, Example, Features, Label, Schema, Task};
+use flowboost_operators::data::{Attribute, Example, Features, Feedback, Label, Schema, Task};
 use serde_json::{Value, json};
 
 fn multiclass() -> Schema {
@@ -395,25 +395,21 @@ fn feedback_records() {
     let f = dec
         .decode_feedback(br#"{"id": 9, "labels": ["b", "a"]}"#)
         .unwrap();
-    assert_eq!((f.id, f.label.clone()), (9, Label::Set(vec![0, 1])));
+    assert_eq!(
+        (f.id, f.feedback.clone()),
+        (9, Feedback::Label(Label::Set(vec![0, 1])))
+    );
     let e = dec.decode_feedback(br#"{"id": 9}"#).unwrap_err();
     assert_eq!(e.kind, DecodeErrorKind::Malformed);
     let e = dec.decode_feedback(br#"{"labels": []}"#).unwrap_err();
     assert_eq!(e.kind, DecodeErrorKind::MissingId);
-    assert_eq!(f.kind, FeedbackKind::Labels);
     // Clicks on shown labels: the clicked set, by name or index.
     let f = dec
         .decode_feedback(br#"{"id": 10, "clicks": ["b", 0, "b"]}"#)
         .unwrap();
-    assert_eq!(
-        (f.id, f.label, f.kind),
-        (10, Label::Set(vec![0, 1]), FeedbackKind::Clicks)
-    );
+    assert_eq!((f.id, f.feedback), (10, Feedback::Clicks(vec![0, 1])));
     let f = dec.decode_feedback(br#"{"id": 11, "clicks": []}"#).unwrap();
-    assert_eq!(
-        (f.label, f.kind),
-        (Label::Set(vec![]), FeedbackKind::Clicks)
-    );
+    assert_eq!(f.feedback, Feedback::Clicks(vec![]));
     for (bad, kind) in [
         (
             &br#"{"id": 12, "clicks": ["zz"]}"#[..],

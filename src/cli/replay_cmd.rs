@@ -45,7 +45,7 @@ impl SimulatorArgs {
         c.logging = self.logging_policy;
         c.click_delay = self.click_delay;
         c.base_relevance = self.base_relevance;
-        c.validate()?;
+        c.validate().map_err(|e| e.to_string())?;
         Ok(c)
     }
 }

@@ -32,7 +32,8 @@ pub fn click_schema(config: &ClickSimConfig) -> Result<Schema, String> {
     let sim = ClickSimulator::new(ClickSimConfig {
         impressions: 0,
         ..config.clone()
-    })?;
+    })
+    .map_err(|e| e.to_string())?;
     let names = sim.user_feature_names();
     let shape = ImpressionFeatures::new(names.len(), CLICK_CATEGORIES, 0);
     Ok(Schema {

@@ -462,7 +462,7 @@ impl OpenedLog {
                 } else {
                     config.clone().with_slots(k)
                 };
-                let sim = ClickSimulator::new(config.clone())?;
+                let sim = ClickSimulator::new(config.clone()).map_err(|e| e.to_string())?;
                 Ok(OpenedLog {
                     name: format!(
                         "generator clicks ({} impressions, {} items, top {}, {} logging, click delay {}, seed {})",
@@ -512,7 +512,7 @@ impl OpenedLog {
     /// Streams the impressions from the start.
     fn stream(&self) -> Result<Box<dyn Iterator<Item = Result<Logged, String>>>, String> {
         let sim = match &self.simulator {
-            Some(c) => Some(ClickSimulator::new(c.clone())?),
+            Some(c) => Some(ClickSimulator::new(c.clone()).map_err(|e| e.to_string())?),
             None => None,
         };
         let Some(log) = &self.file else {

@@ -50,7 +50,7 @@ pub fn write_simulated_log(
     gzip: bool,
 ) -> Result<SimulatedLogSummary, String> {
     let start = Instant::now();
-    let sim = ClickSimulator::new(config.clone())?;
+    let sim = ClickSimulator::new(config.clone()).map_err(|e| e.to_string())?;
     std::fs::create_dir_all(dir).map_err(io(dir))?;
     let context = dir.join("item_context.csv");
     std::fs::write(&context, sim.item_context_csv()).map_err(io(&context))?;

@@ -590,7 +590,7 @@ mod tests {
     use super::*;
     use crate::kafka::merge::{EVENTS, FEEDBACK};
     use flowboost_operators::data::{Example, Features, Label};
-    use flowboost_operators::join::FeedbackKind;
+    use flowboost_operators::data::Feedback;
 
     fn options(partitions: Vec<(StreamId, i32)>) -> MergeOptions {
         MergeOptions {
@@ -776,7 +776,7 @@ mod tests {
                 timestamp_ms: None,
                 body: RecordBody::Feedback {
                     id: 7,
-                    kind: FeedbackKind::Label(Label::Class(0)),
+                    kind: Feedback::Label(Label::Class(0)),
                 },
             }),
             t0,

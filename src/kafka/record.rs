@@ -3,8 +3,7 @@
 use super::latency::EventTime;
 use super::merge::{Raw, StreamId};
 use super::partition_offset::{PartitionKey, PartitionOffset};
-use flowboost_operators::data::Example;
-use flowboost_operators::join::FeedbackKind;
+use flowboost_operators::data::{Example, Feedback};
 use serde::{Deserialize, Serialize};
 
 /// A record read from Kafka, decoded on the worker that read it.
@@ -23,7 +22,7 @@ pub enum RecordBody {
         /// The event.
         id: u64,
         /// What it says.
-        kind: FeedbackKind,
+        kind: Feedback,
     },
     /// A record that could not be decoded: it goes to the dead-letter topic.
     Dead(DeadBody),

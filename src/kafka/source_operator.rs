@@ -307,7 +307,7 @@ fn body(
         return match decoder.decode_feedback(r.payload) {
             Ok(fb) => RecordBody::Feedback {
                 id: fb.id,
-                kind: fb.into_join_kind(),
+                kind: fb.feedback,
             },
             Err(e) => RecordBody::Dead(dead(e.kind.name().to_string(), e.to_string(), r)),
         };

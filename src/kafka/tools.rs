@@ -685,7 +685,7 @@ fn produce_clicks(a: ProduceArgs) -> Result<(), String> {
     let mut sim_config = ClickSimConfig::new(a.impressions.unwrap_or(100_000), a.seed);
     sim_config.logging = a.logging_policy;
     sim_config.click_delay = a.click_delay;
-    sim_config.validate()?;
+    sim_config.validate().map_err(|e| e.to_string())?;
     if a.timestamp_jitter > 0 {
         return Err(
             "--timestamp-jitter is not for --generator clicks (its clock is the simulator's)"
@@ -695,7 +695,7 @@ fn produce_clicks(a: ProduceArgs) -> Result<(), String> {
     let base = a.timestamp_base.unwrap_or_else(click_base_now);
     let keys = EventKeys::new(&a)?;
     let mut encoder = ClickEncoder::new(&sim_config)?;
-    let sim = ClickSimulator::new(sim_config)?;
+    let sim = ClickSimulator::new(sim_config).map_err(|e| e.to_string())?;
     let config = a.client.config()?;
     admin::create_topic(&config, &a.topic, a.partitions).map_err(|e| e.to_string())?;
     admin::create_topic(&config, &feedback_topic, a.partitions).map_err(|e| e.to_string())?;

@@ -1,22 +1,11 @@
 use super::{ModelError, SavedModel};
 use flowboost_operators::boosters::{AnyStage, BoosterConfig, build};
-use flowboost_operators::data::{Example, Label, Schema};
+use flowboost_operators::data::{Example, Feedback, FeedbackItem, Schema};
 use flowboost_operators::engine::{InFlight, Position, Prediction, SequentialRunner, SourceState};
-use flowboost_operators::join::{
-    FeedbackItem, FeedbackKind, JoinConfig, JoinReference, Pairing, WaitingEvent, learning_pass,
-};
+use flowboost_operators::join::{JoinConfig, JoinReference, Pairing, WaitingEvent, learning_pass};
 use std::io::{Read, Write};
 use std::path::Path;
 use std::sync::Arc;
-
-/// Feedback for an event predicted earlier with [`Model::predict_pending`].
-#[derive(Clone, Debug, PartialEq)]
-pub enum Feedback {
-    /// Its label.
-    Label(Label),
-    /// The labels clicked among those shown (top-k boosters).
-    Clicks(Vec<u32>),
-}
 
 /// How many calls of [`Model::predict_pending`] and [`Model::learn_feedback`] an event and
 /// a feedback record wait for each other by default (each call is one epoch of the join):
@@ -195,17 +184,18 @@ impl Model {
     }
 
     /// Learns from the feedback of event `id` (predicted with
-    /// [`predict_pending`](Model::predict_pending)), or keeps it until its event comes.
+    /// [`predict_pending`](Model::predict_pending)), or keeps it until its event comes:
+    /// its label ([`Feedback::Label`]), the labels clicked among those shown
+    /// ([`Feedback::Clicks`], top-k boosters), logged clicks with their propensities
+    /// ([`Feedback::Logged`]) or pairs made elsewhere ([`Feedback::Pairs`]), as a Kafka
+    /// feedback record would say it.
     pub fn learn_feedback(&mut self, id: u64, feedback: Feedback) -> FeedbackOutcome {
         let seq = self.runner.position().seq;
         let item = FeedbackItem {
             seq,
             epoch: self.epoch,
             id,
-            kind: match feedback {
-                Feedback::Label(l) => FeedbackKind::Label(l),
-                Feedback::Clicks(c) => FeedbackKind::Clicks(c),
-            },
+            kind: feedback,
         };
         let before = self.join.counts();
         let pairs = self.join.epoch(self.epoch, Vec::new(), vec![item]);

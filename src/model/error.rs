@@ -104,6 +104,23 @@ pub enum ModelError {
     Invalid(String),
 }
 
+/// Why a model's bytes could not be made or written (no file named: the caller names it).
+#[derive(Debug, thiserror::Error)]
+pub enum EncodeError {
+    /// The JSON header.
+    #[error("{0}")]
+    Header(#[from] serde_json::Error),
+    /// The postcard body.
+    #[error("{0}")]
+    Body(#[from] postcard::Error),
+    /// Writing (compressing, or to the output).
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+    /// A header longer than 4 GiB.
+    #[error("the header is too large")]
+    HeaderTooLarge,
+}
+
 impl ModelError {
     pub(crate) fn read(file: &Path, e: impl std::fmt::Display) -> Self {
         ModelError::Read {

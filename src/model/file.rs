@@ -1,6 +1,6 @@
-use super::ModelError;
 use super::body::ModelBody;
 use super::header::{Compression, FORMAT_VERSION, MAGIC, ModelHeader, OLDEST_FORMAT_VERSION};
+use super::{EncodeError, ModelError};
 use flate2::Compression as Level;
 use flate2::read::ZlibDecoder;
 use flate2::write::ZlibEncoder;
@@ -19,31 +19,26 @@ pub fn write_to(
     out: &mut impl Write,
     header: &ModelHeader,
     body: &ModelBody,
-) -> Result<(), String> {
-    let header_bytes = serde_json::to_vec(header).map_err(|e| e.to_string())?;
-    let plain = postcard::to_allocvec(body).map_err(|e| e.to_string())?;
+) -> Result<(), EncodeError> {
+    let header_bytes = serde_json::to_vec(header)?;
+    let plain = postcard::to_allocvec(body)?;
     let stored = match header.compression {
         Compression::None => plain,
         Compression::Deflate => {
             let mut enc = ZlibEncoder::new(Vec::new(), Level::fast());
-            enc.write_all(&plain).map_err(|e| e.to_string())?;
-            enc.finish().map_err(|e| e.to_string())?
+            enc.write_all(&plain)?;
+            enc.finish()?
         }
     };
-    let header_len = u32::try_from(header_bytes.len()).map_err(|_| "the header is too large")?;
-    out.write_all(MAGIC).map_err(|e| e.to_string())?;
-    out.write_all(&FORMAT_VERSION.to_le_bytes())
-        .map_err(|e| e.to_string())?;
-    out.write_all(&header_len.to_le_bytes())
-        .map_err(|e| e.to_string())?;
-    out.write_all(&header_bytes).map_err(|e| e.to_string())?;
-    out.write_all(&crc32fast::hash(&header_bytes).to_le_bytes())
-        .map_err(|e| e.to_string())?;
-    out.write_all(&(stored.len() as u64).to_le_bytes())
-        .map_err(|e| e.to_string())?;
-    out.write_all(&stored).map_err(|e| e.to_string())?;
-    out.write_all(&crc32fast::hash(&stored).to_le_bytes())
-        .map_err(|e| e.to_string())?;
+    let header_len = u32::try_from(header_bytes.len()).map_err(|_| EncodeError::HeaderTooLarge)?;
+    out.write_all(MAGIC)?;
+    out.write_all(&FORMAT_VERSION.to_le_bytes())?;
+    out.write_all(&header_len.to_le_bytes())?;
+    out.write_all(&header_bytes)?;
+    out.write_all(&crc32fast::hash(&header_bytes).to_le_bytes())?;
+    out.write_all(&(stored.len() as u64).to_le_bytes())?;
+    out.write_all(&stored)?;
+    out.write_all(&crc32fast::hash(&stored).to_le_bytes())?;
     Ok(())
 }
 
@@ -64,14 +59,14 @@ pub fn write_file(path: &Path, header: &ModelHeader, body: &ModelBody) -> Result
     let mut tmp_name = name.to_os_string();
     tmp_name.push(format!(".tmp.{}", std::process::id()));
     let tmp = dir.join(tmp_name);
-    let result = (|| -> Result<(), String> {
-        let file = File::create(&tmp).map_err(|e| e.to_string())?;
+    let result = (|| -> Result<(), EncodeError> {
+        let file = File::create(&tmp)?;
         let mut w = BufWriter::with_capacity(1 << 20, file);
         write_to(&mut w, header, body)?;
-        let file = w.into_inner().map_err(|e| e.to_string())?;
-        file.sync_all().map_err(|e| e.to_string())?;
+        let file = w.into_inner().map_err(|e| e.into_error())?;
+        file.sync_all()?;
         drop(file);
-        std::fs::rename(&tmp, path).map_err(|e| e.to_string())?;
+        std::fs::rename(&tmp, path)?;
         if let Ok(d) = File::open(&dir) {
             // Makes the rename durable; not every file system supports it.
             let _ = d.sync_all();

@@ -6,10 +6,10 @@
 //! (`keyed`, `key_progress`); an older file has none. Everything else reads as it did.
 
 use super::body::{FeedbackRun, ModelBody, Progress, StageBytes};
-use flowboost_operators::data::Example;
+use flowboost_operators::data::{Example, FeedbackItem};
 use flowboost_operators::engine::{Position, Prediction, SourceState, Terminal};
 use flowboost_operators::join::{
-    FeedbackItem, FormedPair, JoinCounts, JoinFact, JoinState, Pairing, WaitingEvent,
+    FormedPair, JoinCounts, JoinFact, JoinState, Pairing, WaitingEvent,
 };
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;

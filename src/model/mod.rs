@@ -22,12 +22,13 @@ mod saved;
 mod start_chains;
 mod writer;
 
-pub use api::{DEFAULT_PENDING_TTL, Feedback, FeedbackOutcome, Model};
+pub use api::{DEFAULT_PENDING_TTL, FeedbackOutcome, Model};
 pub use body::{FeedbackRun, KeyModel, ModelBody, Progress, StageBytes};
-pub use error::ModelError;
+pub use error::{EncodeError, ModelError};
 pub use file::{
     MAX_MODEL_FILE_BYTES, check_save_path, read_all, read_bytes, read_header, read_limited,
 };
+pub use flowboost_operators::data::Feedback;
 pub use header::{Compression, FORMAT_VERSION, MAGIC, ModelHeader, SourceOffset};
 pub use inspect::{Inspection, inspect, set_heap_probe};
 pub use saved::{SavedModel, schema_difference};

@@ -112,7 +112,8 @@ impl SavedModel {
     /// The model file's bytes.
     pub fn to_bytes(&self) -> Result<Vec<u8>, ModelError> {
         let mut out = Vec::new();
-        file::write_to(&mut out, &self.header, &self.body).map_err(ModelError::Invalid)?;
+        file::write_to(&mut out, &self.header, &self.body)
+            .map_err(|e| ModelError::Invalid(e.to_string()))?;
         Ok(out)
     }
 

@@ -9,7 +9,7 @@
 //! its own stages and chains out of it. Where a worker runs no part of a chain it gets the
 //! fresh build's (a placeholder the dataflow drops, never run), with the chain's position.
 
-use super::SavedModel;
+use super::{ModelError, SavedModel};
 use flowboost_operators::boosters::{Booster, BoosterConfig, build};
 use flowboost_operators::data::Schema;
 use flowboost_operators::dataflow::block_range;
@@ -113,7 +113,7 @@ pub fn worker_chains(
     workers: usize,
     schema: Schema,
     config: BoosterConfig,
-) -> Result<impl Fn(usize, usize) -> Result<Booster, String> + Send + Sync + 'static, String> {
+) -> Result<impl Fn(usize, usize) -> Result<Booster, String> + Send + Sync + 'static, ModelError> {
     let start = match start {
         Some(saved) => Some(StartChains::new(
             vec![saved.chain(saved.name())?],

@@ -81,7 +81,14 @@ pub fn sequential_equals_dataflow(
         let dataflow = run_dataflow(
             &options,
             move |_, _| build(&s, &c),
-            move || Ok(ItemStream::plain(Generator::new(g.clone())?.map(Ok), 7)),
+            move || {
+                Ok(ItemStream::plain(
+                    Generator::new(g.clone())
+                        .map_err(|e| e.to_string())?
+                        .map(Ok),
+                    7,
+                ))
+            },
             Collect::default,
             None,
         )

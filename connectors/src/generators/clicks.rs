@@ -44,6 +44,7 @@
 //! Random streams (independent, from the seed): the model's parameters, the users, the
 //! logging policy's draws, the clicks, the delays. The same seed gives the same log.
 
+use super::GeneratorError;
 use super::concept::{normal, unit};
 use crate::readers::open_bandit::{LoggedImpression, LoggedSlot};
 use flowboost_operators::rng::{Rng, below, seeded, splitmix64};
@@ -137,64 +138,49 @@ impl ClickSimConfig {
     }
 
     /// Checks the parameters; the error names the one that is wrong.
-    pub fn validate(&self) -> Result<(), String> {
-        let fail = |m: String| Err(format!("click simulator: {m}"));
+    pub fn validate(&self) -> Result<(), GeneratorError> {
         if self.items == 0 || self.items > u32::MAX as usize {
-            return fail(format!("items must be in 1..=2^32-1, got {}", self.items));
+            return Err(GeneratorError::Items(self.items));
         }
         if self.slots == 0 || self.slots > self.items {
-            return fail(format!(
-                "slots must be in 1..={} (the items), got {}",
-                self.items, self.slots
-            ));
+            return Err(GeneratorError::Slots {
+                items: self.items,
+                slots: self.slots,
+            });
         }
         if self.user_features == 0 || self.feature_values == 0 || self.latent == 0 {
-            return fail("user_features, feature_values and latent must be at least 1".into());
+            return Err(GeneratorError::NoUserModel);
         }
         if !(self.base_relevance > 0.0 && self.base_relevance < 1.0) {
-            return fail(format!(
-                "base relevance must be in (0, 1), got {}",
-                self.base_relevance
-            ));
+            return Err(GeneratorError::BaseRelevance(self.base_relevance));
         }
         if !(self.affinity_scale.is_finite() && self.affinity_scale >= 0.0) {
-            return fail(format!(
-                "affinity scale must be finite and >= 0, got {}",
-                self.affinity_scale
-            ));
+            return Err(GeneratorError::AffinityScale(self.affinity_scale));
         }
         if self.examination.len() != self.slots {
-            return fail(format!(
-                "{} examination probabilities for {} slots",
-                self.examination.len(),
-                self.slots
-            ));
+            return Err(GeneratorError::ExaminationCount {
+                given: self.examination.len(),
+                slots: self.slots,
+            });
         }
-        if let Some(e) = self.examination.iter().find(|&&e| !(e > 0.0 && e <= 1.0)) {
-            return fail(format!("examination probability {e} outside (0, 1]"));
+        if let Some(&e) = self.examination.iter().find(|&&e| !(e > 0.0 && e <= 1.0)) {
+            return Err(GeneratorError::Examination(e));
         }
         if !(self.click_delay.is_finite() && self.click_delay >= 0.0) {
-            return fail(format!(
-                "click delay must be finite and >= 0, got {}",
-                self.click_delay
-            ));
+            return Err(GeneratorError::ClickDelay(self.click_delay));
         }
         if self.logging == LoggingPolicy::Bts {
             if self.bts_update_every == 0 {
-                return fail("bts_update_every must be at least 1".into());
+                return Err(GeneratorError::BtsUpdateEvery);
             }
             if !(self.bts_sharpness.is_finite() && self.bts_sharpness >= 0.0) {
-                return fail(format!(
-                    "bts sharpness must be finite and >= 0, got {}",
-                    self.bts_sharpness
-                ));
+                return Err(GeneratorError::BtsSharpness(self.bts_sharpness));
             }
             if (self.items as f64).powi(self.slots as i32 - 1) > MAX_PREFIXES {
-                return fail(format!(
-                    "the bts policy's exact propensities enumerate items^(slots-1) slate prefixes: \
-                     too many for {} items and {} slots",
-                    self.items, self.slots
-                ));
+                return Err(GeneratorError::BtsPrefixes {
+                    items: self.items,
+                    slots: self.slots,
+                });
             }
         }
         Ok(())
@@ -410,7 +396,7 @@ pub struct ClickSimulator {
 
 impl ClickSimulator {
     /// A simulator for `config`, or an error naming the invalid parameter.
-    pub fn new(config: ClickSimConfig) -> Result<Self, String> {
+    pub fn new(config: ClickSimConfig) -> Result<Self, GeneratorError> {
         config.validate()?;
         let base = splitmix64(config.seed ^ 0xc1c4_5e1e_c7ed_0001);
         let truth = ClickTruth::draw(&config, &mut seeded(base, 0));
@@ -937,7 +923,7 @@ mod tests {
             ),
         ];
         for (c, reason) in cases {
-            let e = ClickSimulator::new(c).unwrap_err();
+            let e = ClickSimulator::new(c).unwrap_err().to_string();
             assert!(e.contains(reason), "{e} (expected {reason})");
         }
         assert!("greedy".parse::<LoggingPolicy>().is_err());

@@ -36,6 +36,9 @@
 
 pub mod clicks;
 mod concept;
+mod error;
+
+pub use error::GeneratorError;
 
 use self::concept::{Concept, unit};
 use flowboost_operators::data::{Example, Features, Label, Schema, Task};
@@ -133,46 +136,33 @@ impl GeneratorConfig {
     /// Checks the parameters: `dim >= 1`, `labels >= 2` (exactly 2 for a binary task),
     /// `0 <= noise < 1`, `0 < cardinality < labels` (and `cardinality >= 1` for a
     /// multi-label task, since every example has a relevant label).
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), GeneratorError> {
         if self.dim == 0 {
-            return Err("generator: dim must be at least 1".into());
+            return Err(GeneratorError::NoDim);
         }
         if self.dim > u32::MAX as usize {
-            return Err(format!("generator: dim {} is too large", self.dim));
+            return Err(GeneratorError::DimTooLarge(self.dim));
         }
         if self.labels < 2 {
-            return Err(format!(
-                "generator: labels must be at least 2, got {}",
-                self.labels
-            ));
+            return Err(GeneratorError::TooFewLabels(self.labels));
         }
         if self.labels > u32::MAX as usize {
-            return Err(format!("generator: {} labels are too many", self.labels));
+            return Err(GeneratorError::TooManyLabels(self.labels));
         }
         if self.task == Task::Binary && self.labels != 2 {
-            return Err(format!(
-                "generator: a binary stream has 2 labels, got {}",
-                self.labels
-            ));
+            return Err(GeneratorError::BinaryLabels(self.labels));
         }
         if !(self.noise >= 0.0 && self.noise < 1.0) {
-            return Err(format!(
-                "generator: noise must be in [0, 1), got {}",
-                self.noise
-            ));
+            return Err(GeneratorError::Noise(self.noise));
         }
         if !(self.cardinality > 0.0 && self.cardinality < self.labels as f64) {
-            return Err(format!(
-                "generator: cardinality must be in (0, {}), got {}",
-                self.labels, self.cardinality
-            ));
+            return Err(GeneratorError::Cardinality {
+                labels: self.labels,
+                cardinality: self.cardinality,
+            });
         }
         if self.task == Task::Multilabel && self.cardinality < 1.0 {
-            return Err(format!(
-                "generator: every multi-label example has a relevant label, so cardinality \
-                 must be at least 1, got {}",
-                self.cardinality
-            ));
+            return Err(GeneratorError::MultilabelCardinality(self.cardinality));
         }
         Ok(())
     }
@@ -237,7 +227,7 @@ pub struct Generator {
 
 impl Generator {
     /// A generator for `config`, or an error naming the invalid parameter.
-    pub fn new(config: GeneratorConfig) -> Result<Self, String> {
+    pub fn new(config: GeneratorConfig) -> Result<Self, GeneratorError> {
         config.validate()?;
         let (dim, labels) = (config.dim, config.labels);
         let outputs = if config.task == Task::Binary {

@@ -512,7 +512,7 @@ fn store_type(p: Option<&Property>, default: &str) -> String {
 
 /// `sasl.jaas.config` to librdkafka's settings: `LoginModule flag key="value" ...;`.
 fn jaas(p: &Property) -> Result<Vec<(String, String)>, PropertiesError> {
-    let (module, options) = parse_jaas(&p.value).map_err(|reason| {
+    let JaasLogin { module, options } = parse_jaas(&p.value).map_err(|reason| {
         invalid(
             &p.origin,
             format!("sasl.jaas.config: {reason} (expected `LoginModuleClass required key=\"value\" ...;`)"),
@@ -580,9 +580,37 @@ fn jaas(p: &Property) -> Result<Vec<(String, String)>, PropertiesError> {
     Ok(out)
 }
 
+/// The one login module of a `sasl.jaas.config`.
+#[derive(Debug)]
+struct JaasLogin {
+    /// The login module's class.
+    module: String,
+    /// Its options, `key=value`, in order.
+    options: Vec<(String, String)>,
+}
+
+/// Why a `sasl.jaas.config` does not parse. Never quotes a value (it may be a secret).
+#[derive(Debug, PartialEq, thiserror::Error)]
+enum JaasError {
+    #[error("no login module")]
+    NoModule,
+    #[error("the login module {0} has no control flag (required)")]
+    NoFlag(String),
+    #[error("no `;` at the end")]
+    NoEnd,
+    #[error("more than one login module (flowboost takes one)")]
+    SecondModule,
+    #[error("an option without a name")]
+    NoOptionName,
+    #[error("option `{0}` has no `=`")]
+    NoEquals(String),
+    #[error("the value of option `{0}` has no closing quote")]
+    Unterminated(String),
+}
+
 /// Parses `Module flag key=value ... ;` (values in double quotes with `\"` and `\\`, or
 /// bare words). Errors never quote a value.
-fn parse_jaas(text: &str) -> Result<(String, Vec<(String, String)>), String> {
+fn parse_jaas(text: &str) -> Result<JaasLogin, JaasError> {
     let mut rest = text.trim();
     let word = |s: &str| -> usize {
         s.find(|c: char| c.is_whitespace() || c == '=' || c == ';' || c == '"')
@@ -590,37 +618,35 @@ fn parse_jaas(text: &str) -> Result<(String, Vec<(String, String)>), String> {
     };
     let n = word(rest);
     if n == 0 {
-        return Err("no login module".into());
+        return Err(JaasError::NoModule);
     }
     let module = rest[..n].to_string();
     rest = rest[n..].trim_start();
     let n = word(rest);
     let flag = &rest[..n];
     if !matches!(flag, "required" | "requisite" | "sufficient" | "optional") {
-        return Err(format!(
-            "the login module {module} has no control flag (required)"
-        ));
+        return Err(JaasError::NoFlag(module));
     }
     rest = rest[n..].trim_start();
     let mut options = Vec::new();
     loop {
         if rest.is_empty() {
-            return Err("no `;` at the end".into());
+            return Err(JaasError::NoEnd);
         }
         if let Some(after) = rest.strip_prefix(';') {
             if !after.trim().is_empty() {
-                return Err("more than one login module (flowboost takes one)".into());
+                return Err(JaasError::SecondModule);
             }
             break;
         }
         let n = word(rest);
         if n == 0 {
-            return Err("an option without a name".into());
+            return Err(JaasError::NoOptionName);
         }
         let name = rest[..n].to_string();
         rest = rest[n..].trim_start();
         let Some(after) = rest.strip_prefix('=') else {
-            return Err(format!("option `{name}` has no `=`"));
+            return Err(JaasError::NoEquals(name));
         };
         rest = after.trim_start();
         let value = if let Some(quoted) = rest.strip_prefix('"') {
@@ -641,8 +667,9 @@ fn parse_jaas(text: &str) -> Result<(String, Vec<(String, String)>), String> {
                     c => value.push(c),
                 }
             }
-            let end =
-                end.ok_or_else(|| format!("the value of option `{name}` has no closing quote"))?;
+            let Some(end) = end else {
+                return Err(JaasError::Unterminated(name));
+            };
             rest = &quoted[end..];
             value
         } else {
@@ -654,7 +681,7 @@ fn parse_jaas(text: &str) -> Result<(String, Vec<(String, String)>), String> {
         rest = rest.trim_start();
         options.push((name, value));
     }
-    Ok((module, options))
+    Ok(JaasLogin { module, options })
 }
 
 /// Reads and parses a properties file ([`parse_properties`]).

@@ -132,24 +132,38 @@ impl DeadLetterRecord {
     }
 
     /// Parses a dead-letter record (reading the dead-letter topic).
-    pub fn parse(bytes: &[u8]) -> Result<Self, String> {
-        serde_json::from_slice(bytes).map_err(|e| format!("not a dead letter: {e}"))
+    pub fn parse(bytes: &[u8]) -> Result<Self, DeadLetterError> {
+        serde_json::from_slice(bytes).map_err(DeadLetterError::NotADeadLetter)
     }
 
     /// The original bytes.
-    pub fn payload(&self) -> Result<Vec<u8>, String> {
+    pub fn payload(&self) -> Result<Vec<u8>, DeadLetterError> {
         BASE64
             .decode(&self.payload_base64)
-            .map_err(|e| format!("bad payload_base64: {e}"))
+            .map_err(DeadLetterError::Payload)
     }
 
     /// The original key.
-    pub fn key(&self) -> Result<Option<Vec<u8>>, String> {
+    pub fn key(&self) -> Result<Option<Vec<u8>>, DeadLetterError> {
         self.key_base64
             .as_ref()
-            .map(|k| BASE64.decode(k).map_err(|e| format!("bad key_base64: {e}")))
+            .map(|k| BASE64.decode(k).map_err(DeadLetterError::Key))
             .transpose()
     }
+}
+
+/// Why a dead-letter record read back from its topic cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum DeadLetterError {
+    /// The bytes are not the JSON of a [`DeadLetterRecord`].
+    #[error("not a dead letter: {0}")]
+    NotADeadLetter(#[source] serde_json::Error),
+    /// `payload_base64` is not base64.
+    #[error("bad payload_base64: {0}")]
+    Payload(#[source] base64::DecodeError),
+    /// `key_base64` is not base64.
+    #[error("bad key_base64: {0}")]
+    Key(#[source] base64::DecodeError),
 }
 
 /// How dead letters are written to their topic: the JSON of [`DeadLetterRecord`], made to

@@ -54,7 +54,7 @@ mod source;
 pub mod testing;
 
 pub use codec::{
-    DecodeError, DecodeErrorKind, DecodedEvent, FeedbackKind, FeedbackRecord, PREDICTION_SCHEMA,
+    DecodeError, DecodeErrorKind, DecodedEvent, FeedbackRecord, PREDICTION_SCHEMA,
     PredictionEncoder, PredictionFormat, PredictionOutput, RecordDecoder, RecordFormat,
     SchemaError,
 };
@@ -63,7 +63,9 @@ pub use commit_thread::{CommitStats, CommitThread};
 pub use committer::OffsetCommitter;
 pub use config::KafkaConfig;
 pub use context::ConnectionCause;
-pub use dead_letter::{DeadLetter, DeadLetterRecord, DeadLetterTopic, DeadLetterWriter};
+pub use dead_letter::{
+    DeadLetter, DeadLetterError, DeadLetterRecord, DeadLetterTopic, DeadLetterWriter,
+};
 pub use error::KafkaError;
 pub use sink::{Delivery, KafkaSink, SinkStats};
 pub use source::{GroupLag, PartitionLag, PartitionedSource, RecordView, SourceRecord, StartFrom};

@@ -1,9 +1,9 @@
 //! The real broker for tests and demos: the Apache Kafka that `scripts/kafka.sh` starts.
 
 use std::path::PathBuf;
-use std::process::Command;
-use std::sync::OnceLock;
+use std::process::{Command, ExitStatus};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// The test broker (Apache Kafka, as `scripts/kafka.sh` runs it): its plaintext bootstrap
@@ -33,7 +33,7 @@ pub struct SecuredListener {
 /// found from this crate's source folder), which installs and starts the broker if it is
 /// not running. An error says what failed: tests must fail, not pass silently, without a
 /// broker.
-pub fn test_brokers() -> Result<String, String> {
+pub fn test_brokers() -> Result<String, TestBrokerError> {
     test_broker().map(|b| b.brokers)
 }
 
@@ -41,8 +41,8 @@ pub fn test_brokers() -> Result<String, String> {
 /// `FLOWBOOST_KAFKA_SASL_BROKERS` and `FLOWBOOST_KAFKA_SASL_CONFIG` when
 /// `FLOWBOOST_KAFKA_BROKERS` is set (none if they are not), else the `sasl_ssl HOST:PORT
 /// FILE` line that `scripts/kafka.sh start` prints.
-pub fn test_broker() -> Result<TestBroker, String> {
-    static BROKER: OnceLock<Result<TestBroker, String>> = OnceLock::new();
+pub fn test_broker() -> Result<TestBroker, TestBrokerError> {
+    static BROKER: OnceLock<Result<TestBroker, TestBrokerError>> = OnceLock::new();
     BROKER.get_or_init(start_broker).clone()
 }
 
@@ -53,7 +53,44 @@ fn env(name: &str) -> Option<String> {
         .filter(|v| !v.is_empty())
 }
 
-fn start_broker() -> Result<TestBroker, String> {
+/// Why no test broker is running.
+#[derive(Clone, Debug, thiserror::Error)]
+pub enum TestBrokerError {
+    /// The script could not be run.
+    #[error("cannot run {}: {source}", .script.display())]
+    Run {
+        /// `scripts/kafka.sh`.
+        script: PathBuf,
+        /// Why.
+        #[source]
+        source: Arc<std::io::Error>,
+    },
+    /// The script failed.
+    #[error(
+        "`{} start` failed ({status}); set FLOWBOOST_KAFKA_BROKERS to use another broker.\nstdout:\n{stdout}\nstderr:\n{stderr}",
+        .script.display()
+    )]
+    Failed {
+        /// `scripts/kafka.sh`.
+        script: PathBuf,
+        /// How it ended.
+        status: ExitStatus,
+        /// What it printed.
+        stdout: String,
+        /// What it printed on its standard error.
+        stderr: String,
+    },
+    /// The script printed no address.
+    #[error("`{} start` printed no broker address:\n{stdout}", .script.display())]
+    NoAddress {
+        /// `scripts/kafka.sh`.
+        script: PathBuf,
+        /// What it printed.
+        stdout: String,
+    },
+}
+
+fn start_broker() -> Result<TestBroker, TestBrokerError> {
     if let Some(brokers) = env("FLOWBOOST_KAFKA_BROKERS") {
         let secured = match (
             env("FLOWBOOST_KAFKA_SASL_BROKERS"),
@@ -75,21 +112,22 @@ fn start_broker() -> Result<TestBroker, String> {
         .arg(&script)
         .arg("start")
         .output()
-        .map_err(|e| format!("cannot run {}: {e}", script.display()))?;
+        .map_err(|e| TestBrokerError::Run {
+            script: script.clone(),
+            source: Arc::new(e),
+        })?;
     let stdout = String::from_utf8_lossy(&output.stdout);
     if !output.status.success() {
-        return Err(format!(
-            "`{} start` failed ({}); set FLOWBOOST_KAFKA_BROKERS to use another broker.\nstdout:\n{stdout}\nstderr:\n{}",
-            script.display(),
-            output.status,
-            String::from_utf8_lossy(&output.stderr)
-        ));
+        return Err(TestBrokerError::Failed {
+            script,
+            status: output.status,
+            stdout: stdout.into_owned(),
+            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        });
     }
-    parse_start_output(&stdout).ok_or_else(|| {
-        format!(
-            "`{} start` printed no broker address:\n{stdout}",
-            script.display()
-        )
+    parse_start_output(&stdout).ok_or_else(|| TestBrokerError::NoAddress {
+        script,
+        stdout: stdout.into_owned(),
     })
 }
 

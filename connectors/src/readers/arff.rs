@@ -2,10 +2,11 @@
 //! targets and MULAN multi-label labels.
 
 use super::fields::{Fields, Quoting};
+use super::line_error::LineError;
 use super::lines::{DataLines, LineReader};
 use super::mulan_xml;
 use super::nominal::ValueIndex;
-use super::number::{number_reason, parse_number};
+use super::number::parse_number;
 use super::options::{ReadOptions, Target};
 use super::{ReadError, excerpt};
 use flowboost_operators::data::{
@@ -21,14 +22,6 @@ use std::sync::Arc;
 #[inline]
 fn is_missing(v: &str) -> bool {
     v == "?"
-}
-
-/// The error of an empty field of attribute `name`.
-fn empty_field(name: &str) -> String {
-    format!(
-        "empty value for attribute `{}` (ARFF writes `?` for a missing value)",
-        excerpt(name)
-    )
 }
 
 /// The declarations of an ARFF file.
@@ -154,7 +147,7 @@ pub(crate) fn read_header(reader: &mut LineReader) -> Result<ArffHeader, ReadErr
 
 /// Reads one quoted ARFF string (`'...'` or `"..."`, backslash escapes) starting at
 /// `text[0]`, into `out`; returns the number of bytes consumed.
-fn read_quoted(text: &str, out: &mut Vec<u8>) -> Result<usize, String> {
+fn read_quoted(text: &str, out: &mut Vec<u8>) -> Result<usize, LineError> {
     let bytes = text.as_bytes();
     let quote = bytes[0];
     let mut i = 1;
@@ -175,7 +168,7 @@ fn read_quoted(text: &str, out: &mut Vec<u8>) -> Result<usize, String> {
             i += 1;
         }
     }
-    Err(format!("unterminated quote in `{}`", excerpt(text)))
+    Err(LineError::UnterminatedQuote(excerpt(text)))
 }
 
 /// Splits `text` on commas outside quotes, trims each field and removes its quotes, and
@@ -183,8 +176,8 @@ fn read_quoted(text: &str, out: &mut Vec<u8>) -> Result<usize, String> {
 pub(crate) fn for_each_field(
     text: &str,
     scratch: &mut Vec<u8>,
-    mut f: impl FnMut(usize, &str) -> Result<(), String>,
-) -> Result<usize, String> {
+    mut f: impl FnMut(usize, &str) -> Result<(), LineError>,
+) -> Result<usize, LineError> {
     if !text.bytes().any(|b| b == b'\'' || b == b'"') {
         let mut n = 0;
         for field in text.split(',') {
@@ -207,12 +200,9 @@ pub(crate) fn for_each_field(
                 i += 1;
             }
             if i < bytes.len() && bytes[i] != b',' {
-                return Err(format!(
-                    "unexpected text after a quoted value: `{}`",
-                    excerpt(&text[i..])
-                ));
+                return Err(LineError::AfterQuotedValue(excerpt(&text[i..])));
             }
-            let field = std::str::from_utf8(scratch).map_err(|_| "invalid UTF-8".to_string())?;
+            let field = std::str::from_utf8(scratch).map_err(|_| LineError::InvalidUtf8)?;
             f(n, field)?;
         } else {
             let end = text[i..].find(',').map_or(bytes.len(), |p| i + p);
@@ -229,12 +219,12 @@ pub(crate) fn for_each_field(
 }
 
 /// Parses the part of an `@attribute` line after the keyword: a name and a type.
-fn parse_attribute(rest: &str) -> Result<Attribute, String> {
+fn parse_attribute(rest: &str) -> Result<Attribute, LineError> {
     let rest = rest.trim_start();
     let (name, after) = if rest.starts_with('\'') || rest.starts_with('"') {
         let mut buf = Vec::new();
         let used = read_quoted(rest, &mut buf)?;
-        let name = String::from_utf8(buf).map_err(|_| "invalid UTF-8 in a name".to_string())?;
+        let name = String::from_utf8(buf).map_err(|_| LineError::InvalidUtf8Name)?;
         (name, &rest[used..])
     } else {
         let end = rest
@@ -243,15 +233,12 @@ fn parse_attribute(rest: &str) -> Result<Attribute, String> {
         (rest[..end].to_string(), &rest[end..])
     };
     if name.is_empty() {
-        return Err("`@attribute` without a name".to_string());
+        return Err(LineError::NoAttributeName);
     }
     let ty = after.trim();
     if let Some(list) = ty.strip_prefix('{') {
         let Some(list) = list.strip_suffix('}') else {
-            return Err(format!(
-                "attribute `{}`: unterminated nominal list (no closing `}}`)",
-                excerpt(name)
-            ));
+            return Err(LineError::UnterminatedNominalList(excerpt(name)));
         };
         let mut values: Vec<String> = Vec::new();
         let mut scratch = Vec::new();
@@ -264,31 +251,28 @@ fn parse_attribute(rest: &str) -> Result<Attribute, String> {
             Ok(())
         })?;
         if let Some(v) = duplicate {
-            return Err(format!(
-                "attribute `{}`: nominal value `{}` is listed twice",
-                excerpt(name),
-                excerpt(v)
-            ));
+            return Err(LineError::DuplicateNominal {
+                attribute: excerpt(name),
+                value: excerpt(v),
+            });
         }
         if values.len() == 1 && values[0].is_empty() {
-            return Err(format!("attribute `{}`: empty nominal list", excerpt(name)));
+            return Err(LineError::EmptyNominalList(excerpt(name)));
         }
         return Ok(Attribute::nominal(name, values));
     }
     let word = ty.split_whitespace().next().unwrap_or("");
     match word.to_ascii_lowercase().as_str() {
         "numeric" | "real" | "integer" => Ok(Attribute::numeric(name)),
-        "string" | "date" | "relational" => Err(format!(
-            "attribute `{}`: type `{}` is not supported (only numeric and nominal attributes; drop it from the file)",
-            excerpt(name),
-            excerpt(word)
-        )),
-        "" => Err(format!("attribute `{}` has no type", excerpt(name))),
-        _ => Err(format!(
-            "attribute `{}`: unknown type `{}`",
-            excerpt(name),
-            excerpt(word)
-        )),
+        "string" | "date" | "relational" => Err(LineError::UnsupportedType {
+            attribute: excerpt(name),
+            ty: excerpt(word),
+        }),
+        "" => Err(LineError::NoType(excerpt(name))),
+        _ => Err(LineError::UnknownType {
+            attribute: excerpt(name),
+            ty: excerpt(word),
+        }),
     }
 }
 
@@ -586,25 +570,22 @@ fn check_same(
 
 impl ArffPlan {
     /// What the value `v` of nominal attribute `i` is, or an error.
-    fn nominal(&self, values: &ValueIndex, i: usize, v: &str) -> Result<u32, String> {
-        values.get(v).ok_or_else(|| {
-            format!(
-                "unknown nominal value `{}` for attribute `{}`",
-                excerpt(v),
-                excerpt(&self.names[i])
-            )
+    fn nominal(&self, values: &ValueIndex, i: usize, v: &str) -> Result<u32, LineError> {
+        values.get(v).ok_or_else(|| LineError::UnknownNominal {
+            value: excerpt(v),
+            what: format!("attribute `{}`", excerpt(&self.names[i])),
         })
     }
 
     /// Parses one dense row.
-    fn dense(&self, text: &str, fields: &mut Fields) -> Result<(Features, Option<Label>), String> {
+    fn dense(
+        &self,
+        text: &str,
+        fields: &mut Fields,
+    ) -> Result<(Features, Option<Label>), LineError> {
         let n = fields.split(text, b',', Quoting::Arff)?;
         if n != self.roles.len() {
-            return Err(if n < self.roles.len() {
-                format!("truncated line: {n} fields, expected {}", self.roles.len())
-            } else {
-                format!("too many fields: {n}, expected {}", self.roles.len())
-            });
+            return Err(LineError::field_count(n, self.roles.len()));
         }
         let mut x = Vec::with_capacity(self.dim as usize);
         let mut class = None;
@@ -620,7 +601,7 @@ impl ArffPlan {
                     Role::Ignored => true,
                 };
                 if !declared {
-                    return Err(empty_field(&self.names[i]));
+                    return Err(LineError::EmptyValue(excerpt(&self.names[i])));
                 }
             }
             match role {
@@ -628,7 +609,7 @@ impl ArffPlan {
                     f64::NAN
                 } else {
                     parse_number(v).map_err(|e| {
-                        number_reason(e, v, &format!("attribute `{}`", self.names[i]))
+                        LineError::number(e, v, format!("attribute `{}`", self.names[i]))
                     })?
                 }),
                 Role::Nominal(_, values) => x.push(if is_missing(v) {
@@ -645,7 +626,7 @@ impl ArffPlan {
                 }
                 Role::Label { l, one, values } => {
                     if is_missing(v) {
-                        return Err(format!("missing value for label `{}`", self.names[i]));
+                        return Err(LineError::MissingLabel(self.names[i].clone()));
                     }
                     if self.nominal(values, i, v)? == *one {
                         set.push(*l);
@@ -667,7 +648,7 @@ impl ArffPlan {
         &self,
         text: &str,
         scratch: &mut Vec<u8>,
-    ) -> Result<(Features, Option<Label>), String> {
+    ) -> Result<(Features, Option<Label>), LineError> {
         let bytes = text.as_bytes();
         let mut indices = Vec::new();
         let mut values = Vec::new();
@@ -683,7 +664,7 @@ impl ArffPlan {
         loop {
             skip(&mut i);
             if i >= bytes.len() {
-                return Err("truncated line: unterminated `{` (no closing `}`)".to_string());
+                return Err(LineError::UnterminatedSparse);
             }
             if bytes[i] == b'}' && previous.is_none() {
                 i += 1;
@@ -694,34 +675,28 @@ impl ArffPlan {
                 i += 1;
             }
             if start == i {
-                return Err(format!(
-                    "bad sparse entry `{}`: expected `index value`",
-                    excerpt(&text[start..])
-                ));
+                return Err(LineError::BadSparseEntry(excerpt(&text[start..])));
             }
             let index: usize = text[start..i]
                 .parse()
-                .map_err(|_| format!("bad sparse index `{}`", excerpt(&text[start..i])))?;
+                .map_err(|_| LineError::BadSparseIndex(excerpt(&text[start..i])))?;
             if index >= self.roles.len() {
-                return Err(format!(
-                    "sparse index {index} beyond the declared dimension ({} attributes, indices 0..{})",
-                    self.roles.len(),
-                    self.roles.len() - 1
-                ));
+                return Err(LineError::SparseIndexBeyond {
+                    index,
+                    attributes: self.roles.len(),
+                });
             }
             if let Some(p) = previous
                 && index <= p
             {
-                return Err(format!(
-                    "duplicate or unsorted sparse index {index} (after {p})"
-                ));
+                return Err(LineError::UnsortedSparseIndex { index, previous: p });
             }
             previous = Some(index);
             skip(&mut i);
             let value: &str = if i < bytes.len() && (bytes[i] == b'\'' || bytes[i] == b'"') {
                 scratch.clear();
                 i += read_quoted(&text[i..], scratch)?;
-                std::str::from_utf8(scratch).map_err(|_| "invalid UTF-8".to_string())?
+                std::str::from_utf8(scratch).map_err(|_| LineError::InvalidUtf8)?
             } else {
                 let start = i;
                 while i < bytes.len() && !matches!(bytes[i], b',' | b'}' | b' ' | b'\t') {
@@ -730,7 +705,7 @@ impl ArffPlan {
                 &text[start..i]
             };
             if value.is_empty() {
-                return Err(format!("sparse index {index} has no value"));
+                return Err(LineError::SparseNoValue(index));
             }
             match &self.roles[index] {
                 Role::Numeric(j) => {
@@ -739,7 +714,11 @@ impl ArffPlan {
                         f64::NAN
                     } else {
                         parse_number(value).map_err(|e| {
-                            number_reason(e, value, &format!("attribute `{}`", self.names[index]))
+                            LineError::number(
+                                e,
+                                value,
+                                format!("attribute `{}`", self.names[index]),
+                            )
                         })?
                     });
                 }
@@ -760,7 +739,7 @@ impl ArffPlan {
                 }
                 Role::Label { l, one, values } => {
                     if is_missing(value) {
-                        return Err(format!("missing value for label `{}`", self.names[index]));
+                        return Err(LineError::MissingLabel(self.names[index].clone()));
                     }
                     explicit.push((*l, self.nominal(values, index, value)? == *one));
                 }
@@ -774,13 +753,10 @@ impl ArffPlan {
                     break;
                 }
                 None => {
-                    return Err("truncated line: unterminated `{` (no closing `}`)".to_string());
+                    return Err(LineError::UnterminatedSparse);
                 }
                 Some(_) => {
-                    return Err(format!(
-                        "bad sparse entry near `{}`: expected `,` or `}}`",
-                        excerpt(&text[i..])
-                    ));
+                    return Err(LineError::BadSparseSeparator(excerpt(&text[i..])));
                 }
             }
         }
@@ -789,13 +765,10 @@ impl ArffPlan {
         if i < bytes.len() && bytes[i] == b',' {
             let rest = text[i + 1..].trim();
             if !(rest.starts_with('{') && rest.ends_with('}')) {
-                return Err(format!("unexpected text after `}}`: `{}`", excerpt(rest)));
+                return Err(LineError::AfterSparse(excerpt(rest)));
             }
         } else if i < bytes.len() {
-            return Err(format!(
-                "unexpected text after `}}`: `{}`",
-                excerpt(&text[i..])
-            ));
+            return Err(LineError::AfterSparse(excerpt(&text[i..])));
         }
         let label = if self.multilabel {
             let set: Vec<u32> = if self.default_relevant.is_empty() {
@@ -883,7 +856,7 @@ impl Iterator for ArffRows {
 mod tests {
     use super::*;
 
-    fn fields(text: &str) -> Result<Vec<String>, String> {
+    fn fields(text: &str) -> Result<Vec<String>, LineError> {
         let mut out = vec![];
         let mut scratch = vec![];
         for_each_field(text, &mut scratch, |_, v| {
@@ -903,11 +876,13 @@ mod tests {
         assert!(
             fields("'open, b")
                 .unwrap_err()
+                .to_string()
                 .contains("unterminated quote")
         );
         assert!(
             fields("'a' b, c")
                 .unwrap_err()
+                .to_string()
                 .contains("after a quoted value")
         );
     }
@@ -928,16 +903,19 @@ mod tests {
         assert!(
             parse_attribute(" d date 'yyyy'")
                 .unwrap_err()
+                .to_string()
                 .contains("not supported")
         );
         assert!(
             parse_attribute(" s string")
                 .unwrap_err()
+                .to_string()
                 .contains("not supported")
         );
         assert!(
             parse_attribute(" c {a,b")
                 .unwrap_err()
+                .to_string()
                 .contains("unterminated")
         );
     }

@@ -15,9 +15,10 @@
 
 use super::arff::{find_name, resolve_column};
 use super::fields::{Fields, Quoting};
+use super::line_error::LineError;
 use super::lines::{DataLines, LineReader};
 use super::nominal::{ClassIndex, ValueIndex, sort_values};
-use super::number::{Cell, classify, is_missing, is_number, number_reason, parse_number};
+use super::number::{Cell, classify, is_missing, is_number, parse_number};
 use super::options::{Format, Header, ReadOptions, Target};
 use super::sniff;
 use super::{ReadError, excerpt};
@@ -83,8 +84,8 @@ pub(crate) fn for_each_field(
     line: &str,
     delim: u8,
     scratch: &mut Vec<u8>,
-    mut f: impl FnMut(usize, &str) -> Result<(), String>,
-) -> Result<usize, String> {
+    mut f: impl FnMut(usize, &str) -> Result<(), LineError>,
+) -> Result<usize, LineError> {
     let bytes = line.as_bytes();
     if !bytes.contains(&b'"') {
         let mut n = 0;
@@ -121,15 +122,15 @@ pub(crate) fn for_each_field(
                 }
             }
             if !closed {
-                return Err("truncated line: unterminated quoted field".to_string());
+                return Err(LineError::UnterminatedField);
             }
             while i < bytes.len() && blank(bytes[i]) {
                 i += 1;
             }
             if i < bytes.len() && bytes[i] != delim {
-                return Err(format!("unexpected text after quoted field {}", n + 1));
+                return Err(LineError::AfterQuotedField(n + 1));
             }
-            let field = std::str::from_utf8(scratch).map_err(|_| "invalid UTF-8".to_string())?;
+            let field = std::str::from_utf8(scratch).map_err(|_| LineError::InvalidUtf8)?;
             f(n, field)?;
         } else {
             let end = bytes[i..]
@@ -788,14 +789,10 @@ impl CsvPlan {
         text: &str,
         delim: u8,
         fields: &mut Fields,
-    ) -> Result<(Features, Option<Label>), String> {
+    ) -> Result<(Features, Option<Label>), LineError> {
         let n = fields.split(text, delim, Quoting::Csv)?;
         if n != self.roles.len() {
-            return Err(if n < self.roles.len() {
-                format!("truncated line: {n} fields, expected {}", self.roles.len())
-            } else {
-                format!("too many fields: {n}, expected {}", self.roles.len())
-            });
+            return Err(LineError::field_count(n, self.roles.len()));
         }
         let mut x = Vec::with_capacity(self.dim);
         let mut class = None;
@@ -805,18 +802,16 @@ impl CsvPlan {
                 Role::Numeric => x.push(if is_missing(v) {
                     f64::NAN
                 } else {
-                    parse_number(v)
-                        .map_err(|e| number_reason(e, v, &format!("column `{}`", self.names[i])))?
+                    parse_number(v).map_err(|e| {
+                        LineError::number(e, v, format!("column `{}`", self.names[i]))
+                    })?
                 }),
                 Role::Nominal(values) => x.push(if is_missing(v) {
                     f64::NAN
                 } else {
-                    values.get(v).ok_or_else(|| {
-                        format!(
-                            "unknown nominal value `{}` for column `{}`",
-                            excerpt(v),
-                            self.names[i]
-                        )
+                    values.get(v).ok_or_else(|| LineError::UnknownNominal {
+                        value: excerpt(v),
+                        what: format!("column `{}`", self.names[i]),
                     })? as f64
                 }),
                 Role::Target => {
@@ -827,7 +822,7 @@ impl CsvPlan {
                         Some(
                             self.classes
                                 .get(c)
-                                .ok_or_else(|| format!("unknown class `{}`", excerpt(v)))?,
+                                .ok_or_else(|| LineError::UnknownClass(excerpt(v)))?,
                         )
                     };
                 }
@@ -887,7 +882,7 @@ impl Iterator for CsvRows {
 mod tests {
     use super::*;
 
-    fn fields(line: &str, delim: u8) -> Result<Vec<String>, String> {
+    fn fields(line: &str, delim: u8) -> Result<Vec<String>, LineError> {
         let mut out = vec![];
         let mut scratch = vec![];
         for_each_field(line, delim, &mut scratch, |_, v| {
@@ -911,6 +906,7 @@ mod tests {
         assert!(
             fields("\"open,2", b',')
                 .unwrap_err()
+                .to_string()
                 .contains("unterminated")
         );
     }

@@ -19,11 +19,11 @@ pub struct ReadError {
 
 impl ReadError {
     /// An error about one line of a file.
-    pub fn at(path: &Path, line: u64, reason: impl Into<String>) -> Self {
+    pub fn at(path: &Path, line: u64, reason: impl fmt::Display) -> Self {
         ReadError {
             path: path.to_path_buf(),
             line: Some(line),
-            reason: reason.into(),
+            reason: reason.to_string(),
         }
     }
 

@@ -1,5 +1,6 @@
 //! Splitting a row into its fields once, into reused buffers.
 
+use super::line_error::LineError;
 use super::{arff, csv};
 use memchr::{memchr, memchr_iter, memchr2};
 
@@ -45,7 +46,7 @@ impl Fields {
         line: &str,
         delim: u8,
         quoting: Quoting,
-    ) -> Result<usize, String> {
+    ) -> Result<usize, LineError> {
         self.ranges.clear();
         let bytes = line.as_bytes();
         let has_quote = match quoting {

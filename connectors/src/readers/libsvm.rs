@@ -5,8 +5,9 @@
 //! (0-based). Otherwise two distinct numeric labels make a binary task (the larger one
 //! is the positive class 1), more make a multiclass task (classes sorted numerically).
 
+use super::line_error::LineError;
 use super::lines::{DataLines, LineReader};
-use super::number::{number_reason, parse_number};
+use super::number::parse_number;
 use super::options::ReadOptions;
 use super::{ReadError, excerpt};
 use flowboost_operators::data::{Example, Features, Label, MAX_DIM, MAX_LABELS, Schema, Task};
@@ -42,14 +43,17 @@ fn is_multilabel(label: &str) -> bool {
 }
 
 /// Parses the label ids of a multi-label field (`""` is the empty set).
-fn label_ids(label: &str, mut f: impl FnMut(u32) -> Result<(), String>) -> Result<(), String> {
+fn label_ids(
+    label: &str,
+    mut f: impl FnMut(u32) -> Result<(), LineError>,
+) -> Result<(), LineError> {
     for part in label.split(',') {
         if part.is_empty() {
             continue;
         }
         let id: u32 = part
             .parse()
-            .map_err(|_| format!("bad label id `{}` (expected 0, 1, 2, ...)", excerpt(part)))?;
+            .map_err(|_| LineError::BadLabelId(excerpt(part)))?;
         f(id)?;
     }
     Ok(())
@@ -58,45 +62,41 @@ fn label_ids(label: &str, mut f: impl FnMut(u32) -> Result<(), String>) -> Resul
 /// A single-label class label as a number: an integer (`+1`, `-1`, `0`, `2`, `3.0`); a
 /// fraction such as `1.5` is an error, not one more class.
 #[inline]
-fn class_label(label: &str) -> Result<f64, String> {
-    let x = parse_number(label).map_err(|e| number_reason(e, label, "the label"))?;
+fn class_label(label: &str) -> Result<f64, LineError> {
+    let x = parse_number(label).map_err(|e| LineError::number(e, label, "the label"))?;
     if x.fract() != 0.0 {
-        return Err(format!(
-            "label `{}` is not an integer: LIBSVM class labels are integers (+1/-1, or 0, 1, 2, ...)",
-            excerpt(label)
-        ));
+        return Err(LineError::FractionalLabel(excerpt(label)));
     }
     Ok(x + 0.0)
 }
 
 /// Parses the `idx:val` tokens of a line and calls `f(index, value)` (1-based index).
 #[inline]
-fn features(rest: &str, mut f: impl FnMut(u32, f64) -> Result<(), String>) -> Result<(), String> {
+fn features(
+    rest: &str,
+    mut f: impl FnMut(u32, f64) -> Result<(), LineError>,
+) -> Result<(), LineError> {
     let mut previous = 0u32;
     for token in rest.split_ascii_whitespace() {
         let Some((index, value)) = token.split_once(':') else {
-            return Err(format!(
-                "bad feature `{}`: expected index:value",
-                excerpt(token)
-            ));
+            return Err(LineError::BadFeature(excerpt(token)));
         };
         if index == "qid" {
             continue;
         }
-        let index: u32 = index
-            .parse()
-            .map_err(|_| format!("bad index `{}` in `{}`", excerpt(index), excerpt(token)))?;
+        let index: u32 = index.parse().map_err(|_| LineError::BadIndex {
+            index: excerpt(index),
+            token: excerpt(token),
+        })?;
         if index == 0 {
-            return Err("index 0: LIBSVM indices start at 1".to_string());
+            return Err(LineError::IndexZero);
         }
         if index <= previous {
-            return Err(format!(
-                "duplicate or unsorted index {index} (after {previous})"
-            ));
+            return Err(LineError::UnsortedIndex { index, previous });
         }
         previous = index;
-        let value =
-            parse_number(value).map_err(|e| number_reason(e, value, &format!("index {index}")))?;
+        let value = parse_number(value)
+            .map_err(|e| LineError::number(e, value, format!("index {index}")))?;
         f(index, value)?;
     }
     Ok(())
@@ -109,28 +109,25 @@ fn sniff_line(line: &str) -> Option<bool> {
 }
 
 /// The shape of a line as LIBSVM: `Ok(has_features)`, or why it is not a LIBSVM line.
-pub(crate) fn line_shape(line: &str) -> Result<bool, String> {
+pub(crate) fn line_shape(line: &str) -> Result<bool, LineError> {
     let Some((label, rest)) = split(line) else {
-        return Err("no label and no features".into());
+        return Err(LineError::Empty);
     };
     if is_multilabel(label) {
         label_ids(label, |_| Ok(()))?;
     } else if label.parse::<f64>().is_err() {
-        return Err(format!("bad label `{}`", excerpt(label)));
+        return Err(LineError::BadLabel(excerpt(label)));
     }
     let mut any = false;
     for token in rest.split_ascii_whitespace() {
         let Some((index, value)) = token.split_once(':') else {
-            return Err(format!(
-                "bad feature `{}`: expected index:value",
-                excerpt(token)
-            ));
+            return Err(LineError::BadFeature(excerpt(token)));
         };
         if index != "qid" && index.parse::<u32>().is_err() {
-            return Err(format!("bad index `{}`", excerpt(index)));
+            return Err(LineError::BadIndexAlone(excerpt(index)));
         }
         if value.is_empty() {
-            return Err(format!("no value in `{}`", excerpt(token)));
+            return Err(LineError::NoValue(excerpt(token)));
         }
         any = true;
     }
@@ -352,15 +349,15 @@ pub(crate) fn open(
 
 impl LibsvmPlan {
     /// Parses the label and features of one line.
-    fn parse(&self, label: &str, rest: &str) -> Result<(Features, Label), String> {
+    fn parse(&self, label: &str, rest: &str) -> Result<(Features, Label), LineError> {
         let mut indices = Vec::new();
         let mut values = Vec::new();
         features(rest, |i, v| {
             if i > self.dim {
-                return Err(format!(
-                    "index {i} beyond the declared dimension {}",
-                    self.dim
-                ));
+                return Err(LineError::IndexBeyond {
+                    index: i,
+                    dim: self.dim,
+                });
             }
             indices.push(i - 1);
             values.push(v);
@@ -371,10 +368,7 @@ impl LibsvmPlan {
                 let mut ids = Vec::new();
                 label_ids(label, |id| {
                     if id >= k {
-                        return Err(format!(
-                            "label out of range: label id {id}, the labels are 0..{}",
-                            k - 1
-                        ));
+                        return Err(LineError::LabelOutOfRange { id, last: k - 1 });
                     }
                     ids.push(id);
                     Ok(())
@@ -386,7 +380,7 @@ impl LibsvmPlan {
                 let class = self
                     .classes
                     .binary_search_by(|c| c.total_cmp(&x))
-                    .map_err(|_| format!("unknown class label `{}`", excerpt(label)))?;
+                    .map_err(|_| LineError::UnknownClassLabel(excerpt(label)))?;
                 Label::Class(class as u32)
             }
         };
@@ -452,9 +446,9 @@ mod tests {
         assert_eq!(class_label("-1"), Ok(-1.0));
         assert_eq!(class_label("3.0"), Ok(3.0));
         assert_eq!(class_label("-0").map(f64::to_bits), Ok(0f64.to_bits()));
-        let e = class_label("1.5").unwrap_err();
+        let e = class_label("1.5").unwrap_err().to_string();
         assert!(e.contains("`1.5` is not an integer"), "{e}");
-        assert!(class_label("nan").unwrap_err().contains("NaN"));
+        assert!(class_label("nan").unwrap_err().to_string().contains("NaN"));
     }
 
     #[test]

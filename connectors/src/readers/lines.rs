@@ -1,6 +1,7 @@
 //! Line-by-line reading of plain or gzip-compressed text into one reused buffer.
 
 use super::ReadError;
+use super::line_error::LineError;
 use flate2::read::MultiGzDecoder;
 use std::fs::File;
 use std::io::{BufRead, BufReader};
@@ -245,7 +246,7 @@ impl DataLines {
     /// and after an I/O error.
     pub(crate) fn next<T>(
         &mut self,
-        mut parse: impl FnMut(&str, u64) -> Option<Result<T, String>>,
+        mut parse: impl FnMut(&str, u64) -> Option<Result<T, LineError>>,
     ) -> Option<Result<T, ReadError>> {
         while !self.done {
             let line = match self.reader.next_line() {

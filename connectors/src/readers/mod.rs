@@ -27,6 +27,7 @@ mod csv;
 mod error;
 mod fields;
 mod libsvm;
+mod line_error;
 mod lines;
 mod mulan_xml;
 mod nominal;

@@ -1,7 +1,5 @@
 //! Parsing numbers and recognising missing values in text fields.
 
-use super::excerpt;
-
 /// Why a field is not a usable number.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum NumberError {
@@ -107,18 +105,6 @@ pub(crate) fn classify(s: &str) -> Cell {
 #[inline]
 pub(crate) fn is_missing(s: &str) -> bool {
     s.is_empty() || s == "?"
-}
-
-/// The reason of an error about field `value` of column or attribute `what`.
-pub(crate) fn number_reason(e: NumberError, value: &str, what: &str) -> String {
-    match e {
-        NumberError::Invalid => format!("bad number `{}` for {}", excerpt(value), what),
-        NumberError::NonFinite => format!(
-            "NaN or infinity `{}` for {} (write `?` or leave the field empty for a missing value)",
-            excerpt(value),
-            what
-        ),
-    }
 }
 
 #[cfg(test)]

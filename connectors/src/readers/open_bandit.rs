@@ -15,8 +15,9 @@
 //! The number of items is given, or read from `item_context.csv` in the log's folder (the
 //! OBD layout). Every error names the file, the line and the reason.
 
+use super::line_error::LineError;
 use super::lines::LineReader;
-use super::number::{number_reason, parse_number};
+use super::number::parse_number;
 use super::{ReadError, excerpt};
 use std::path::{Path, PathBuf};
 
@@ -313,17 +314,17 @@ impl Impressions {
                 )));
             }
         };
-        let propensity = parse_number(fields[c.propensity])
-            .map_err(|e| bad(number_reason(e, fields[c.propensity], "propensity_score")))?;
+        let propensity = parse_number(fields[c.propensity]).map_err(|e| {
+            bad(LineError::number(e, fields[c.propensity], "propensity_score").to_string())
+        })?;
         if !(propensity > 0.0 && propensity <= 1.0) {
             return Err(bad(format!("propensity_score {propensity} outside (0, 1]")));
         }
         let mut affinity = Vec::with_capacity(c.affinity.len());
         for &j in &c.affinity {
-            affinity.push(
-                parse_number(fields[j])
-                    .map_err(|e| bad(number_reason(e, fields[j], "a user-item affinity")))?,
-            );
+            affinity.push(parse_number(fields[j]).map_err(|e| {
+                bad(LineError::number(e, fields[j], "a user-item affinity").to_string())
+            })?);
         }
         let delay = match c.delay.map(|j| fields[j]) {
             None | Some("") => None,
@@ -337,8 +338,8 @@ impl Impressions {
         let slate = match c.slate.map(|j| fields[j]) {
             None | Some("") => None,
             Some(p) => {
-                let v =
-                    parse_number(p).map_err(|e| bad(number_reason(e, p, "slate_propensity")))?;
+                let v = parse_number(p)
+                    .map_err(|e| bad(LineError::number(e, p, "slate_propensity").to_string()))?;
                 if !(v > 0.0 && v <= 1.0) {
                     return Err(bad(format!("slate_propensity {v} outside (0, 1]")));
                 }

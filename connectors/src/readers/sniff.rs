@@ -2,6 +2,7 @@
 
 use super::ReadError;
 use super::libsvm;
+use super::line_error::LineError;
 use super::lines::LineReader;
 use super::options::Format;
 use std::path::Path;
@@ -58,7 +59,7 @@ fn detect_with(path: &Path, max_line: usize, named: Option<Format>) -> Result<Fo
     let mut seen = 0usize;
     // The first line with features, and the first line that is not LIBSVM (and why).
     let mut libsvm_line: Option<u64> = None;
-    let mut not_libsvm: Option<(u64, String)> = None;
+    let mut not_libsvm: Option<(u64, LineError)> = None;
     while seen < SAMPLE {
         let Some(line) = reader.next_line()? else {
             break;

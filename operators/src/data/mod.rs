@@ -2,11 +2,13 @@
 
 mod example;
 mod features;
+mod feedback;
 mod label;
 mod schema;
 
 pub use example::Example;
 pub use features::Features;
+pub use feedback::{Feedback, FeedbackItem};
 pub use label::Label;
 pub use schema::{
     Attribute, AttributeKind, MAX_DIM, MAX_LABELS, MAX_NOMINAL_VALUES, Schema, Task,

@@ -1,6 +1,7 @@
 use super::{StageBlock, StageBlockExt, TerminalExt};
+use crate::data::FeedbackItem;
 use crate::engine::{Chain, ChainOutput, FeedbackSetup, InFlight, Input, Item, Stage};
-use crate::join::{FeedbackItem, FeedbackJoinExt, JoinPart, WaitingEvent, learning_pass};
+use crate::join::{FeedbackJoinExt, JoinPart, WaitingEvent, learning_pass};
 use serde::Serialize;
 use std::ops::Range;
 use timely::dataflow::Stream;

@@ -42,9 +42,9 @@ impl FeedbackInbox {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::data::Feedback;
     use crate::data::{Example, Features, Label};
     use crate::engine::{Input, Oracle, OracleKind, OracleState};
-    use crate::join::FeedbackKind;
     use crate::topk::logged_pairs;
 
     fn event(id: u64) -> Arc<Example> {
@@ -72,7 +72,7 @@ mod tests {
         assert_eq!(out.len(), 3);
         let Input::Feedback {
             id: 0,
-            kind: FeedbackKind::Pairs(pairs),
+            kind: Feedback::Pairs(pairs),
         } = &out[2]
         else {
             panic!("{:?}", out[2]);

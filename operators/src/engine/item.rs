@@ -1,5 +1,4 @@
-use crate::data::Example;
-use crate::join::FeedbackKind;
+use crate::data::{Example, Feedback};
 use serde::{Deserialize, Serialize};
 use std::cell::Cell;
 use std::collections::VecDeque;
@@ -30,7 +29,7 @@ pub enum Input {
         /// The event.
         id: u64,
         /// What it says.
-        kind: FeedbackKind,
+        kind: Feedback,
     },
     /// A record that holds its place in the sequence and does nothing else: an event of a
     /// key that no model of the job serves (dead-lettered), so that each key's model sees
@@ -222,7 +221,7 @@ pub struct DueFeedback {
     /// The event.
     pub id: u64,
     /// What it says (none for logged feedback, taken from the inbox when due).
-    pub kind: Option<FeedbackKind>,
+    pub kind: Option<Feedback>,
 }
 
 /// An evaluation's oracle: every labeled event is given with its label held back, and its
@@ -263,8 +262,8 @@ impl Oracle {
         let n = self.state.events;
         self.state.events += 1;
         let feedback = example.label.as_ref().map(|label| match self.kind {
-            OracleKind::Labels => Some(FeedbackKind::Label(label.clone())),
-            OracleKind::TopK => Some(FeedbackKind::Clicks(label.relevant().to_vec())),
+            OracleKind::Labels => Some(Feedback::Label(label.clone())),
+            OracleKind::TopK => Some(Feedback::Clicks(label.relevant().to_vec())),
             OracleKind::Logged => None,
         });
         let wait = feedback.is_some();
@@ -297,7 +296,7 @@ impl Oracle {
                     .inbox
                     .as_ref()
                     .and_then(|i| i.take(d.id))
-                    .map(FeedbackKind::Pairs),
+                    .map(Feedback::Pairs),
             };
             if let Some(kind) = kind {
                 out.push(Input::Feedback { id: d.id, kind });

@@ -2,10 +2,8 @@ use super::{
     Chain, ChainSnapshot, InFlight, Input, Item, Position, Prediction, PredictionSink,
     SnapshotPolicy, SourceState, Stage, Terminal, WAVEFRONT, encode, process_stage_major,
 };
-use crate::data::Example;
-use crate::join::{
-    FeedbackItem, JoinConfig, JoinReference, JoinState, Pairing, WaitingEvent, learning_pass,
-};
+use crate::data::{Example, FeedbackItem};
+use crate::join::{JoinConfig, JoinReference, JoinState, Pairing, WaitingEvent, learning_pass};
 use crate::topk::TopKConfig;
 use serde::Serialize;
 use std::collections::BTreeMap;

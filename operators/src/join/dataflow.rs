@@ -1,9 +1,10 @@
-use super::fact::{FeedbackItem, FeedbackKind, JoinFact, Outcome, Pairing, WaitingEvent};
+use super::fact::{JoinFact, Outcome, Pairing, WaitingEvent};
 use super::logic::{
     FactUpdate, JoinConfig, JoinCounts, admit_event, admit_feedback, classify, count_changes,
     learning_pass, pair_updates, timers,
 };
 use super::state::{FormedPair, JoinState};
+use crate::data::FeedbackItem;
 use crate::dataflow::ordered_stash::TimeStash;
 use crate::engine::InFlight;
 use crate::rng::splitmix64;
@@ -534,7 +535,7 @@ fn keeper_state(
                     match &p.feedback.kind {
                         // The click window's records: the first here, the others are
                         // `Merged` outcomes; a "no click" is no fact of the join.
-                        FeedbackKind::Window(records) => {
+                        crate::data::Feedback::Window(records) => {
                             fs.extend(records.first().cloned().map(JoinFact::Feedback));
                         }
                         _ => fs.push(JoinFact::Feedback(p.feedback.clone())),

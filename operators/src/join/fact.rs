@@ -1,29 +1,8 @@
-use crate::data::{Example, Label};
+use crate::data::{Example, FeedbackItem};
 use crate::engine::Prediction;
-use crate::topk::PairFeedback;
 use serde::{Deserialize, Serialize};
 use std::cmp::Ordering;
 use std::sync::Arc;
-
-/// Feedback for an event predicted earlier.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub enum FeedbackKind {
-    /// Its label (a delayed label).
-    Label(Label),
-    /// The labels clicked (or found relevant) among those shown (top-k boosters); the
-    /// join makes the weighted pairs from the event's prediction.
-    Clicks(Vec<u32>),
-    /// Pairs made elsewhere (a log's clicks with their propensities).
-    Pairs(Arc<PairFeedback>),
-    /// Logged clicks (`"clicks"` with `"propensities"`): each clicked item with the
-    /// logging policy's propensity of showing it where it was clicked; learned as pairs
-    /// weighted by the propensities ([`logged_pairs`](crate::topk::logged_pairs)).
-    Logged(Vec<(u32, f64)>),
-    /// With the click window ([`JoinConfig::window`](super::JoinConfig::window)): the
-    /// records of an event gathered in its window, in sequence order, learned together
-    /// at its close (none: "no shown item clicked").
-    Window(Vec<FeedbackItem>),
-}
 
 /// An event predicted with its label unknown (or hidden), waiting for its feedback.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -38,19 +17,6 @@ pub struct WaitingEvent {
     pub prediction: Prediction,
     /// Which of the job's models predicted it (its learning pass goes to that model).
     pub model: u32,
-}
-
-/// A feedback record, in the merged sequence.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct FeedbackItem {
-    /// Its position in the merged sequence.
-    pub seq: u64,
-    /// The epoch it arrived in.
-    pub epoch: u64,
-    /// The event it is for.
-    pub id: u64,
-    /// What it says.
-    pub kind: FeedbackKind,
 }
 
 /// One fact of the join's input collection, keyed by event id.

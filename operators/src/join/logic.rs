@@ -1,4 +1,5 @@
-use super::fact::{FeedbackItem, FeedbackKind, JoinFact, Outcome, Pairing, WaitingEvent};
+use super::fact::{JoinFact, Outcome, Pairing, WaitingEvent};
+use crate::data::{Feedback, FeedbackItem};
 use crate::engine::InFlight;
 use crate::topk::{TopKConfig, logged_pairs, observe};
 use serde::{Deserialize, Serialize};
@@ -210,7 +211,7 @@ pub fn pair_updates(pair: &Pairing, t: u64, config: &JoinConfig) -> Vec<FactUpda
     if let Some(ttl) = config.windowed() {
         let mut out = Vec::new();
         let records: Vec<(u64, u64)> = match &pair.feedback.kind {
-            FeedbackKind::Window(records) => records.iter().map(|f| (f.seq, f.epoch)).collect(),
+            Feedback::Window(records) => records.iter().map(|f| (f.seq, f.epoch)).collect(),
             _ => vec![(pair.feedback.seq, pair.feedback.epoch)],
         };
         for (seq, epoch) in records {
@@ -219,7 +220,7 @@ pub fn pair_updates(pair: &Pairing, t: u64, config: &JoinConfig) -> Vec<FactUpda
                 seq,
                 epoch,
                 id,
-                kind: FeedbackKind::Clicks(Vec::new()),
+                kind: Feedback::Clicks(Vec::new()),
             });
             out.push(at(id, fact.clone(), next, -1));
             out.push(at(id, fact, epoch + config.feedback_life(ttl), 1));
@@ -366,7 +367,7 @@ fn classify_window(facts: &[&JoinFact], out: &mut Vec<Outcome>) {
 }
 
 /// The feedback of an event whose click window closed in `epoch`: its records (in
-/// sequence order) as one [`FeedbackKind::Window`] at the first record's position, or,
+/// sequence order) as one [`Feedback::Window`] at the first record's position, or,
 /// with none, "no shown item clicked" (an empty window at the event's own position, which
 /// no record can have: [`Pairing::no_click`]).
 pub fn window_feedback(
@@ -381,7 +382,7 @@ pub fn window_feedback(
         seq,
         epoch,
         id: event.example.id,
-        kind: FeedbackKind::Window(records.iter().map(|f| (*f).clone()).collect()),
+        kind: Feedback::Window(records.iter().map(|f| (*f).clone()).collect()),
     }
 }
 
@@ -576,30 +577,30 @@ fn pass_of(pair: &Pairing, topk: &TopKConfig, labels: usize, score_dim: usize) -
     let seq = pair.seq();
     let e = &pair.event;
     match &pair.feedback.kind {
-        FeedbackKind::Label(label) => {
+        Feedback::Label(label) => {
             let mut example = (*e.example).clone();
             example.label = Some(label.clone());
             InFlight::learn(seq, Arc::new(example), None, score_dim)
         }
-        FeedbackKind::Clicks(clicked) => {
+        Feedback::Clicks(clicked) => {
             let p = &e.prediction;
             let pairs = observe(topk, labels, &p.top, &p.shown, |l| clicked.contains(&l));
             InFlight::learn(seq, e.example.clone(), Some(Arc::new(pairs)), score_dim)
         }
-        FeedbackKind::Pairs(pairs) => {
+        Feedback::Pairs(pairs) => {
             InFlight::learn(seq, e.example.clone(), Some(pairs.clone()), score_dim)
         }
-        FeedbackKind::Logged(clicks) => {
+        Feedback::Logged(clicks) => {
             let pairs = logged_pairs(labels, clicks, topk.clip_probability);
             InFlight::learn(seq, e.example.clone(), Some(Arc::new(pairs)), score_dim)
         }
-        FeedbackKind::Window(records) => {
+        Feedback::Window(records) => {
             // Logged click records merge (an item clicked in several records counts once,
             // with its first propensity); a window whose first record is a label or plain
             // clicks learns that record (the others are not learned); no record: no click.
             let logged = records
                 .first()
-                .is_none_or(|f| matches!(f.kind, FeedbackKind::Logged(_)));
+                .is_none_or(|f| matches!(f.kind, Feedback::Logged(_)));
             if !logged {
                 let first = Pairing {
                     event: e.clone(),
@@ -611,7 +612,7 @@ fn pass_of(pair: &Pairing, topk: &TopKConfig, labels: usize, score_dim: usize) -
             }
             let mut clicks: Vec<(u32, f64)> = Vec::new();
             for f in records {
-                if let FeedbackKind::Logged(c) = &f.kind {
+                if let Feedback::Logged(c) = &f.kind {
                     for &(a, p) in c {
                         if !clicks.iter().any(|&(b, _)| b == a) {
                             clicks.push((a, p));

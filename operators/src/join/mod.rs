@@ -19,7 +19,7 @@ mod reference;
 mod state;
 
 pub use dataflow::{CountUpdate, FeedbackJoinExt, JoinPart, JoinStreams};
-pub use fact::{FeedbackItem, FeedbackKind, JoinFact, Outcome, Pairing, WaitingEvent};
+pub use fact::{JoinFact, Outcome, Pairing, WaitingEvent};
 pub use logic::{
     COUNT_NAMES, FactUpdate, JoinConfig, JoinCounts, JoinReport, admit_event, admit_feedback,
     classify, count_changes, learning_pass, pair_updates, timers,

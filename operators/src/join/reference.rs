@@ -1,8 +1,9 @@
-use super::fact::{FeedbackItem, JoinFact, Outcome, Pairing, WaitingEvent};
+use super::fact::{JoinFact, Outcome, Pairing, WaitingEvent};
 use super::logic::{
     FactUpdate, JoinConfig, JoinCounts, admit_event, admit_feedback, classify, pair_updates, timers,
 };
 use super::state::{FormedPair, JoinState};
+use crate::data::FeedbackItem;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -249,9 +250,10 @@ impl JoinReference {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::data::Feedback;
     use crate::data::{Example, Features, Label};
     use crate::engine::Prediction;
-    use crate::join::{FeedbackKind, learning_pass};
+    use crate::join::learning_pass;
     use std::sync::Arc;
 
     fn waiting(id: u64, seq: u64, epoch: u64) -> WaitingEvent {
@@ -273,7 +275,7 @@ mod tests {
             seq,
             epoch,
             id,
-            kind: FeedbackKind::Label(Label::Class(1)),
+            kind: Feedback::Label(Label::Class(1)),
         }
     }
 
@@ -362,7 +364,7 @@ mod tests {
             seq,
             epoch,
             id,
-            kind: FeedbackKind::Logged(vec![(item, 0.5)]),
+            kind: Feedback::Logged(vec![(item, 0.5)]),
         }
     }
 
@@ -397,7 +399,7 @@ mod tests {
         // with none ("no click", at its own position).
         let pairs = j.epoch(3, vec![], vec![]);
         assert_eq!(pairs.len(), 2);
-        let FeedbackKind::Window(records) = &pairs[1].feedback.kind else {
+        let Feedback::Window(records) = &pairs[1].feedback.kind else {
             panic!("{:?}", pairs[1]);
         };
         assert_eq!(

@@ -31,7 +31,7 @@ use std::fmt;
 const MAX_DEPTH: u32 = 64;
 
 /// A reader's type, as far as flowboost's reader schema needs.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 enum ReaderType {
     Long,
     Double,
@@ -106,7 +106,34 @@ enum Read {
     Str,
     Array(Box<Read>),
     /// A writer's union: per branch, how it reads, or why it does not.
-    Union(Box<[Result<Read, String>]>),
+    Union(Box<[Result<Read, Mismatch>]>),
+}
+
+/// Why a writer's type does not read as the reader's.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+enum Mismatch {
+    /// The types differ.
+    #[error("the writer's {writer} is not the reader's {reader}")]
+    Type {
+        /// The writer's type, described.
+        writer: String,
+        /// The reader's type.
+        reader: ReaderType,
+    },
+    /// A branch of the writer's union does not resolve.
+    #[error("the writer's union branch {branch}: {why}")]
+    Branch {
+        /// The branch's index.
+        branch: usize,
+        /// Why it does not.
+        why: Box<Mismatch>,
+    },
+    /// No branch of the writer's union resolves.
+    #[error("no branch of the writer's union resolves to the reader's {0}")]
+    NoBranch(ReaderType),
+    /// The items of an array do not resolve.
+    #[error("its items: {0}")]
+    Items(Box<Mismatch>),
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -349,28 +376,29 @@ fn malformed(reason: impl Into<String>) -> DecodeError {
 }
 
 /// How the writer's type `node` reads as the reader's `ty`, or why it does not.
-fn resolve(p: &Parsed, node: NodeId, ty: ReaderType) -> Result<Read, String> {
+fn resolve(p: &Parsed, node: NodeId, ty: ReaderType) -> Result<Read, Mismatch> {
     let n = &p.nodes[node as usize];
     if let Node::Union(branches) = n {
-        let reads: Vec<Result<Read, String>> = branches
+        let reads: Vec<Result<Read, Mismatch>> = branches
             .iter()
             .enumerate()
             .map(|(i, &b)| {
-                resolve(p, b, ty).map_err(|e| format!("the writer's union branch {i}: {e}"))
+                resolve(p, b, ty).map_err(|why| Mismatch::Branch {
+                    branch: i,
+                    why: Box::new(why),
+                })
             })
             .collect();
         if reads.iter().all(Result::is_err) {
-            return Err(format!(
-                "no branch of the writer's union resolves to the reader's {ty}"
-            ));
+            return Err(Mismatch::NoBranch(ty));
         }
         return Ok(Read::Union(reads.into()));
     }
     let mismatch = || {
-        Err(format!(
-            "the writer's {} is not the reader's {ty}",
-            n.describe()
-        ))
+        Err(Mismatch::Type {
+            writer: n.describe(),
+            reader: ty,
+        })
     };
     match (ty, n) {
         (ReaderType::Optional(_), Node::Null) => Ok(Read::Null),
@@ -384,7 +412,7 @@ fn resolve(p: &Parsed, node: NodeId, ty: ReaderType) -> Result<Read, String> {
         (ReaderType::String, Node::String | Node::Bytes) => Ok(Read::Str),
         (ReaderType::ArrayOf(item), Node::Array(items)) => resolve(p, *items, *item)
             .map(|r| Read::Array(Box::new(r)))
-            .map_err(|e| format!("its items: {e}")),
+            .map_err(|why| Mismatch::Items(Box::new(why))),
         _ => mismatch(),
     }
 }
@@ -392,7 +420,7 @@ fn resolve(p: &Parsed, node: NodeId, ty: ReaderType) -> Result<Read, String> {
 /// The branch a record selects in a writer's union.
 fn branch<'p>(
     r: &mut Reader<'_>,
-    branches: &'p [Result<Read, String>],
+    branches: &'p [Result<Read, Mismatch>],
     field: &str,
 ) -> Result<&'p Read, DecodeError> {
     let at = r.at;

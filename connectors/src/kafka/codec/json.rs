@@ -1,7 +1,7 @@
 //! JSON records: `{"id": ..., "features": {...} or [...], "label": ... or "labels": [...]}`.
 
 use super::{DecodeError, DecodeErrorKind, DecodedEvent, RecordDecoder, parse_id};
-use flowboost_operators::data::{Example, Features, Label};
+use flowboost_operators::data::{Example, Features, Feedback, Label};
 use serde_json::{Map, Value};
 
 /// Decodes one JSON event, with its model key (`"key"`) if it has one.
@@ -94,26 +94,20 @@ pub(super) fn decode_feedback(
         if let Some(p) = propensities {
             return Ok(super::FeedbackRecord {
                 id,
-                label: Label::Set(ids),
-                kind: super::FeedbackKind::LoggedClicks,
-                propensities: p,
+                feedback: Feedback::Logged(ids.into_iter().zip(p).collect()),
             });
         }
         ids.sort_unstable();
         ids.dedup();
         return Ok(super::FeedbackRecord {
             id,
-            label: Label::Set(ids),
-            kind: super::FeedbackKind::Clicks,
-            propensities: Vec::new(),
+            feedback: Feedback::Clicks(ids),
         });
     }
     match label(dec, &object)? {
         Some(label) => Ok(super::FeedbackRecord {
             id,
-            label,
-            kind: super::FeedbackKind::Labels,
-            propensities: Vec::new(),
+            feedback: Feedback::Label(label),
         }),
         None => Err(DecodeError::new(
             DecodeErrorKind::Malformed,

@@ -46,7 +46,7 @@ mod prediction;
 pub use avro_schema::SchemaError;
 pub use prediction::{PREDICTION_SCHEMA, PredictionEncoder, PredictionFormat, PredictionOutput};
 
-use flowboost_operators::data::{AttributeKind, Example, Label, Schema, Task};
+use flowboost_operators::data::{AttributeKind, Example, Feedback, Label, Schema, Task};
 use rustc_hash::FxHashMap;
 use std::fmt;
 use std::sync::Arc;
@@ -148,54 +148,16 @@ impl fmt::Display for DecodeError {
 
 impl std::error::Error for DecodeError {}
 
-/// What a feedback record tells about its event.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum FeedbackKind {
-    /// The event's whole label (`"label"` or `"labels"`).
-    #[default]
-    Labels,
-    /// Clicks on the labels shown for the event (`"clicks": [L, ...]`): the shown labels
-    /// clicked are relevant, the other shown labels are not, the rest is unobserved
-    /// (top-k feedback). [`FeedbackRecord::label`] is then the set of clicked labels.
-    Clicks,
-    /// Logged clicks (`"clicks": [L, ...], "propensities": [p, ...]`): items clicked on a
-    /// slate a logging policy chose, each with its propensity (the logging policy's
-    /// probability of showing it where it was clicked). [`FeedbackRecord::label`] holds
-    /// the clicked labels in the record's order, [`FeedbackRecord::propensities`] theirs.
-    LoggedClicks,
-}
-
-/// Delayed feedback for an earlier event: its id and its label (or its clicks).
+/// A feedback record as decoded: the id of its event and what it says (the event's label,
+/// its clicks, its logged clicks).
 #[derive(Clone, Debug, PartialEq)]
 pub struct FeedbackRecord {
-    /// The id of the event the label is for.
+    /// The id of the event the feedback is for.
     pub id: u64,
-    /// The label; for [`FeedbackKind::Clicks`], the set of clicked labels.
-    pub label: Label,
-    /// Whether this is a whole label or clicks on shown labels.
-    pub kind: FeedbackKind,
-    /// [`FeedbackKind::LoggedClicks`]: each click's propensity (else empty).
-    pub propensities: Vec<f64>,
-}
-
-impl FeedbackRecord {
-    /// What the feedback join takes from this record: the whole label, the clicked
-    /// labels, or the logged clicks with their propensities.
-    pub fn into_join_kind(self) -> flowboost_operators::join::FeedbackKind {
-        use flowboost_operators::join::FeedbackKind as Join;
-        match self.kind {
-            FeedbackKind::Labels => Join::Label(self.label),
-            FeedbackKind::Clicks => Join::Clicks(self.label.relevant().to_vec()),
-            FeedbackKind::LoggedClicks => Join::Logged(
-                self.label
-                    .relevant()
-                    .iter()
-                    .copied()
-                    .zip(self.propensities)
-                    .collect(),
-            ),
-        }
-    }
+    /// What it says: [`Feedback::Label`], [`Feedback::Clicks`] (the set of clicked labels)
+    /// or [`Feedback::Logged`] (the clicked labels in the record's order, each with its
+    /// propensity).
+    pub feedback: Feedback,
 }
 
 /// Decodes records against a declared schema. Build one per job (it indexes the feature
