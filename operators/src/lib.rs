@@ -11,7 +11,7 @@ pub mod boosters;
 pub mod data;
 pub mod dataflow;
 pub mod engine;
-pub mod join;
+pub mod hedge;
 pub mod learners;
 pub mod metrics;
 pub mod named;

@@ -5,11 +5,11 @@ use crate::model::{FeedbackRun, ModelWriter, Progress as SavedProgress, worker_c
 use crate::source::{Dataset, ExampleStream};
 use flowboost_operators::boosters::{BoosterConfig, build};
 use flowboost_operators::data::{Example, Label, Task};
+use flowboost_operators::engine::feedback::{JoinConfig, JoinCounts, JoinReport};
 use flowboost_operators::engine::{
     ChainSnapshot, FeedbackSetup, ItemStream, Oracle, OracleKind, Prediction, PredictionSink,
     Sequencer,
 };
-use flowboost_operators::join::{JoinConfig, JoinCounts, JoinReport};
 use flowboost_operators::metrics::rank_loss;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde::Serialize;

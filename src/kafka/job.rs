@@ -27,8 +27,8 @@ use flowboost_connectors::kafka::{
 use flowboost_operators::boosters::{Booster, BoosterConfig, build};
 use flowboost_operators::data::{Schema, Task};
 use flowboost_operators::dataflow::pipeline;
+use flowboost_operators::engine::feedback::{JoinConfig, JoinCounts};
 use flowboost_operators::engine::{FeedbackSetup, SourceState};
-use flowboost_operators::join::{JoinConfig, JoinCounts};
 use serde::Serialize;
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -86,7 +86,7 @@ pub struct JobOptions {
     /// The click window (`--click-window`, logged clicks): every unlabeled event waits its
     /// whole `pending_ttl` window gathering its click records, then is learned from them,
     /// or, without any, as "no shown item clicked" (see
-    /// [`JoinConfig::window`](flowboost_operators::join::JoinConfig::window)).
+    /// [`JoinConfig::window`](flowboost_operators::engine::feedback::JoinConfig::window)).
     pub click_window: bool,
     /// One model per key (`--keys`): the keys; `None`: one model for every event.
     pub keys: Option<super::ModelKeys>,

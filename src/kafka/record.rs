@@ -2,7 +2,7 @@
 
 use super::merge::{Raw, StreamId};
 use flowboost_operators::data::Example;
-use flowboost_operators::join::FeedbackKind;
+use flowboost_operators::engine::feedback::FeedbackKind;
 use serde::{Deserialize, Serialize};
 
 /// A record read from Kafka, decoded on the worker that read it.

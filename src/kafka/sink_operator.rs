@@ -17,11 +17,12 @@ use flowboost_connectors::kafka::{
 };
 use flowboost_operators::boosters::BoosterConfig;
 use flowboost_operators::data::Schema;
+use flowboost_operators::dataflow::JoinPart;
 use flowboost_operators::dataflow::{
     CountsTracker, JoinOutputs, SinkSideInputs, SnapshotAssembler,
 };
+use flowboost_operators::engine::feedback::JoinCounts;
 use flowboost_operators::engine::{ChainOutput, Item, SourceState};
-use flowboost_operators::join::{JoinCounts, JoinPart};
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::rc::Rc;
@@ -242,7 +243,7 @@ pub fn kafka_sink<'scope>(
                 }
             });
             counts_in.for_each(
-                |_t, data: &mut Vec<flowboost_operators::join::CountUpdate>| {
+                |_t, data: &mut Vec<flowboost_operators::dataflow::CountUpdate>| {
                     for ((field, total), _, diff) in data.drain(..) {
                         tracker.update(field, total, diff);
                     }

@@ -1,10 +1,10 @@
 use super::{ModelError, SavedModel};
 use flowboost_operators::boosters::{AnyStage, BoosterConfig, build};
 use flowboost_operators::data::{Example, Label, Schema};
-use flowboost_operators::engine::{InFlight, Position, Prediction, SequentialRunner, SourceState};
-use flowboost_operators::join::{
+use flowboost_operators::engine::feedback::{
     FeedbackItem, FeedbackKind, JoinConfig, JoinReference, Pairing, WaitingEvent, learning_pass,
 };
+use flowboost_operators::engine::{InFlight, Position, Prediction, SequentialRunner, SourceState};
 use std::io::{Read, Write};
 use std::path::Path;
 use std::sync::Arc;

@@ -1,6 +1,7 @@
 use super::{StageBlock, StageBlockExt, TerminalExt};
+use crate::dataflow::{FeedbackJoinExt, JoinPart};
+use crate::engine::feedback::{FeedbackItem, WaitingEvent, learning_pass};
 use crate::engine::{Chain, ChainOutput, FeedbackSetup, InFlight, Input, Item, Stage};
-use crate::join::{FeedbackItem, FeedbackJoinExt, JoinPart, WaitingEvent, learning_pass};
 use serde::Serialize;
 use std::ops::Range;
 use timely::dataflow::Stream;
@@ -21,7 +22,7 @@ pub struct PipelineStreams<'scope> {
     /// their epochs, on worker 0.
     pub outputs: Stream<'scope, u64, Vec<ChainOutput>>,
     /// With feedback: the join's live counts (see
-    /// [`JoinStreams::counts`](crate::join::JoinStreams)) and its parts of the snapshots,
+    /// [`JoinStreams::counts`](crate::dataflow::JoinStreams)) and its parts of the snapshots,
     /// on worker 0.
     pub join: Option<JoinOutputs<'scope>>,
 }
@@ -29,7 +30,7 @@ pub struct PipelineStreams<'scope> {
 /// What the feedback join hands the sink.
 pub struct JoinOutputs<'scope> {
     /// The live counts, a differential aggregate, on worker 0.
-    pub counts: Stream<'scope, u64, Vec<crate::join::CountUpdate>>,
+    pub counts: Stream<'scope, u64, Vec<crate::dataflow::CountUpdate>>,
     /// Every worker's part of the join's state at each snapshot epoch, on worker 0.
     pub parts: Stream<'scope, u64, Vec<JoinPart>>,
 }
@@ -206,11 +207,11 @@ pub fn pipeline<'scope, S: Stage + Serialize + 'static>(
         .concat(restored_learning)
         .connect_loop(handle);
     let counts = joined.counts.unary(
-        timely::dataflow::channels::pact::Exchange::new(|_: &crate::join::CountUpdate| 0u64),
+        timely::dataflow::channels::pact::Exchange::new(|_: &crate::dataflow::CountUpdate| 0u64),
         "JoinCounts",
         |_, _| {
             move |input, output| {
-                input.for_each(|time, data: &mut Vec<crate::join::CountUpdate>| {
+                input.for_each(|time, data: &mut Vec<crate::dataflow::CountUpdate>| {
                     output.session(&time).give_container(data);
                 })
             }

@@ -1,8 +1,8 @@
 use super::JoinOutputs;
 use super::pipeline;
 use super::sink_parts::{CountsTracker, SinkSideInputs, SnapshotAssembler};
+use crate::engine::feedback::JoinCounts;
 use crate::engine::{Chain, ChainOutput, FeedbackSetup, Item, PredictionSink, SourceState, Stage};
-use crate::join::JoinCounts;
 use serde::Serialize;
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
@@ -163,12 +163,12 @@ fn prediction_sink<'scope, K: PredictionSink + 'static>(
                     assembler.source(*time.time(), s);
                 }
             });
-            counts_in.for_each(|_time, data: &mut Vec<crate::join::CountUpdate>| {
+            counts_in.for_each(|_time, data: &mut Vec<crate::dataflow::CountUpdate>| {
                 for ((field, total), _, diff) in data.drain(..) {
                     tracker.update(field, total, diff);
                 }
             });
-            parts_in.for_each(|time, data: &mut Vec<crate::join::JoinPart>| {
+            parts_in.for_each(|time, data: &mut Vec<crate::dataflow::JoinPart>| {
                 for p in data.drain(..) {
                     assembler.join(*time.time(), p);
                 }

@@ -43,8 +43,8 @@ impl FeedbackInbox {
 mod tests {
     use super::*;
     use crate::data::{Example, Features, Label};
+    use crate::engine::feedback::FeedbackKind;
     use crate::engine::{Input, Oracle, OracleKind, OracleState};
-    use crate::join::FeedbackKind;
     use crate::topk::logged_pairs;
 
     fn event(id: u64) -> Arc<Example> {

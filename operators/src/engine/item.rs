@@ -1,5 +1,5 @@
 use crate::data::Example;
-use crate::join::FeedbackKind;
+use crate::engine::feedback::FeedbackKind;
 use serde::{Deserialize, Serialize};
 use std::cell::Cell;
 use std::collections::VecDeque;

@@ -3,7 +3,7 @@ use super::{
     SnapshotPolicy, SourceState, Stage, Terminal, WAVEFRONT, encode, process_stage_major,
 };
 use crate::data::Example;
-use crate::join::{
+use crate::engine::feedback::{
     FeedbackItem, JoinConfig, JoinReference, JoinState, Pairing, WaitingEvent, learning_pass,
 };
 use crate::topk::TopKConfig;

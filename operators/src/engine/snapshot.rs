@@ -1,5 +1,5 @@
 use super::{SourceState, Terminal};
-use crate::join::JoinState;
+use crate::engine::feedback::JoinState;
 use serde::{Deserialize, Serialize};
 
 /// Where a run stands in its stream: what a resumed run continues from.

@@ -181,8 +181,8 @@ pub struct FeedbackRecord {
 impl FeedbackRecord {
     /// What the feedback join takes from this record: the whole label, the clicked
     /// labels, or the logged clicks with their propensities.
-    pub fn into_join_kind(self) -> flowboost_operators::join::FeedbackKind {
-        use flowboost_operators::join::FeedbackKind as Join;
+    pub fn into_join_kind(self) -> flowboost_operators::engine::feedback::FeedbackKind {
+        use flowboost_operators::engine::feedback::FeedbackKind as Join;
         match self.kind {
             FeedbackKind::Labels => Join::Label(self.label),
             FeedbackKind::Clicks => Join::Clicks(self.label.relevant().to_vec()),

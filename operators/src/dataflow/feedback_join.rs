@@ -1,11 +1,10 @@
-use super::fact::{FeedbackItem, FeedbackKind, JoinFact, Outcome, Pairing, WaitingEvent};
-use super::logic::{
-    FactUpdate, JoinConfig, JoinCounts, admit_event, admit_feedback, classify, count_changes,
-    learning_pass, pair_updates, timers,
-};
-use super::state::{FormedPair, JoinState};
-use crate::dataflow::ordered_stash::TimeStash;
+use super::ordered_stash::TimeStash;
 use crate::engine::InFlight;
+use crate::engine::feedback::{
+    FactUpdate, FeedbackItem, FeedbackKind, FormedPair, JoinConfig, JoinCounts, JoinFact,
+    JoinState, Outcome, Pairing, WaitingEvent, admit_event, admit_feedback, classify,
+    count_changes, learning_pass, pair_updates, timers,
+};
 use crate::rng::splitmix64;
 use crate::topk::TopKConfig;
 use differential_dataflow::AsCollection;
@@ -25,7 +24,7 @@ use timely::dataflow::operators::{Capability, ConnectLoop, Feedback, InputCapabi
 
 /// A change of the join's live counts, in differential-dataflow's update form: `((count
 /// field, total), epoch, diff)` (the count field indexes
-/// [`COUNT_NAMES`](super::COUNT_NAMES)).
+/// [`COUNT_NAMES`](crate::engine::feedback::COUNT_NAMES)).
 pub type CountUpdate = ((u8, isize), u64, isize);
 
 /// What the join hands back to the pipeline.
@@ -34,7 +33,7 @@ pub struct JoinStreams<'scope> {
     /// `lag` epochs on the loop into the chain).
     pub learning: Stream<'scope, u64, Vec<InFlight>>,
     /// The join's live counts, a differential aggregate: changes `((index into
-    /// [`COUNT_NAMES`](super::COUNT_NAMES), total), epoch, diff)`.
+    /// [`COUNT_NAMES`](crate::engine::feedback::COUNT_NAMES), total), epoch, diff)`.
     pub counts: Stream<'scope, u64, Vec<CountUpdate>>,
     /// Every worker's part of the join's state after each requested epoch, on worker 0.
     pub parts: Stream<'scope, u64, Vec<JoinPart>>,

@@ -251,7 +251,7 @@ mod tests {
     use super::*;
     use crate::data::{Example, Features, Label};
     use crate::engine::Prediction;
-    use crate::join::{FeedbackKind, learning_pass};
+    use crate::engine::feedback::{FeedbackKind, learning_pass};
     use std::sync::Arc;
 
     fn waiting(id: u64, seq: u64, epoch: u64) -> WaitingEvent {
