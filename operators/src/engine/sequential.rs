@@ -6,6 +6,7 @@ use crate::data::Example;
 use crate::engine::feedback::{
     FeedbackItem, JoinConfig, JoinReference, JoinState, Pairing, WaitingEvent, learning_pass,
 };
+use crate::learners::SharedViews;
 use crate::topk::TopKConfig;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -44,6 +45,9 @@ pub struct SequentialRunner<S> {
     position: Position,
     snapshots: SnapshotPolicy,
     wavefront: usize,
+    /// The view of the last example, which the trees share record by record
+    /// ([`process_record`](Self::process_record)).
+    views: SharedViews,
 }
 
 impl<S: Stage + Serialize> SequentialRunner<S> {
@@ -56,6 +60,7 @@ impl<S: Stage + Serialize> SequentialRunner<S> {
             position: Position::default(),
             snapshots: SnapshotPolicy::default(),
             wavefront: WAVEFRONT,
+            views: SharedViews::last(),
         }
     }
 
@@ -97,7 +102,7 @@ impl<S: Stage + Serialize> SequentialRunner<S> {
         let mut rec = rec;
         self.position.count(&mut rec);
         for stage in &mut self.stages {
-            stage.process(&mut rec);
+            stage.process(&mut rec, &mut self.views);
         }
         self.terminal.finish(&rec, out)
     }

@@ -51,13 +51,14 @@ mod memo;
 mod naive_bayes;
 mod node;
 mod nominal;
+mod shared_views;
 pub mod split;
 mod stats;
 
 pub use config::{
     HoeffdingTreeConfig, LeafPrediction, RANDOM_CONFIDENCE_RANGE, RANDOM_GRACE_RANGE,
 };
-pub use memo::SharedViews;
+pub use shared_views::SharedViews;
 
 use self::gaussian::GaussianEstimator;
 use self::memo::Memo;
@@ -445,11 +446,17 @@ impl HoeffdingTree {
     /// `Some(l)` guarantees that `predict(x)` would give `p[l] > p[c]` for every other
     /// label `c`. Like `predict`, it prepares a following `learn` of the same `x`.
     pub fn predict_top(&self, x: &Features) -> Option<usize> {
+        self.predict_top_in(x, &mut SharedViews::none())
+    }
+
+    /// [`predict_top`](Self::predict_top), sharing the example's view with the other
+    /// trees the caller runs through `views`.
+    pub fn predict_top_in(&self, x: &Features, views: &mut SharedViews) -> Option<usize> {
         let Ok(mut memo) = self.last.try_borrow_mut() else {
             return None;
         };
         let memo = &mut **memo.get_or_insert_with(Box::default);
-        let index = self.locate(x, memo);
+        let index = self.locate(x, memo, views);
         let leaf = match &self.nodes[index] {
             Node::Leaf(leaf) => leaf,
             Node::Inactive(leaf) => return clear_majority(&leaf.dist),
@@ -473,7 +480,7 @@ impl HoeffdingTree {
 
     /// The leaf `x` falls into (its node index), found from the memo when it describes
     /// `x` (which it does afterwards, path included).
-    fn locate(&self, x: &Features, memo: &mut Memo) -> usize {
+    fn locate(&self, x: &Features, memo: &mut Memo, views: &mut SharedViews) -> usize {
         let mut i = if memo.matches(x) {
             if memo.path_ok && memo.leaf != usize::MAX {
                 memo.leaf
@@ -483,7 +490,7 @@ impl HoeffdingTree {
                 0
             }
         } else {
-            memo.set(&self.layout, x);
+            memo.set(&self.layout, x, views);
             0
         };
         while let Some(attr) = self.routes[i].attr() {
@@ -1032,6 +1039,14 @@ impl WeakLearner for HoeffdingTree {
     }
 
     fn predict(&self, x: &Features, out: &mut [f64]) {
+        self.predict_in(x, out, &mut SharedViews::none());
+    }
+
+    fn learn(&mut self, x: &Features, label: u32, weight: f64) {
+        self.learn_in(x, label, weight, &mut SharedViews::none());
+    }
+
+    fn predict_in(&self, x: &Features, out: &mut [f64], views: &mut SharedViews) {
         debug_assert_eq!(out.len(), self.layout.k, "predict: out must have k entries");
         if out.is_empty() {
             return;
@@ -1050,7 +1065,7 @@ impl WeakLearner for HoeffdingTree {
                 &mut fresh
             }
         };
-        let index = self.locate(x, memo);
+        let index = self.locate(x, memo, views);
         let done = match &self.nodes[index] {
             Node::Leaf(leaf) if self.uses_nb(leaf) && leaf.seen > 0.0 => {
                 self.ensure_likelihoods(index, memo);
@@ -1073,24 +1088,31 @@ impl WeakLearner for HoeffdingTree {
         }
     }
 
-    fn learn(&mut self, x: &Features, label: u32, weight: f64) {
+    fn learn_in(&mut self, x: &Features, label: u32, weight: f64, views: &mut SharedViews) {
         let c = label as usize;
         if !(weight > 0.0 && weight.is_finite()) || c >= self.layout.k {
             return;
         }
         // The memo moves out (a box pointer) and back, whatever path `learn_with` takes.
         let mut memo = self.last.get_mut().take().unwrap_or_default();
-        self.learn_with(x, label, weight, &mut memo);
+        self.learn_with(x, label, weight, &mut memo, views);
         *self.last.get_mut() = Some(memo);
     }
 }
 
 impl HoeffdingTree {
     /// [`WeakLearner::learn`] of a valid label and weight, with the tree's memo.
-    fn learn_with(&mut self, x: &Features, label: u32, weight: f64, memo: &mut Memo) {
+    fn learn_with(
+        &mut self,
+        x: &Features,
+        label: u32,
+        weight: f64,
+        memo: &mut Memo,
+        views: &mut SharedViews,
+    ) {
         let k = self.layout.k;
         let c = label as usize;
-        let index = self.locate(x, memo);
+        let index = self.locate(x, memo, views);
         for &(node, b) in &memo.path {
             if let Node::Split(s) = &mut self.nodes[node as usize] {
                 s.branch_weight[b as usize] += weight;
