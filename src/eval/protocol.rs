@@ -1,7 +1,6 @@
 use super::engine::{Engine, FeedbackOptions, default_pending_ttl, epoch_rule};
 use super::{Curve, EvalReport, MinMaxScaling, Scorer};
-use crate::cli::model_io::ModelPlan;
-use crate::model::{FeedbackRun, ModelWriter, Progress as SavedProgress, worker_chains};
+use crate::model::{FeedbackRun, ModelPlan, ModelWriter, Progress as SavedProgress, worker_chains};
 use crate::source::{Dataset, ExampleStream};
 use flowboost_operators::boosters::{BoosterConfig, build};
 use flowboost_operators::data::{Example, Label, Task};

@@ -16,8 +16,9 @@
 //!   `--kafka-config FILE`, `FLOWBOOST_KAFKA_SET_<KEY>`, `--kafka-set`.
 //! - [`keys`]: one model per key (`--keys`), the keys spread over the workers (the model
 //!   a job starts from is decoded once per process: [`crate::model::StartChains`]).
-//! - [`tools`]: `flowboost kafka produce|read`, the producer and reader of the demo and
-//!   benchmark scripts; [`backlog`]: its closed loop (`--follow-group`).
+//! - [`backlog`]: the closed loop (`--follow-group`) of `flowboost kafka produce`
+//!   ([`crate::cli::kafka_tools`], the producer and reader of the demo and benchmark
+//!   scripts).
 
 pub mod backlog;
 pub mod checkpoint;
@@ -35,7 +36,6 @@ pub mod metrics;
 pub mod record;
 pub mod sink_operator;
 pub mod source_operator;
-pub mod tools;
 pub mod worker_state;
 
 pub use backlog::FollowGroup;

@@ -1,4 +1,4 @@
-use crate::eval::Scorer;
+use super::Scorer;
 use flowboost_operators::engine::feedback::JoinState;
 use flowboost_operators::engine::{KeyChainState, OracleKind, Position, SourceState, Terminal};
 use serde::{Deserialize, Serialize};
