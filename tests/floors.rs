@@ -185,7 +185,12 @@ fn check_source(floors: &Floors, rel: &Path, name: &str, source: &str) -> Vec<St
             ));
             continue;
         };
-        if target != own && floor >= own_floor {
+        let module = floors
+            .macros
+            .iter()
+            .find(|(m, _)| *m == target)
+            .map_or(target.as_str(), |(_, module)| module);
+        if module != own && floor >= own_floor {
             problems.push(format!(
                 "{name}:{line}: `{target}` (floor {floor}) from `{own}` (floor {own_floor})"
             ));

@@ -3,6 +3,7 @@
 pub mod args;
 mod eval_cmd;
 mod inspect_cmd;
+pub mod job_file;
 pub mod kafka_tools;
 pub mod limits;
 mod local_cluster;

@@ -11,7 +11,7 @@
 //!   from.
 //! - [`cluster`]: several processes (`--processes`, `--process`, `--hostfile`).
 //! - [`metrics`]: the counters, printed and served in the Prometheus text format.
-//! - [`job_file`]: `flowboost run --config job.toml`.
+//! - `flowboost run --config job.toml`: [`crate::cli::job_file`].
 //! - [`client_args`]: the Kafka client settings of a command: `--brokers`,
 //!   `--kafka-config FILE`, `FLOWBOOST_KAFKA_SET_<KEY>`, `--kafka-set`.
 //! - [`keys`]: one model per key (`--keys`), the keys spread over the workers (the model
@@ -26,7 +26,6 @@ pub mod client_args;
 pub mod cluster;
 pub mod control;
 pub mod job;
-pub mod job_file;
 pub mod keys;
 pub mod lag;
 pub mod latency;
