@@ -84,7 +84,8 @@ impl SnapshotAssembler {
                         source: Some(source),
                         keyed: keyed?,
                     })
-                }),
+                })
+                .map_err(|e| e.to_string()),
         )
     }
 }

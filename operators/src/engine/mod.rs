@@ -38,10 +38,12 @@ pub use item::{
 };
 pub use label_set::{LabelSetKind, LabelSetRule};
 pub use prediction::{ChainOutput, Emitted, Prediction};
-pub use record::{ChainParts, InFlight};
+pub use record::{ChainParts, InFlight, SnapshotError};
 pub use sequential::{FeedbackSetup, SequentialRunner};
 pub use sink::PredictionSink;
-pub use snapshot::{ChainSnapshot, KeyChainState, Position, SnapshotPolicy, decode, encode};
+pub use snapshot::{
+    ChainSnapshot, CodecError, KeyChainState, Position, SnapshotPolicy, decode, encode,
+};
 pub use stage::Stage;
 pub use terminal::{ExpertSelection, ScoreKind, Terminal};
 pub use wavefront::{WAVEFRONT, process_stage_major};

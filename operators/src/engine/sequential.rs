@@ -201,7 +201,8 @@ impl<S: Stage + Serialize> SequentialRunner<S> {
         source: Option<SourceState>,
     ) -> Result<ChainSnapshot, String> {
         Ok(ChainSnapshot {
-            stages: self.stages.iter().map(encode).collect::<Result<_, _>>()?,
+            stages: (self.stages.iter().map(encode).collect::<Result<_, _>>())
+                .map_err(|e| e.to_string())?,
             terminal: self.terminal.clone(),
             score_dim: self.score_dim,
             position: self.position,

@@ -53,12 +53,14 @@ mod node;
 mod nominal;
 mod shared_views;
 pub mod split;
+mod state_error;
 mod stats;
 
 pub use config::{
     HoeffdingTreeConfig, LeafPrediction, RANDOM_CONFIDENCE_RANGE, RANDOM_GRACE_RANGE,
 };
 pub use shared_views::SharedViews;
+pub use state_error::{StatsError, TreeStateError};
 
 use self::gaussian::GaussianEstimator;
 use self::memo::Memo;
@@ -159,12 +161,12 @@ struct TreeState {
 impl TreeState {
     /// Whether the state is a tree this code can use: a damaged model file (even with
     /// valid checksums) is refused here, never panics later.
-    fn check(&self) -> Result<(), String> {
+    fn check(&self) -> Result<(), TreeStateError> {
         let layout = &self.layout;
         let (k, f) = (layout.k, layout.features.len());
         let d = layout.numeric.len();
         if k == 0 || layout.slots.len() != f || layout.numeric_local.len() != d {
-            return Err("a tree layout of inconsistent sizes".into());
+            return Err(TreeStateError::LayoutSizes);
         }
         let mut columns = 0;
         let mut counts = 0usize;
@@ -172,17 +174,17 @@ impl TreeState {
             match *slot {
                 node::AttrSlot::Numeric { column } => {
                     if column != columns {
-                        return Err("a tree layout with misnumbered columns".into());
+                        return Err(TreeStateError::MisnumberedColumns);
                     }
                     columns += 1;
                 }
                 node::AttrSlot::Nominal { offset, values } => {
                     if offset != counts || values == 0 || values > u32::MAX as usize / 2 {
-                        return Err("a tree layout with misplaced nominal counts".into());
+                        return Err(TreeStateError::MisplacedNominalCounts);
                     }
                     counts = counts
                         .checked_add(nominal::slots(values, k))
-                        .ok_or("a tree layout with too many counts")?;
+                        .ok_or(TreeStateError::TooManyCounts)?;
                 }
             }
         }
@@ -191,10 +193,10 @@ impl TreeState {
             || layout.numeric_local.iter().any(|&i| i >= f)
             || layout.nominal.iter().any(|&i| i >= f)
         {
-            return Err("a tree layout of inconsistent sizes".into());
+            return Err(TreeStateError::LayoutSizes);
         }
         if self.nodes.is_empty() || self.nodes.len() > u32::MAX as usize / 2 {
-            return Err("a tree without nodes".into());
+            return Err(TreeStateError::NoNodes);
         }
         let mut leaves = 0;
         for (n, node) in self.nodes.iter().enumerate() {
@@ -207,14 +209,14 @@ impl TreeState {
                         || leaf.counts.len() != layout.num_counts
                         || leaf.used.iter().any(|&i| i >= f)
                     {
-                        return Err(format!("tree leaf {n} of inconsistent sizes"));
+                        return Err(TreeStateError::LeafSizes(n));
                     }
                     leaf.numeric
                         .check(d, k)
-                        .map_err(|e| format!("tree leaf {n}: {e}"))?;
+                        .map_err(|stats| TreeStateError::LeafStats { leaf: n, stats })?;
                     // Every example a leaf learns goes into its numeric statistics.
                     if d > 0 && leaf.seen > 0.0 && leaf.numeric.count[0] == 0 {
-                        return Err(format!("tree leaf {n} learned without statistics"));
+                        return Err(TreeStateError::LeafWithoutStats(n));
                     }
                 }
                 Node::Inactive(leaf) => {
@@ -223,7 +225,7 @@ impl TreeState {
                         || leaf.depth >= self.nodes.len()
                         || leaf.used.iter().any(|&i| i >= f)
                     {
-                        return Err(format!("inactive tree leaf {n} of inconsistent sizes"));
+                        return Err(TreeStateError::InactiveLeafSizes(n));
                     }
                 }
                 Node::Split(s) => {
@@ -233,7 +235,7 @@ impl TreeState {
                             SplitTest::Nominal { values },
                             Some(&node::AttrSlot::Nominal { values: v, .. }),
                         ) if values == v => values,
-                        _ => return Err(format!("tree node {n}: a test of a wrong attribute")),
+                        _ => return Err(TreeStateError::WrongTestAttribute(n)),
                     };
                     // Children come after their parent, consecutively (no cycle).
                     let first = s.children.first().copied().unwrap_or(0);
@@ -246,22 +248,22 @@ impl TreeState {
                             .enumerate()
                             .any(|(b, &c)| c != first + b || c >= self.nodes.len())
                     {
-                        return Err(format!("tree node {n}: children of inconsistent sizes"));
+                        return Err(TreeStateError::ChildrenSizes(n));
                     }
                 }
             }
         }
         if leaves != self.num_leaves {
-            return Err("a tree whose leaf count does not match its leaves".into());
+            return Err(TreeStateError::LeafCount);
         }
         Ok(())
     }
 }
 
 impl TryFrom<TreeState> for HoeffdingTree {
-    type Error = String;
+    type Error = TreeStateError;
 
-    fn try_from(state: TreeState) -> Result<Self, String> {
+    fn try_from(state: TreeState) -> Result<Self, TreeStateError> {
         state.check()?;
         let mut nodes = state.nodes;
         let mut inactive = 0;
