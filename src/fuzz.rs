@@ -12,7 +12,7 @@
 //! ```
 
 use crate::cli::Cli;
-use crate::kafka::job_file::job_file_args;
+use crate::cli::job_file::job_file_args;
 use crate::model::SavedModel;
 use clap::Parser;
 use flowboost_connectors::kafka::confluent::{WriterSchemas, frame};

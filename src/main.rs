@@ -109,7 +109,7 @@ fn init_logging() {
 fn main() {
     flowboost::model::set_heap_probe(allocated);
     init_logging();
-    let args = match flowboost::kafka::job_file::expand_config(std::env::args_os().collect()) {
+    let args = match flowboost::cli::job_file::expand_config(std::env::args_os().collect()) {
         Ok(args) => args,
         Err(message) => {
             eprintln!("flowboost: error: {message}");

@@ -13,11 +13,11 @@ use flowboost::connectors::generators::{Generator, GeneratorConfig};
 use flowboost::operators::boosters::{Algorithm, BoosterConfig, TreeParams, build};
 use flowboost::operators::data::Example;
 use flowboost::operators::dataflow::{DataflowOptions, run_dataflow};
+use flowboost::operators::engine::feedback::{JoinConfig, JoinCounts};
 use flowboost::operators::engine::{
     EpochRule, FeedbackSetup, ItemStream, Oracle, OracleKind, OracleState, Prediction,
     PredictionSink, Sequencer, SnapshotPolicy, SourceState,
 };
-use flowboost::operators::join::{JoinConfig, JoinCounts};
 use flowboost::operators::learners::WeakKind;
 use flowboost::operators::topk::{Randomization, TopKConfig};
 use std::sync::Arc;

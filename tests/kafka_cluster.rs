@@ -18,10 +18,10 @@ use flowboost::connectors::kafka::{
 use flowboost::kafka::merge::{EVENTS, FEEDBACK, Merger, Raw, RawRecord};
 use flowboost::operators::boosters::{Algorithm, BoosterConfig, TreeParams, build};
 use flowboost::operators::data::Example;
+use flowboost::operators::engine::feedback::JoinConfig;
 use flowboost::operators::engine::{
     EpochRule, FeedbackSetup, Input, Prediction, PredictionSink, Sequencer, SourceState,
 };
-use flowboost::operators::join::JoinConfig;
 use flowboost::operators::learners::WeakKind;
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -14,11 +14,11 @@ use flowboost::operators::boosters::{
 };
 use flowboost::operators::data::{Example, Schema, Task};
 use flowboost::operators::dataflow::{DataflowOptions, run_dataflow};
+use flowboost::operators::engine::feedback::JoinConfig;
 use flowboost::operators::engine::{
     ChainSnapshot, EpochRule, FeedbackSetup, ItemStream, Oracle, OracleKind, Prediction,
     PredictionSink, Sequencer, SnapshotPolicy,
 };
-use flowboost::operators::join::JoinConfig;
 use flowboost::operators::learners::WeakKind;
 use std::sync::Arc;
 

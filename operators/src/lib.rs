@@ -4,6 +4,19 @@
 //! learners ([`learners`]), exact potentials ([`potentials`]), the boosters as chains of
 //! stages ([`boosters`]), the stage engine ([`engine`]) and evaluation metrics
 //! ([`metrics`]).
+//!
+//! The modules stand on floors, and a module imports only from the floors below its own
+//! (`tests/floors.rs` of the workspace checks it):
+//!
+//! 1. [`named`], [`rng`]: names of options, random streams;
+//! 2. [`data`], [`hedge`], [`metrics`], [`potentials`], [`topk`]: the data model, Hedge,
+//!    the metrics, the potentials, the top-k rules;
+//! 3. [`learners`], [`thresholding`]: the weak learners and the threshold learners;
+//! 4. [`engine`]: records, stages, the terminal, the feedback join's rules
+//!    ([`engine::feedback`]), the sequential runner;
+//! 5. [`boosters`]: the boosters' stages and their registry;
+//! 6. [`dataflow`]: the timely operators (the stage blocks, the terminal, the feedback
+//!    join on differential-dataflow, the runner).
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
@@ -11,7 +24,7 @@ pub mod boosters;
 pub mod data;
 pub mod dataflow;
 pub mod engine;
-pub mod join;
+pub mod hedge;
 pub mod learners;
 pub mod metrics;
 pub mod named;

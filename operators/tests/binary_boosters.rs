@@ -7,6 +7,7 @@ use flowboost_operators::boosters::{
 };
 use flowboost_operators::data::{Example, Features, Label, Schema, Task};
 use flowboost_operators::engine::{InFlight, Prediction, Stage};
+use flowboost_operators::learners::SharedViews;
 use flowboost_operators::learners::{
     LinearConfig, LinearLearner, WeakKind, WeakLearner, WeakModel,
 };
@@ -113,8 +114,8 @@ fn adaboost_ol_first_round_by_hand() {
         label: Some(Label::Class(0)),
     });
     let mut rec = InFlight::new(0, ex.clone(), 1);
-    s1.process(&mut rec);
-    s2.process(&mut rec);
+    s1.process(&mut rec, &mut SharedViews::last());
+    s2.process(&mut rec, &mut SharedViews::last());
     assert_eq!(s1.alpha(), -2.0);
     assert_eq!(s2.alpha(), -2.0);
     assert_eq!(rec.scores, vec![0.0]);
@@ -292,7 +293,7 @@ fn oza_vote_weight_by_hand() {
         label: Some(Label::Class(1)),
     });
     let mut rec = InFlight::new(0, ex, 2);
-    stage.process(&mut rec);
+    stage.process(&mut rec, &mut SharedViews::last());
     // Either right (sc = 1, lambda <- 1 * 1 / (2 * 1) = 0.5, e = 0 -> floored 1e-6) or
     // wrong (sw = 1, lambda <- 0.5, e = 1 -> vote 0).
     assert_eq!(rec.carry, 0.5);
@@ -389,7 +390,7 @@ fn oza_moa_votes_add_weighted_distributions_until_a_stage_of_weight_zero() {
     assert!(p1[0] != p1[1] && p2[0] != p2[1], "{p1:?} {p2:?}");
     let mut rec = predict_only();
     for stage in &mut chain(OzaVotes::Moa) {
-        stage.process(&mut rec);
+        stage.process(&mut rec, &mut SharedViews::last());
     }
     let (w1, w2) = (3f64.ln(), (7.0f64 / 3.0).ln());
     let expected: Vec<f64> = (0..2).map(|c| w1 * p1[c] + w2 * p2[c]).collect();
@@ -398,7 +399,7 @@ fn oza_moa_votes_add_weighted_distributions_until_a_stage_of_weight_zero() {
     // The paper's rule: hard votes, stage 4 included.
     let mut rec = predict_only();
     for stage in &mut chain(OzaVotes::Paper) {
-        stage.process(&mut rec);
+        stage.process(&mut rec, &mut SharedViews::last());
     }
     let top = |p: &[f64]| usize::from(p[1] > p[0]);
     let mut expected = [0.0; 2];

@@ -11,6 +11,7 @@ use flowboost_operators::boosters::{
 };
 use flowboost_operators::data::{Example, Features, Label, Schema, Task};
 use flowboost_operators::engine::{InFlight, Prediction, Stage};
+use flowboost_operators::learners::SharedViews;
 use flowboost_operators::learners::{
     HoeffdingTree, HoeffdingTreeConfig, LeafPrediction, WeakKind, WeakModel,
 };
@@ -217,7 +218,7 @@ fn olm_stages_follow_algorithm_2_by_hand() {
         let mut preds = Vec::new();
         let mut weights = Vec::new();
         for stage in &mut stages {
-            stage.process(&mut rec);
+            stage.process(&mut rec, &mut SharedViews::last());
             preds.push(stage.last_prediction() as usize);
             weights.push(stage.last_weight());
         }
@@ -307,8 +308,8 @@ fn mbbm_costs_and_weights_by_hand() {
     // Through process(): the normalized weights each learner receives.
     let mut stages = [stage1, stage2];
     let mut rec = InFlight::new(0, example(0, 0), 3);
-    stages[0].process(&mut rec);
-    stages[1].process(&mut rec);
+    stages[0].process(&mut rec, &mut SharedViews::last());
+    stages[1].process(&mut rec, &mut SharedViews::last());
     assert!(close(stages[0].last_weight(), 1.0 - 2.0 * q, 1e-15));
     let right = stages[0].last_prediction() == 0;
     assert_eq!(stages[1].last_weight(), if right { 1.0 } else { 0.0 });

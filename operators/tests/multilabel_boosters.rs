@@ -10,6 +10,7 @@ use flowboost_operators::data::{Example, Features, Label, Schema, Task};
 use flowboost_operators::engine::{
     ExpertSelection, InFlight, Prediction, ScoreKind, SequentialRunner, Stage, Terminal,
 };
+use flowboost_operators::learners::SharedViews;
 use flowboost_operators::learners::{
     BinaryRelevance, HoeffdingTree, HoeffdingTreeConfig, LabelVsRest, LinearConfig, LinearLearner,
     WeakKind, WeakLearner, WeakModel, binary_schema,
@@ -189,7 +190,7 @@ fn bmr_feeds_each_relevant_label_with_weight_max_c_minus_c_l() {
             });
             let mut rec = InFlight::new(0, ex.clone(), k);
             rec.scores.copy_from_slice(&s_prev);
-            stage.process(&mut rec);
+            stage.process(&mut rec, &mut SharedViews::last());
             // Expected: c from the potential phi^3, then (x, l, scale (max c - c[l])).
             let mut pot = RankingPotential::new(loss, 3, k, 0.1);
             let mut c = vec![0.0; k];
@@ -283,7 +284,7 @@ fn ada_olmr_matches_a_transcription_of_algorithm_3() {
         let y = ex.label.as_ref().unwrap().relevant().to_vec();
         let mut rec = InFlight::new(t as u64, ex.clone(), k);
         for s in stages.iter_mut() {
-            s.process(&mut rec);
+            s.process(&mut rec, &mut SharedViews::last());
         }
         // Reference.
         let hs: Vec<Vec<f64>> = wl.iter().map(|m| predict(m, &ex.features)).collect();
@@ -356,7 +357,7 @@ fn ada_olmr_alpha_update_by_hand() {
         features: x1.clone(),
         label: Some(Label::set(vec![0])),
     });
-    stage.process(&mut InFlight::new(0, ex, k));
+    stage.process(&mut InFlight::new(0, ex, k), &mut SharedViews::last());
     let a1 = (-(0.25 - 0.75 * h[0])).clamp(-2.0, 2.0);
     assert!(
         (stage.alpha() - a1).abs() < 1e-15,
@@ -386,7 +387,7 @@ fn ada_olmr_alpha_update_by_hand() {
         label: Some(Label::set(vec![2])),
     });
     let mut rec = InFlight::new(1, ex, k);
-    stage.process(&mut rec);
+    stage.process(&mut rec, &mut SharedViews::last());
     assert!(
         (stage.alpha() - a2).abs() < 1e-15,
         "{} vs {a2}",
@@ -408,8 +409,11 @@ fn examples_without_pairs_teach_nothing() {
             features: Features::Dense(vec![0.3, 0.1, -0.2, 0.5]),
             label: Some(Label::Set(y)),
         });
-        bmr.process(&mut InFlight::new(0, ex.clone(), k));
-        ada.process(&mut InFlight::new(0, ex, k));
+        bmr.process(
+            &mut InFlight::new(0, ex.clone(), k),
+            &mut SharedViews::last(),
+        );
+        ada.process(&mut InFlight::new(0, ex, k), &mut SharedViews::last());
     }
     same_model(bmr.weak(), &before);
     same_model(ada.weak(), &before);

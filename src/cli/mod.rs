@@ -3,6 +3,8 @@
 pub mod args;
 mod eval_cmd;
 mod inspect_cmd;
+pub mod job_file;
+pub mod kafka_tools;
 pub mod limits;
 mod local_cluster;
 pub mod model_io;
@@ -59,7 +61,7 @@ pub enum Command {
     Inspect(InspectArgs),
     /// Kafka tools: produce a generator's stream as JSON events, read a topic (with
     /// latency from the events' timestamps), create a topic.
-    Kafka(crate::kafka::tools::KafkaToolArgs),
+    Kafka(kafka_tools::KafkaToolArgs),
 }
 
 /// Runs the parsed command line; errors come back as messages (exit code 2).
@@ -67,7 +69,7 @@ pub fn run(cli: Cli) -> Result<(), String> {
     match cli.command {
         Command::Eval(args) => eval_cmd::run(*args),
         Command::Run(args) => run_cmd::run(*args),
-        Command::Kafka(args) => crate::kafka::tools::run(args),
+        Command::Kafka(args) => kafka_tools::run(args),
         Command::ReplayClicks(args) => replay_cmd::run(*args),
         Command::SimulateClicks(args) => replay_cmd::simulate(*args),
         Command::Predict(args) => predict_cmd::run(*args),

@@ -1,6 +1,6 @@
 //! The options that save and load models (`eval`, `run`, the Kafka job).
 
-use crate::model::{ModelWriter, SavedModel};
+use crate::model::{ModelPlan, ModelWriter, SavedModel};
 use clap::Args;
 use flowboost_operators::boosters::BoosterConfig;
 use flowboost_operators::data::Schema;
@@ -39,20 +39,6 @@ pub struct ModelIoArgs {
     /// feedback. Without it, the loaded model is a warm start on a new stream.
     #[arg(long)]
     pub resume: bool,
-}
-
-/// What a run does with model files.
-#[derive(Clone, Debug, Default)]
-pub struct ModelPlan {
-    /// The model to start from.
-    pub start: Option<Arc<SavedModel>>,
-    /// Continue the start model's stream (skip its events, keep its metrics and pending
-    /// feedback).
-    pub resume: bool,
-    /// Where to save, if anywhere.
-    pub save: Option<ModelWriter>,
-    /// When to save.
-    pub snapshots: SnapshotPolicy,
 }
 
 impl ModelIoArgs {

@@ -36,11 +36,11 @@ use flowboost_connectors::generators::clicks::{ClickSimConfig, ClickSimulator, C
 use flowboost_connectors::readers::open_bandit::{LoggedImpression, LoggedSlot, OpenBanditLog};
 use flowboost_operators::boosters::{BoosterConfig, build};
 use flowboost_operators::data::{Example, Label, Schema, Task};
+use flowboost_operators::engine::feedback::{JoinConfig, JoinCounts, JoinReport};
 use flowboost_operators::engine::{
     FeedbackInbox, FeedbackSetup, ItemStream, Oracle, OracleKind, Prediction, PredictionSink,
     Sequencer, SnapshotPolicy, SourceState,
 };
-use flowboost_operators::join::{JoinConfig, JoinCounts, JoinReport};
 use flowboost_operators::topk::logged_pairs;
 use flowboost_operators::topk::randomization::ranking;
 use serde::{Deserialize, Serialize};

@@ -25,10 +25,10 @@ pub mod off_policy;
 mod protocol;
 mod report;
 mod scaling;
-mod scorer;
 mod simulated_log;
 pub mod stop;
 
+pub use crate::model::Scorer;
 pub use click_events::{CLICK_CATEGORIES, ClickEncoder, ClickRecord, click_schema};
 pub use curve::{Curve, Series, write_svg};
 pub use engine::{Engine, FeedbackOptions, default_pending_ttl, epoch_rule};
@@ -41,5 +41,4 @@ pub use off_policy::Estimate;
 pub use protocol::{EvalSpec, Feedback, Protocol, evaluate};
 pub use report::{EvalReport, GridPoint};
 pub use scaling::MinMaxScaling;
-pub use scorer::Scorer;
 pub use simulated_log::{SimulatedLogSummary, write_simulated_log};

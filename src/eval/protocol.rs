@@ -1,15 +1,14 @@
 use super::engine::{Engine, FeedbackOptions, default_pending_ttl, epoch_rule};
 use super::{Curve, EvalReport, MinMaxScaling, Scorer};
-use crate::cli::model_io::ModelPlan;
-use crate::model::{FeedbackRun, ModelWriter, Progress as SavedProgress, worker_chains};
+use crate::model::{FeedbackRun, ModelPlan, ModelWriter, Progress as SavedProgress, worker_chains};
 use crate::source::{Dataset, ExampleStream};
 use flowboost_operators::boosters::{BoosterConfig, build};
 use flowboost_operators::data::{Example, Label, Task};
+use flowboost_operators::engine::feedback::{JoinConfig, JoinCounts, JoinReport};
 use flowboost_operators::engine::{
     ChainSnapshot, FeedbackSetup, ItemStream, Oracle, OracleKind, Prediction, PredictionSink,
     Sequencer,
 };
-use flowboost_operators::join::{JoinConfig, JoinCounts, JoinReport};
 use flowboost_operators::metrics::rank_loss;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde::Serialize;

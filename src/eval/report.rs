@@ -1,5 +1,5 @@
 use super::Scorer;
-use flowboost_operators::join::JoinReport;
+use flowboost_operators::engine::feedback::JoinReport;
 use serde::Serialize;
 
 /// One point of a grid (`--gamma-grid`, several `--k`): the run's parameters and its

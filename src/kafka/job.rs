@@ -30,8 +30,8 @@ use flowboost_connectors::kafka::{
 use flowboost_operators::boosters::{Booster, BoosterConfig, build};
 use flowboost_operators::data::{Schema, Task};
 use flowboost_operators::dataflow::pipeline;
+use flowboost_operators::engine::feedback::{JoinConfig, JoinCounts};
 use flowboost_operators::engine::{FeedbackSetup, SourceState};
-use flowboost_operators::join::{JoinConfig, JoinCounts};
 use serde::Serialize;
 use std::cell::RefCell;
 use std::rc::Rc;

@@ -167,7 +167,7 @@ pub struct FeedbackConfig {
     /// The click window (`--click-window`, logged clicks): every unlabeled event waits its
     /// whole `pending_ttl` window gathering its click records, then is learned from them,
     /// or, without any, as "no shown item clicked" (see
-    /// [`JoinConfig::window`](flowboost_operators::join::JoinConfig::window)).
+    /// [`JoinConfig::window`](flowboost_operators::engine::feedback::JoinConfig::window)).
     pub click_window: bool,
 }
 

@@ -589,8 +589,8 @@ fn note_event_time(epoch: u64, seq: u64, timestamp_ms: i64, out: &mut MergeStep)
 mod tests {
     use super::*;
     use crate::kafka::merge::{EVENTS, FEEDBACK};
-    use flowboost_operators::data::{Example, Features, Label};
     use flowboost_operators::data::Feedback;
+    use flowboost_operators::data::{Example, Features, Label};
 
     fn options(partitions: Vec<(StreamId, i32)>) -> MergeOptions {
         MergeOptions {

@@ -1,7 +1,7 @@
 //! The job's counters: printed periodically and served in the Prometheus text format.
 
 use super::latency::{LatencyBuckets, LatencyHistogram, LatencySummary};
-use flowboost_operators::join::JoinCounts;
+use flowboost_operators::engine::feedback::JoinCounts;
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric, NoLabelSet};
 use prometheus_client::metrics::MetricType;

@@ -17,13 +17,14 @@
 //! - [`cluster`]: several processes (`--processes`, `--process`, `--hostfile`).
 //! - [`metrics`]: the counters, printed and served in the Prometheus text format.
 //! - [`job_config`]: the job's configuration, validated once ([`JobConfig`]).
-//! - [`job_file`]: `flowboost run --config job.toml`.
+//! - `flowboost run --config job.toml`: [`crate::cli::job_file`].
 //! - [`client_args`]: the Kafka client settings of a command: `--brokers`,
 //!   `--kafka-config FILE`, `FLOWBOOST_KAFKA_SET_<KEY>`, `--kafka-set`.
 //! - [`keys`]: one model per key (`--keys`), the keys spread over the workers (the model
 //!   a job starts from is decoded once per process: [`crate::model::StartChains`]).
-//! - [`tools`]: `flowboost kafka produce|read`, the producer and reader of the demo and
-//!   benchmark scripts; [`backlog`]: its closed loop (`--follow-group`).
+//! - [`backlog`]: the closed loop (`--follow-group`) of `flowboost kafka produce`
+//!   ([`crate::cli::kafka_tools`], the producer and reader of the demo and benchmark
+//!   scripts).
 
 pub mod backlog;
 pub mod checkpoint;
@@ -33,7 +34,6 @@ pub mod commit_marks;
 pub mod control;
 pub mod job;
 pub mod job_config;
-pub mod job_file;
 pub mod keys;
 pub mod lag;
 pub mod latency;
@@ -47,7 +47,6 @@ pub mod record;
 pub mod sink_operator;
 pub mod sink_state;
 pub mod source_operator;
-pub mod tools;
 pub mod worker_state;
 
 pub use backlog::FollowGroup;

@@ -16,9 +16,9 @@ use flowboost_connectors::kafka::{
     CommitThread, DeadLetter, DeadLetterTopic, KafkaError, KafkaSink, OffsetCommitter,
     PredictionEncoder, PredictionOutput,
 };
+use flowboost_operators::dataflow::{CountUpdate, JoinPart};
 use flowboost_operators::dataflow::{JoinOutputs, SinkSideInputs};
 use flowboost_operators::engine::{ChainOutput, Item, SourceState};
-use flowboost_operators::join::{CountUpdate, JoinPart};
 use std::cell::RefCell;
 use std::path::PathBuf;
 use std::rc::Rc;

@@ -15,9 +15,10 @@ use crate::eval::Scorer;
 use crate::model::{Progress, SavedModel, SourceOffset};
 use flowboost_operators::boosters::BoosterConfig;
 use flowboost_operators::data::Schema;
+use flowboost_operators::dataflow::JoinPart;
 use flowboost_operators::dataflow::{CountsTracker, SnapshotAssembler};
+use flowboost_operators::engine::feedback::JoinCounts;
 use flowboost_operators::engine::{ChainOutput, ChainSnapshot, Emitted, SourceState};
-use flowboost_operators::join::{JoinCounts, JoinPart};
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 

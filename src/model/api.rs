@@ -1,8 +1,10 @@
 use super::{ModelError, SavedModel};
 use flowboost_operators::boosters::{AnyStage, BoosterConfig, build};
 use flowboost_operators::data::{Example, Feedback, FeedbackItem, Schema};
+use flowboost_operators::engine::feedback::{
+    JoinConfig, JoinReference, Pairing, WaitingEvent, learning_pass,
+};
 use flowboost_operators::engine::{InFlight, Position, Prediction, SequentialRunner, SourceState};
-use flowboost_operators::join::{JoinConfig, JoinReference, Pairing, WaitingEvent, learning_pass};
 use std::io::{Read, Write};
 use std::path::Path;
 use std::sync::Arc;

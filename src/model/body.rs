@@ -1,6 +1,6 @@
-use crate::eval::Scorer;
+use super::Scorer;
+use flowboost_operators::engine::feedback::JoinState;
 use flowboost_operators::engine::{KeyChainState, OracleKind, Position, SourceState, Terminal};
-use flowboost_operators::join::JoinState;
 use serde::{Deserialize, Serialize};
 
 /// One stage, serialized where it lived (postcard bytes of an

@@ -7,10 +7,10 @@
 
 use super::body::{FeedbackRun, ModelBody, Progress, StageBytes};
 use flowboost_operators::data::{Example, FeedbackItem};
-use flowboost_operators::engine::{Position, Prediction, SourceState, Terminal};
-use flowboost_operators::join::{
+use flowboost_operators::engine::feedback::{
     FormedPair, JoinCounts, JoinFact, JoinState, Pairing, WaitingEvent,
 };
+use flowboost_operators::engine::{Position, Prediction, SourceState, Terminal};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::sync::Arc;

@@ -18,7 +18,9 @@ mod file;
 mod header;
 mod inspect;
 mod legacy;
+mod plan;
 mod saved;
+mod scorer;
 mod start_chains;
 mod writer;
 
@@ -31,6 +33,8 @@ pub use file::{
 pub use flowboost_operators::data::Feedback;
 pub use header::{Compression, FORMAT_VERSION, MAGIC, ModelHeader, SourceOffset};
 pub use inspect::{Inspection, inspect, set_heap_probe};
+pub use plan::ModelPlan;
 pub use saved::{SavedModel, schema_difference};
+pub use scorer::Scorer;
 pub use start_chains::{StartChains, worker_chains};
 pub use writer::ModelWriter;

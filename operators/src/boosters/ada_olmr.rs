@@ -1,5 +1,6 @@
 use super::logistic_weight;
 use crate::engine::{InFlight, Stage};
+use crate::learners::SharedViews;
 use crate::learners::{WeakLearner, WeakModel};
 use crate::potentials::is_label_set;
 use serde::{Deserialize, Serialize};
@@ -168,7 +169,7 @@ impl AdaOlmrStage {
 }
 
 impl Stage for AdaOlmrStage {
-    fn process(&mut self, rec: &mut InFlight) {
+    fn process(&mut self, rec: &mut InFlight, views: &mut SharedViews) {
         let ex = &*rec.example;
         let k = self.weak.num_labels();
         for v in [&mut self.h, &mut self.next, &mut self.cost, &mut self.grad] {
@@ -176,7 +177,7 @@ impl Stage for AdaOlmrStage {
                 v.resize(k, 0.0);
             }
         }
-        self.weak.predict(&ex.features, &mut self.h);
+        self.weak.predict_in(&ex.features, &mut self.h, views);
         let alpha = self.alpha;
         for ((n, &s), &h) in self.next.iter_mut().zip(&rec.scores).zip(&self.h) {
             *n = s + alpha * h;
@@ -202,7 +203,7 @@ impl Stage for AdaOlmrStage {
                     self.alpha = (alpha - eta * fprime).clamp(-2.0, 2.0);
                 }
                 self.weak
-                    .learn_costs(&ex.features, relevant, &self.cost, self.weight_scale);
+                    .learn_costs(&ex.features, relevant, &self.cost, self.weight_scale, views);
             }
         }
         if rec.scores.len() == k {

@@ -1,6 +1,7 @@
 use super::WeakSlot;
 use crate::data::Label;
 use crate::engine::{InFlight, Stage};
+use crate::learners::SharedViews;
 use crate::rng::{Rng, seeded, uniform};
 use serde::{Deserialize, Serialize};
 
@@ -69,9 +70,9 @@ impl AdaBoostOlStage {
 }
 
 impl Stage for AdaBoostOlStage {
-    fn process(&mut self, rec: &mut InFlight) {
+    fn process(&mut self, rec: &mut InFlight, views: &mut SharedViews) {
         let ex = &*rec.example;
-        let h = self.weak.predict_sign(&ex.features);
+        let h = self.weak.predict_sign(&ex.features, views);
         let raw_prev = rec.scores[0];
         let raw = raw_prev + self.alpha * h;
         if self.trail {
@@ -89,10 +90,10 @@ impl Stage for AdaBoostOlStage {
             if self.sampling {
                 let u = uniform(&mut self.rng);
                 if u < w {
-                    self.weak.learn(&ex.features, y, 1.0);
+                    self.weak.learn(&ex.features, y, 1.0, views);
                 }
             } else {
-                self.weak.learn(&ex.features, y, w);
+                self.weak.learn(&ex.features, y, w, views);
             }
         }
         rec.scores[0] = raw;

@@ -3,6 +3,7 @@ use super::adaboost_ol::logistic_weight;
 use super::online_mbbm::argmin_random_ties;
 use crate::data::Label;
 use crate::engine::{InFlight, Stage};
+use crate::learners::SharedViews;
 use crate::rng::{Rng, seeded};
 use serde::{Deserialize, Serialize};
 
@@ -228,10 +229,10 @@ fn expected_costs_into(s: &[f64], probs: &[f64], exps: &mut Vec<f64>, out: &mut 
 }
 
 impl Stage for AdaBoostOlmStage {
-    fn process(&mut self, rec: &mut InFlight) {
+    fn process(&mut self, rec: &mut InFlight, views: &mut SharedViews) {
         let k = self.k;
         let ex = &*rec.example;
-        let p = self.weak.predict(&ex.features);
+        let p = self.weak.predict(&ex.features, views);
         let w = &mut self.work;
         w.probs.clear();
         w.probs.extend_from_slice(p);
@@ -253,7 +254,7 @@ impl Stage for AdaBoostOlmStage {
                 let weight = Self::weight(&rec.scores, y);
                 self.work.last_weight = weight;
                 self.weak
-                    .learn(&ex.features, y as u32, weight * self.weight_unit);
+                    .learn(&ex.features, y as u32, weight * self.weight_unit, views);
                 let eta = Self::step_size(k, self.t);
                 let grad = Self::alpha_gradient(&rec.scores, y, l, alpha);
                 self.alpha = (alpha - eta * grad).clamp(-2.0, 2.0);

@@ -38,6 +38,7 @@ use crate::engine::{
     Chain, ExpertSelection, InFlight, LabelSetKind, LabelSetRule, Position, ScoreKind, Stage,
     Terminal,
 };
+use crate::learners::SharedViews;
 use crate::learners::{
     HoeffdingTree, HoeffdingTreeConfig, LinearConfig, LinearLearner, WeakKind, WeakModel,
 };
@@ -303,19 +304,19 @@ pub enum AnyStage {
 
 impl Stage for AnyStage {
     #[inline]
-    fn process(&mut self, rec: &mut InFlight) {
+    fn process(&mut self, rec: &mut InFlight, views: &mut SharedViews) {
         match self {
-            AnyStage::Single(s) => s.process(rec),
-            AnyStage::OnlineBbm(s) => s.process(rec),
-            AnyStage::AdaBoostOl(s) => s.process(rec),
-            AnyStage::Oza(s) => s.process(rec),
-            AnyStage::OnlineMbbm(s) => s.process(rec),
-            AnyStage::AdaBoostOlm(s) => s.process(rec),
-            AnyStage::OnlineBmr(s) => s.process(rec),
-            AnyStage::AdaOlmr(s) => s.process(rec),
-            AnyStage::TopkBbm(s) => s.process(rec),
-            AnyStage::TopkAdaptive(s) => s.process(rec),
-            AnyStage::Threshold(s) => s.process(rec),
+            AnyStage::Single(s) => s.process(rec, views),
+            AnyStage::OnlineBbm(s) => s.process(rec, views),
+            AnyStage::AdaBoostOl(s) => s.process(rec, views),
+            AnyStage::Oza(s) => s.process(rec, views),
+            AnyStage::OnlineMbbm(s) => s.process(rec, views),
+            AnyStage::AdaBoostOlm(s) => s.process(rec, views),
+            AnyStage::OnlineBmr(s) => s.process(rec, views),
+            AnyStage::AdaOlmr(s) => s.process(rec, views),
+            AnyStage::TopkBbm(s) => s.process(rec, views),
+            AnyStage::TopkAdaptive(s) => s.process(rec, views),
+            AnyStage::Threshold(s) => s.process(rec, views),
         }
     }
 }

@@ -1,6 +1,7 @@
 use super::WeakSlot;
 use crate::data::Label;
 use crate::engine::{InFlight, Stage};
+use crate::learners::SharedViews;
 use crate::potentials::binomial_pmf_row;
 use crate::rng::{Rng, seeded, uniform};
 use serde::{Deserialize, Serialize};
@@ -71,19 +72,19 @@ impl OnlineBbmStage {
 }
 
 impl Stage for OnlineBbmStage {
-    fn process(&mut self, rec: &mut InFlight) {
+    fn process(&mut self, rec: &mut InFlight, views: &mut SharedViews) {
         let ex = &*rec.example;
-        let h = self.weak.predict_sign(&ex.features);
+        let h = self.weak.predict_sign(&ex.features, views);
         if let Some(&Label::Class(y)) = rec.label() {
             let sign_y = if y == 1 { 1.0 } else { -1.0 };
             let w = self.weight(sign_y * rec.scores[0]);
             if self.sampling {
                 let u = uniform(&mut self.rng);
                 if u < w {
-                    self.weak.learn(&ex.features, y, 1.0);
+                    self.weak.learn(&ex.features, y, 1.0, views);
                 }
             } else {
-                self.weak.learn(&ex.features, y, w);
+                self.weak.learn(&ex.features, y, w, views);
             }
         }
         rec.scores[0] += h;

@@ -1,4 +1,5 @@
 use crate::engine::{InFlight, Stage};
+use crate::learners::SharedViews;
 use crate::learners::{WeakLearner, WeakModel};
 use crate::potentials::{PairLoss, RankingPotential};
 use crate::rng::{seeded, uniform};
@@ -137,7 +138,7 @@ impl OnlineBmrStage {
 }
 
 impl Stage for OnlineBmrStage {
-    fn process(&mut self, rec: &mut InFlight) {
+    fn process(&mut self, rec: &mut InFlight, views: &mut SharedViews) {
         let ex = &*rec.example;
         let k = self.weak.num_labels();
         if self.h.len() != k {
@@ -146,7 +147,7 @@ impl Stage for OnlineBmrStage {
         if self.cost.len() != k {
             self.cost.resize(k, 0.0);
         }
-        self.weak.predict(&ex.features, &mut self.h);
+        self.weak.predict_in(&ex.features, &mut self.h, views);
         if let Some(label) = rec.label() {
             let relevant = label.relevant();
             if self
@@ -154,7 +155,7 @@ impl Stage for OnlineBmrStage {
                 .cost_vector(&rec.scores, relevant, &mut self.cost)
             {
                 self.weak
-                    .learn_costs(&ex.features, relevant, &self.cost, self.weight_scale);
+                    .learn_costs(&ex.features, relevant, &self.cost, self.weight_scale, views);
             }
         }
         for (s, &h) in rec.scores.iter_mut().zip(&self.h) {

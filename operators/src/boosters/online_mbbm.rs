@@ -1,6 +1,7 @@
 use super::WeakSlot;
 use crate::data::Label;
 use crate::engine::{InFlight, Stage};
+use crate::learners::SharedViews;
 use crate::potentials::ZeroOnePotential;
 use crate::rng::{Rng, below, seeded, uniform};
 use serde::{Deserialize, Serialize};
@@ -422,10 +423,10 @@ pub(super) fn argmin_random_ties(values: &[f64], ties: &mut Vec<usize>, rng: &mu
 }
 
 impl Stage for OnlineMbbmStage {
-    fn process(&mut self, rec: &mut InFlight) {
+    fn process(&mut self, rec: &mut InFlight, views: &mut SharedViews) {
         let k = self.k;
         let ex = &*rec.example;
-        let p = self.weak.predict(&ex.features);
+        let p = self.weak.predict(&ex.features, views);
         self.work.probs.clear();
         self.work.probs.extend_from_slice(p);
         self.load_state(&rec.scores);
@@ -438,7 +439,7 @@ impl Stage for OnlineMbbmStage {
                 let weight = (self.weight_of(y) / bound).clamp(0.0, 1.0);
                 self.work.last_weight = weight;
                 self.weak
-                    .learn(&ex.features, y as u32, weight * self.weight_unit);
+                    .learn(&ex.features, y as u32, weight * self.weight_unit, views);
             }
         }
         rec.scores[l] += 1.0;

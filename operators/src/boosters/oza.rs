@@ -2,6 +2,7 @@ use super::WeakSlot;
 use super::weak_slot::top_label;
 use crate::data::Label;
 use crate::engine::{InFlight, Stage};
+use crate::learners::SharedViews;
 use crate::rng::{Rng, seeded};
 use rand_distr::{Distribution, Poisson};
 use serde::{Deserialize, Serialize};
@@ -99,11 +100,11 @@ impl OzaStage {
 
     /// Adds this stage's vote to `rec.scores` and returns the label it predicts now, if
     /// that was needed for the vote (the learning step asks for it otherwise).
-    fn vote(&mut self, rec: &mut InFlight) -> Option<u32> {
+    fn vote(&mut self, rec: &mut InFlight, views: &mut SharedViews) -> Option<u32> {
         let x = &rec.example.features;
         match self.votes {
             OzaVotes::Paper => {
-                let c = self.weak.predict_class(x);
+                let c = self.weak.predict_class(x, views);
                 rec.scores[c as usize] += self.vote_weight();
                 Some(c)
             }
@@ -116,7 +117,7 @@ impl OzaStage {
                     rec.votes_closed = true;
                     return None;
                 }
-                let p = self.weak.predict(x);
+                let p = self.weak.predict(x, views);
                 for (s, &v) in rec.scores.iter_mut().zip(p) {
                     *s += w * v;
                 }
@@ -127,8 +128,8 @@ impl OzaStage {
 }
 
 impl Stage for OzaStage {
-    fn process(&mut self, rec: &mut InFlight) {
-        let predicted = self.vote(rec);
+    fn process(&mut self, rec: &mut InFlight, views: &mut SharedViews) {
+        let predicted = self.vote(rec, views);
         let ex = &*rec.example;
         if let Some(&Label::Class(y)) = rec.label() {
             let lambda = rec.carry;
@@ -141,12 +142,12 @@ impl Stage for OzaStage {
             // function of the state: without learning, the class predicted now is the
             // one the vote saw.
             let after = if k > 0.0 {
-                self.weak.learn(&ex.features, y, k);
-                self.weak.predict_class(&ex.features)
+                self.weak.learn(&ex.features, y, k, views);
+                self.weak.predict_class(&ex.features, views)
             } else {
                 match predicted {
                     Some(c) => c,
-                    None => self.weak.predict_class(&ex.features),
+                    None => self.weak.predict_class(&ex.features, views),
                 }
             };
             let t = self.t as f64;

@@ -1,6 +1,7 @@
 use super::WeakSlot;
 use crate::data::Label;
 use crate::engine::{InFlight, Stage};
+use crate::learners::SharedViews;
 use serde::{Deserialize, Serialize};
 
 /// One weak learner alone (`single`): its predicted distribution is the score vector; it
@@ -29,15 +30,15 @@ impl SingleStage {
 }
 
 impl Stage for SingleStage {
-    fn process(&mut self, rec: &mut InFlight) {
+    fn process(&mut self, rec: &mut InFlight, views: &mut SharedViews) {
         let ex = &*rec.example;
-        let p = self.weak.predict(&ex.features);
+        let p = self.weak.predict(&ex.features, views);
         rec.scores.copy_from_slice(p);
         match rec.label() {
-            Some(Label::Class(y)) => self.weak.learn(&ex.features, *y, 1.0),
+            Some(Label::Class(y)) => self.weak.learn(&ex.features, *y, 1.0, views),
             Some(Label::Set(ys)) => {
                 for &y in ys {
-                    self.weak.learn(&ex.features, y, 1.0);
+                    self.weak.learn(&ex.features, y, 1.0, views);
                 }
             }
             None => {}

@@ -1,5 +1,6 @@
 use crate::data::Label;
 use crate::engine::{InFlight, Stage};
+use crate::learners::SharedViews;
 use crate::thresholding::ThresholdLearner;
 use serde::{Deserialize, Serialize};
 
@@ -32,7 +33,7 @@ impl ThresholdStage {
 }
 
 impl Stage for ThresholdStage {
-    fn process(&mut self, rec: &mut InFlight) {
+    fn process(&mut self, rec: &mut InFlight, _views: &mut SharedViews) {
         let ex = &*rec.example;
         self.learner
             .predict(&ex.features, &mut rec.scores, &mut self.labels);

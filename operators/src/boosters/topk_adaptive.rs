@@ -1,4 +1,5 @@
 use crate::engine::{InFlight, Stage};
+use crate::learners::SharedViews;
 use crate::learners::{WeakLearner, WeakModel};
 use crate::topk::{PairFeedback, full_information_pairs};
 use serde::{Deserialize, Serialize};
@@ -105,13 +106,13 @@ impl TopkAdaptiveStage {
 }
 
 impl Stage for TopkAdaptiveStage {
-    fn process(&mut self, rec: &mut InFlight) {
+    fn process(&mut self, rec: &mut InFlight, views: &mut SharedViews) {
         let ex = &*rec.example;
         let m = self.weak.num_labels();
         for v in [&mut self.h, &mut self.next, &mut self.cost, &mut self.grad] {
             v.resize(m, 0.0);
         }
-        self.weak.predict(&ex.features, &mut self.h);
+        self.weak.predict_in(&ex.features, &mut self.h, views);
         let alpha = self.alpha;
         for ((n, &s), &h) in self.next.iter_mut().zip(&rec.scores).zip(&self.h) {
             *n = s + alpha * h;
@@ -139,8 +140,13 @@ impl Stage for TopkAdaptiveStage {
                     let eta = Self::step_size(self.rho, m, self.t);
                     self.alpha = (alpha - eta * g).clamp(-2.0, 2.0);
                 }
-                self.weak
-                    .learn_costs(&ex.features, &fb.relevant, &self.cost, self.weight_scale);
+                self.weak.learn_costs(
+                    &ex.features,
+                    &fb.relevant,
+                    &self.cost,
+                    self.weight_scale,
+                    views,
+                );
             }
         }
         if rec.scores.len() == m {

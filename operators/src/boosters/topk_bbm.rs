@@ -1,4 +1,5 @@
 use crate::engine::{InFlight, Stage};
+use crate::learners::SharedViews;
 use crate::learners::{WeakLearner, WeakModel};
 use crate::potentials::{PairLoss, StepSumTable};
 use crate::topk::{PairFeedback, full_information_pairs};
@@ -89,12 +90,12 @@ impl TopkBbmStage {
 }
 
 impl Stage for TopkBbmStage {
-    fn process(&mut self, rec: &mut InFlight) {
+    fn process(&mut self, rec: &mut InFlight, views: &mut SharedViews) {
         let ex = &*rec.example;
         let m = self.weak.num_labels();
         self.h.resize(m, 0.0);
         self.cost.resize(m, 0.0);
-        self.weak.predict(&ex.features, &mut self.h);
+        self.weak.predict_in(&ex.features, &mut self.h, views);
         let full;
         let fb = match (&rec.pairs, rec.label()) {
             (Some(p), _) => Some(&**p),
@@ -110,7 +111,7 @@ impl Stage for TopkBbmStage {
             let mut cost = std::mem::take(&mut self.cost);
             if self.cost_vector(&rec.scores, fb, &mut cost) {
                 self.weak
-                    .learn_costs(&ex.features, &fb.relevant, &cost, self.weight_scale);
+                    .learn_costs(&ex.features, &fb.relevant, &cost, self.weight_scale, views);
             }
             self.cost = cost;
         }

@@ -12,6 +12,7 @@
 //! Every worker builds the same graph; with `W` workers the predictions equal those of the
 //! sequential runner bit for bit.
 
+mod feedback_join;
 pub(crate) mod ordered_stash;
 mod pipeline;
 mod runner;
@@ -19,6 +20,7 @@ mod sink_parts;
 mod stage_operator;
 mod terminal_operator;
 
+pub use feedback_join::{CountUpdate, FeedbackJoinExt, JoinPart, JoinStreams};
 pub use pipeline::{JoinOutputs, PipelineStreams, block_range, pipeline};
 pub use runner::{DataflowOptions, run_dataflow};
 pub use sink_parts::{CountsTracker, SinkSideInputs, SnapshotAssembler, empty};

@@ -1,7 +1,8 @@
 use super::{StageBlock, StageBlockExt, TerminalExt};
 use crate::data::FeedbackItem;
+use crate::dataflow::{CountUpdate, FeedbackJoinExt, JoinPart};
+use crate::engine::feedback::{WaitingEvent, learning_pass};
 use crate::engine::{Chain, ChainOutput, FeedbackSetup, InFlight, Input, Item, Stage};
-use crate::join::{FeedbackJoinExt, JoinPart, WaitingEvent, learning_pass};
 use serde::Serialize;
 use std::ops::Range;
 use timely::dataflow::Stream;
@@ -22,7 +23,7 @@ pub struct PipelineStreams<'scope> {
     /// their epochs, on worker 0.
     pub outputs: Stream<'scope, u64, Vec<ChainOutput>>,
     /// With feedback: the join's live counts (see
-    /// [`JoinStreams::counts`](crate::join::JoinStreams)) and its parts of the snapshots,
+    /// [`JoinStreams::counts`](crate::dataflow::JoinStreams)) and its parts of the snapshots,
     /// on worker 0.
     pub join: Option<JoinOutputs<'scope>>,
 }
@@ -30,7 +31,7 @@ pub struct PipelineStreams<'scope> {
 /// What the feedback join hands the sink.
 pub struct JoinOutputs<'scope> {
     /// The live counts, a differential aggregate, on worker 0.
-    pub counts: Stream<'scope, u64, Vec<crate::join::CountUpdate>>,
+    pub counts: Stream<'scope, u64, Vec<CountUpdate>>,
     /// Every worker's part of the join's state at each snapshot epoch, on worker 0.
     pub parts: Stream<'scope, u64, Vec<JoinPart>>,
 }
@@ -60,7 +61,61 @@ pub fn pipeline<'scope, S: Stage + Serialize + 'static>(
     let scope = items.scope();
     let models = chains.len().max(1) as u32;
     let score_dim = chains.first().map_or(0, |c| c.score_dim);
-    let records = items.clone().unary(Pipeline, "Records", move |_, _| {
+    let records = records(items.clone(), models, score_dim);
+    let loop_in = feedback
+        .as_ref()
+        .map(|f| scope.feedback::<Vec<InFlight>>(f.join.lag.max(1)));
+    let stream = match &loop_in {
+        Some((_, learning)) => records.concat(learning.clone()),
+        None => records,
+    };
+    let outputs = if chains.len() > 1 {
+        keyed_chains(stream, worker, peers, chains)
+    } else {
+        let chain = chains.pop().expect("a pipeline needs a chain");
+        blocked_chain(stream, worker, peers, chain)
+    };
+    let (Some(setup), Some((handle, _))) = (feedback, loop_in) else {
+        return PipelineStreams {
+            outputs,
+            join: None,
+        };
+    };
+    // The join: the events that wait, the feedback records, the snapshot epochs.
+    let joined = waiting_events(outputs.clone()).feedback_join(
+        feedback_records(items.clone()),
+        snapshot_epochs(items),
+        setup.join,
+        setup.topk,
+        setup.labels,
+        score_dim,
+        setup.restored.clone(),
+    );
+    // The learning passes of a restored join's pairs still in flight enter too (on
+    // worker 0, at the epochs their pairs formed).
+    let restored_learning = restored_learning(scope, worker, &setup, score_dim);
+    joined
+        .learning
+        .concat(restored_learning)
+        .connect_loop(handle);
+    PipelineStreams {
+        outputs,
+        join: Some(JoinOutputs {
+            counts: on_worker_0(joined.counts, "JoinCounts"),
+            parts: joined.parts,
+        }),
+    }
+}
+
+/// The records of the items: an event becomes its record (predict only when it waits
+/// for its feedback), a snapshot marker one marker per model; feedback records and
+/// skipped items none.
+fn records<'scope>(
+    items: Stream<'scope, u64, Vec<Item>>,
+    models: u32,
+    score_dim: usize,
+) -> Stream<'scope, u64, Vec<InFlight>> {
+    items.unary(Pipeline, "Records", move |_, _| {
         move |input, output| {
             input.for_each(|time, data: &mut Vec<Item>| {
                 let mut session = output.session(&time);
@@ -91,59 +146,57 @@ pub fn pipeline<'scope, S: Stage + Serialize + 'static>(
                 }
             })
         }
-    });
-    let loop_in = feedback
-        .as_ref()
-        .map(|f| scope.feedback::<Vec<InFlight>>(f.join.lag.max(1)));
-    let mut stream = match &loop_in {
-        Some((_, learning)) => records.concat(learning.clone()),
-        None => records,
-    };
-    let outputs = if chains.len() > 1 {
-        keyed_chains(stream, worker, peers, chains)
-    } else {
-        let Chain {
-            stages,
-            terminal,
-            position,
-            ..
-        } = chains.pop().expect("a pipeline needs a chain");
-        let n = stages.len();
-        let mut all: Vec<Option<S>> = stages.into_iter().map(Some).collect();
-        for b in 0..peers {
-            let range = block_range(n, peers, b);
-            let first = range.start;
-            let stages: Vec<S> = if b == worker {
-                range.filter_map(|i| all[i].take()).collect()
-            } else {
-                Vec::new()
-            };
-            let block = StageBlock {
-                first,
-                stages,
-                position: (b == 0 && worker == 0).then_some(position),
-            };
-            stream = stream.stage_block(b, block);
-        }
-        // The terminal on the last block's worker (the chain's cheapest block: the
-        // boosters measured put more work in their first stages; docs/kafka.md), its
-        // outputs to worker 0 (with one worker, already there).
-        let home = peers - 1;
-        let outputs = stream.terminal(home, (worker == home).then_some(terminal));
-        if home == 0 {
-            outputs
+    })
+}
+
+/// One chain in contiguous blocks, block `b` on worker `b`, then the terminal on the
+/// last worker, whose outputs go to worker 0.
+fn blocked_chain<'scope, S: Stage + Serialize + 'static>(
+    mut stream: Stream<'scope, u64, Vec<InFlight>>,
+    worker: usize,
+    peers: usize,
+    chain: Chain<S>,
+) -> Stream<'scope, u64, Vec<ChainOutput>> {
+    let Chain {
+        stages,
+        terminal,
+        position,
+        ..
+    } = chain;
+    let n = stages.len();
+    let mut all: Vec<Option<S>> = stages.into_iter().map(Some).collect();
+    for b in 0..peers {
+        let range = block_range(n, peers, b);
+        let first = range.start;
+        let stages: Vec<S> = if b == worker {
+            range.filter_map(|i| all[i].take()).collect()
         } else {
-            outputs.exchange(|_: &ChainOutput| 0u64)
-        }
-    };
-    let (Some(setup), Some((handle, _))) = (feedback, loop_in) else {
-        return PipelineStreams {
-            outputs,
-            join: None,
+            Vec::new()
         };
-    };
-    // The join: the events that wait, the feedback records, the snapshot epochs.
-    let waiting = outputs.clone().unary(Pipeline, "Waiting", |_, _| {
+        let block = StageBlock {
+            first,
+            stages,
+            position: (b == 0 && worker == 0).then_some(position),
+        };
+        stream = stream.stage_block(b, block);
+    }
+    // The terminal on the last block's worker (the chain's cheapest block: the boosters
+    // measured put more work in their first stages; docs/kafka.md), its outputs to worker
+    // 0 (with one worker, already there).
+    let home = peers - 1;
+    let outputs = stream.terminal(home, (worker == home).then_some(terminal));
+    if home == 0 {
+        outputs
+    } else {
+        outputs.exchange(|_: &ChainOutput| 0u64)
+    }
+}
+
+/// The events that wait for their feedback, from the chain's outputs.
+fn waiting_events<'scope>(
+    outputs: Stream<'scope, u64, Vec<ChainOutput>>,
+) -> Stream<'scope, u64, Vec<WaitingEvent>> {
+    outputs.unary(Pipeline, "Waiting", |_, _| {
         move |input, output| {
             input.for_each(|time, data: &mut Vec<ChainOutput>| {
                 let t = *time.time();
@@ -161,8 +214,14 @@ pub fn pipeline<'scope, S: Stage + Serialize + 'static>(
                     }));
             })
         }
-    });
-    let feedback_items = items.clone().unary(Pipeline, "FeedbackRecords", |_, _| {
+    })
+}
+
+/// The feedback records among the items.
+fn feedback_records<'scope>(
+    items: Stream<'scope, u64, Vec<Item>>,
+) -> Stream<'scope, u64, Vec<FeedbackItem>> {
+    items.unary(Pipeline, "FeedbackRecords", |_, _| {
         move |input, output| {
             input.for_each(|time, data: &mut Vec<Item>| {
                 let t = *time.time();
@@ -179,8 +238,12 @@ pub fn pipeline<'scope, S: Stage + Serialize + 'static>(
                 ));
             })
         }
-    });
-    let requests = items.unary(Pipeline, "SnapshotEpochs", |_, _| {
+    })
+}
+
+/// The epochs with a snapshot marker (the join's state after them is wanted).
+fn snapshot_epochs<'scope>(items: Stream<'scope, u64, Vec<Item>>) -> Stream<'scope, u64, Vec<u64>> {
+    items.unary(Pipeline, "SnapshotEpochs", |_, _| {
         move |input, output| {
             input.for_each(|time, data: &mut Vec<Item>| {
                 let t = *time.time();
@@ -189,41 +252,25 @@ pub fn pipeline<'scope, S: Stage + Serialize + 'static>(
                 }
             })
         }
-    });
-    let joined = waiting.feedback_join(
-        feedback_items,
-        requests,
-        setup.join,
-        setup.topk,
-        setup.labels,
-        score_dim,
-        setup.restored.clone(),
-    );
-    // The learning passes of a restored join's pairs still in flight enter too (on
-    // worker 0, at the epochs their pairs formed).
-    let restored_learning = restored_learning(scope, worker, &setup, score_dim);
-    joined
-        .learning
-        .concat(restored_learning)
-        .connect_loop(handle);
-    let counts = joined.counts.unary(
-        timely::dataflow::channels::pact::Exchange::new(|_: &crate::join::CountUpdate| 0u64),
-        "JoinCounts",
+    })
+}
+
+/// The join's count changes, all on worker 0.
+fn on_worker_0<'scope>(
+    counts: Stream<'scope, u64, Vec<CountUpdate>>,
+    name: &str,
+) -> Stream<'scope, u64, Vec<CountUpdate>> {
+    counts.unary(
+        timely::dataflow::channels::pact::Exchange::new(|_: &CountUpdate| 0u64),
+        name,
         |_, _| {
             move |input, output| {
-                input.for_each(|time, data: &mut Vec<crate::join::CountUpdate>| {
+                input.for_each(|time, data: &mut Vec<CountUpdate>| {
                     output.session(&time).give_container(data);
                 })
             }
         },
-    );
-    PipelineStreams {
-        outputs,
-        join: Some(JoinOutputs {
-            counts,
-            parts: joined.parts,
-        }),
-    }
+    )
 }
 
 /// One model per key: chain `m` whole on worker `m % peers` (one stage block and its

@@ -1,8 +1,8 @@
 use super::JoinOutputs;
 use super::pipeline;
 use super::sink_parts::{CountsTracker, SinkSideInputs, SnapshotAssembler};
+use crate::engine::feedback::JoinCounts;
 use crate::engine::{Chain, ChainOutput, FeedbackSetup, Item, PredictionSink, SourceState, Stage};
-use crate::join::JoinCounts;
 use serde::Serialize;
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
@@ -148,70 +148,107 @@ fn prediction_sink<'scope, K: PredictionSink + 'static>(
     let mut counts_in = builder.new_input(counts, Pipeline);
     let mut parts_in = builder.new_input(parts, Pipeline);
     builder.build(move |_capabilities| {
-        let mut predictions: BTreeMap<u64, Vec<ChainOutput>> = BTreeMap::new();
-        let mut assembler = SnapshotAssembler::default();
-        let mut epochs: BTreeSet<u64> = BTreeSet::new();
+        let mut pending = PendingEpochs {
+            stages,
+            score_dim,
+            has_join,
+            ..PendingEpochs::default()
+        };
         let mut tracker = CountsTracker::new(restored_counts);
         move |frontiers| {
             outputs_in.for_each(|time, data: &mut Vec<ChainOutput>| {
-                epochs.insert(*time.time());
-                predictions.entry(*time.time()).or_default().append(data);
+                pending.outputs(*time.time(), data);
             });
             states_in.for_each(|time, data: &mut Vec<SourceState>| {
-                epochs.insert(*time.time());
-                for s in data.drain(..) {
-                    assembler.source(*time.time(), s);
-                }
+                pending.source(*time.time(), data);
             });
-            counts_in.for_each(|_time, data: &mut Vec<crate::join::CountUpdate>| {
+            counts_in.for_each(|_time, data: &mut Vec<crate::dataflow::CountUpdate>| {
                 for ((field, total), _, diff) in data.drain(..) {
                     tracker.update(field, total, diff);
                 }
             });
-            parts_in.for_each(|time, data: &mut Vec<crate::join::JoinPart>| {
+            parts_in.for_each(|time, data: &mut Vec<crate::dataflow::JoinPart>| {
                 for p in data.drain(..) {
-                    assembler.join(*time.time(), p);
+                    pending.assembler.join(*time.time(), p);
                 }
             });
             let mut shared = shared.borrow_mut();
-            while let Some(&t) = epochs.first() {
-                if frontiers.iter().any(|f| f.less_equal(&t)) {
-                    break;
-                }
-                epochs.remove(&t);
-                if shared.error.is_some() {
-                    continue;
-                }
-                for o in predictions.remove(&t).unwrap_or_default() {
-                    let result = match o {
-                        ChainOutput::Prediction(e) => match shared.sink.as_mut() {
-                            Some(sink) => sink.accept(e.prediction, e.example),
-                            None => Ok(()),
-                        },
-                        ChainOutput::Snapshot(parts) => {
-                            assembler.chain(t, parts);
-                            Ok(())
-                        }
-                    };
-                    if let Err(e) = result {
-                        shared.error.get_or_insert(e);
-                    }
-                }
-                if let Some(snapshot) = assembler.take(t, stages, score_dim, has_join, 1) {
-                    let result = snapshot.and_then(|s| match shared.sink.as_mut() {
-                        Some(sink) => sink.snapshot(s),
-                        None => Ok(()),
-                    });
-                    if let Err(e) = result {
-                        shared.error.get_or_insert(e);
-                    }
-                }
-            }
+            let done = |t: u64| !frontiers.iter().any(|f| f.less_equal(&t));
+            pending.deliver(done, &mut shared);
             if frontiers.iter().all(|f| f.is_empty()) && has_join {
                 shared.join_counts = Some(tracker.counts());
             }
         }
     });
+}
+
+/// What worker 0's sink holds until an epoch completes: the chain's outputs and the
+/// snapshot parts by epoch, and the epochs with any.
+#[derive(Default)]
+struct PendingEpochs {
+    predictions: BTreeMap<u64, Vec<ChainOutput>>,
+    assembler: SnapshotAssembler,
+    epochs: BTreeSet<u64>,
+    /// The chain's shape, for the snapshots.
+    stages: usize,
+    score_dim: usize,
+    has_join: bool,
+}
+
+impl PendingEpochs {
+    /// The chain's outputs at epoch `t` (taken out of `data`).
+    fn outputs(&mut self, t: u64, data: &mut Vec<ChainOutput>) {
+        self.epochs.insert(t);
+        self.predictions.entry(t).or_default().append(data);
+    }
+
+    /// The source's state at a snapshot marker of epoch `t` (taken out of `data`).
+    fn source(&mut self, t: u64, data: &mut Vec<SourceState>) {
+        self.epochs.insert(t);
+        for s in data.drain(..) {
+            self.assembler.source(t, s);
+        }
+    }
+
+    /// Hands the epochs that `done` says are complete, in order, to the sink: each
+    /// prediction, then the epoch's snapshot if one was taken; after an error (kept, the
+    /// first only), nothing more.
+    fn deliver<K: PredictionSink>(&mut self, done: impl Fn(u64) -> bool, shared: &mut Shared<K>) {
+        while let Some(&t) = self.epochs.first() {
+            if !done(t) {
+                break;
+            }
+            self.epochs.remove(&t);
+            if shared.error.is_some() {
+                continue;
+            }
+            for o in self.predictions.remove(&t).unwrap_or_default() {
+                let result = match o {
+                    ChainOutput::Prediction(e) => match shared.sink.as_mut() {
+                        Some(sink) => sink.accept(e.prediction, e.example),
+                        None => Ok(()),
+                    },
+                    ChainOutput::Snapshot(parts) => {
+                        self.assembler.chain(t, parts);
+                        Ok(())
+                    }
+                };
+                if let Err(e) = result {
+                    shared.error.get_or_insert(e);
+                }
+            }
+            let (stages, score_dim, join) = (self.stages, self.score_dim, self.has_join);
+            if let Some(snapshot) = self.assembler.take(t, stages, score_dim, join, 1) {
+                let result = snapshot.and_then(|s| match shared.sink.as_mut() {
+                    Some(sink) => sink.snapshot(s),
+                    None => Ok(()),
+                });
+                if let Err(e) = result {
+                    shared.error.get_or_insert(e);
+                }
+            }
+        }
+    }
 }
 
 /// Runs a model on a stamped stream on `options.workers` timely worker threads.
@@ -337,18 +374,7 @@ where
             );
         });
         while worker.step_or_park(None) {}
-        if index != 0 {
-            return None;
-        }
-        let mut shared = shared.borrow_mut();
-        if let Some(e) = shared.error.take() {
-            return Some(Err(e));
-        }
-        let mut sink = shared.sink.take()?;
-        if let Some(counts) = shared.join_counts.take() {
-            sink.join_counts(counts);
-        }
-        Some(Ok(sink.finish()))
+        (index == 0).then(|| finish(&mut shared.borrow_mut()))?
     })?;
     let mut out = None;
     for r in guards.join() {
@@ -359,4 +385,17 @@ where
         }
     }
     out.unwrap_or_else(|| Err("worker 0 returned nothing".into()))
+}
+
+/// Worker 0's result once the dataflow is done: the first error, or what its sink's
+/// `finish` returns (after the join's final counts); `None` without a sink.
+fn finish<K: PredictionSink>(shared: &mut Shared<K>) -> Option<Result<K::Output, String>> {
+    if let Some(e) = shared.error.take() {
+        return Some(Err(e));
+    }
+    let mut sink = shared.sink.take()?;
+    if let Some(counts) = shared.join_counts.take() {
+        sink.join_counts(counts);
+    }
+    Some(Ok(sink.finish()))
 }

@@ -1,5 +1,6 @@
+use crate::dataflow::JoinPart;
+use crate::engine::feedback::{COUNT_NAMES, JoinCounts, JoinState};
 use crate::engine::{ChainParts, ChainSnapshot, Input, Item, KeyChainState, SourceState};
-use crate::join::{COUNT_NAMES, JoinCounts, JoinPart, JoinState};
 use std::collections::BTreeMap;
 use timely::dataflow::Stream;
 use timely::dataflow::channels::pact::Pipeline;
@@ -83,7 +84,8 @@ impl SnapshotAssembler {
                         source: Some(source),
                         keyed: keyed?,
                     })
-                }),
+                })
+                .map_err(|e| e.to_string()),
         )
     }
 }
@@ -146,7 +148,7 @@ pub struct SinkSideInputs<'scope> {
     /// The source's state at each snapshot epoch.
     pub states: Stream<'scope, u64, Vec<SourceState>>,
     /// The join's live counts.
-    pub counts: Stream<'scope, u64, Vec<crate::join::CountUpdate>>,
+    pub counts: Stream<'scope, u64, Vec<crate::dataflow::CountUpdate>>,
     /// Every worker's part of the join's state at each snapshot epoch.
     pub parts: Stream<'scope, u64, Vec<JoinPart>>,
     /// Whether there is a join.

@@ -121,7 +121,7 @@ impl<'scope> StageBlockExt<'scope> for Stream<'scope, u64, Vec<InFlight>> {
                                         parts.stages.insert(first + i, bytes);
                                     }
                                     Err(e) => {
-                                        parts.error.get_or_insert(e);
+                                        parts.error.get_or_insert(e.to_string());
                                     }
                                 }
                             }

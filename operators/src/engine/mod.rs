@@ -12,13 +12,13 @@
 //!
 //! The inputs are stamped by the [`Sequencer`] (positions and epochs); feedback that
 //! comes after the prediction (delayed labels, top-k clicks, logged clicks) meets its
-//! event in the feedback join ([`crate::join`]), and a learning pass of the event runs
+//! event in the feedback join ([`feedback`]), and a learning pass of the event runs
 //! through the chain at the start of a later epoch. An evaluation's [`Oracle`] makes that
 //! feedback from the true labels.
 
 mod chain;
+pub mod feedback;
 mod feedback_inbox;
-mod hedge;
 mod item;
 mod label_set;
 mod prediction;
@@ -32,17 +32,18 @@ mod wavefront;
 
 pub use chain::Chain;
 pub use feedback_inbox::FeedbackInbox;
-pub use hedge::Hedge;
 pub use item::{
     DueFeedback, EpochRule, Input, Item, ItemStream, Oracle, OracleKind, OracleState, Sequencer,
     SourceState,
 };
 pub use label_set::{LabelSetKind, LabelSetRule};
 pub use prediction::{ChainOutput, Emitted, Prediction};
-pub use record::{ChainParts, InFlight};
+pub use record::{ChainParts, InFlight, SnapshotError};
 pub use sequential::{FeedbackSetup, SequentialRunner};
 pub use sink::PredictionSink;
-pub use snapshot::{ChainSnapshot, KeyChainState, Position, SnapshotPolicy, decode, encode};
+pub use snapshot::{
+    ChainSnapshot, CodecError, KeyChainState, Position, SnapshotPolicy, decode, encode,
+};
 pub use stage::Stage;
 pub use terminal::{ExpertSelection, ScoreKind, Terminal};
 pub use wavefront::{WAVEFRONT, process_stage_major};

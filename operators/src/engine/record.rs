@@ -64,27 +64,54 @@ pub struct ChainParts {
     pub model: u32,
 }
 
+/// Why the parts a snapshot marker gathered do not make a chain's state
+/// ([`ChainParts::complete`]).
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SnapshotError {
+    /// A block could not serialize a stage (the message it recorded).
+    #[error("{0}")]
+    Stage(String),
+    /// Not every stage is in.
+    #[error("a snapshot is incomplete: {found} of {expected} stages")]
+    MissingStages {
+        /// The stages in.
+        found: usize,
+        /// The chain's stages.
+        expected: usize,
+    },
+    /// The terminal's state is missing.
+    #[error("a snapshot is incomplete: no terminal")]
+    NoTerminal,
+    /// The position is missing.
+    #[error("a snapshot is incomplete: no position")]
+    NoPosition,
+}
+
 impl ChainParts {
     /// The stages in order and the terminal, once all `n` stages are in.
+    ///
+    /// ```
+    /// use flowboost_operators::engine::{ChainParts, SnapshotError};
+    ///
+    /// let err = ChainParts::default().complete(2).unwrap_err();
+    /// assert_eq!(err, SnapshotError::MissingStages { found: 0, expected: 2 });
+    /// assert_eq!(err.to_string(), "a snapshot is incomplete: 0 of 2 stages");
+    /// ```
     pub fn complete(
         self,
         n: usize,
-    ) -> Result<(Vec<Vec<u8>>, super::Terminal, super::Position), String> {
+    ) -> Result<(Vec<Vec<u8>>, super::Terminal, super::Position), SnapshotError> {
         if let Some(e) = self.error {
-            return Err(e);
+            return Err(SnapshotError::Stage(e));
         }
         if self.stages.len() != n || self.stages.keys().copied().ne(0..n) {
-            return Err(format!(
-                "a snapshot is incomplete: {} of {n} stages",
-                self.stages.len()
-            ));
+            return Err(SnapshotError::MissingStages {
+                found: self.stages.len(),
+                expected: n,
+            });
         }
-        let terminal = self
-            .terminal
-            .ok_or("a snapshot is incomplete: no terminal")?;
-        let position = self
-            .position
-            .ok_or("a snapshot is incomplete: no position")?;
+        let terminal = self.terminal.ok_or(SnapshotError::NoTerminal)?;
+        let position = self.position.ok_or(SnapshotError::NoPosition)?;
         Ok((self.stages.into_values().collect(), terminal, position))
     }
 }

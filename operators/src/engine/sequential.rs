@@ -3,7 +3,10 @@ use super::{
     SnapshotPolicy, SourceState, Stage, Terminal, WAVEFRONT, encode, process_stage_major,
 };
 use crate::data::{Example, FeedbackItem};
-use crate::join::{JoinConfig, JoinReference, JoinState, Pairing, WaitingEvent, learning_pass};
+use crate::engine::feedback::{
+    JoinConfig, JoinReference, JoinState, Pairing, WaitingEvent, learning_pass,
+};
+use crate::learners::SharedViews;
 use crate::topk::TopKConfig;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -42,6 +45,9 @@ pub struct SequentialRunner<S> {
     position: Position,
     snapshots: SnapshotPolicy,
     wavefront: usize,
+    /// The view of the last example, which the trees share record by record
+    /// ([`process_record`](Self::process_record)).
+    views: SharedViews,
 }
 
 impl<S: Stage + Serialize> SequentialRunner<S> {
@@ -54,6 +60,7 @@ impl<S: Stage + Serialize> SequentialRunner<S> {
             position: Position::default(),
             snapshots: SnapshotPolicy::default(),
             wavefront: WAVEFRONT,
+            views: SharedViews::last(),
         }
     }
 
@@ -95,7 +102,7 @@ impl<S: Stage + Serialize> SequentialRunner<S> {
         let mut rec = rec;
         self.position.count(&mut rec);
         for stage in &mut self.stages {
-            stage.process(&mut rec);
+            stage.process(&mut rec, &mut self.views);
         }
         self.terminal.finish(&rec, out)
     }
@@ -194,7 +201,8 @@ impl<S: Stage + Serialize> SequentialRunner<S> {
         source: Option<SourceState>,
     ) -> Result<ChainSnapshot, String> {
         Ok(ChainSnapshot {
-            stages: self.stages.iter().map(encode).collect::<Result<_, _>>()?,
+            stages: (self.stages.iter().map(encode).collect::<Result<_, _>>())
+                .map_err(|e| e.to_string())?,
             terminal: self.terminal.clone(),
             score_dim: self.score_dim,
             position: self.position,

@@ -10,7 +10,7 @@ pub trait PredictionSink {
     fn accept(&mut self, prediction: Prediction, example: Arc<Example>) -> Result<(), String>;
     /// Receives the feedback join's counts before [`finish`](Self::finish), when the run
     /// had a join (the default ignores them).
-    fn join_counts(&mut self, _counts: crate::join::JoinCounts) {}
+    fn join_counts(&mut self, _counts: crate::engine::feedback::JoinCounts) {}
     /// Receives a snapshot of the chain, after every prediction up to it was accepted
     /// (see [`SnapshotPolicy`](super::SnapshotPolicy)); a sink adds its own state and
     /// writes it (the default ignores it).

@@ -1,5 +1,5 @@
 use super::{SourceState, Terminal};
-use crate::join::JoinState;
+use crate::engine::feedback::JoinState;
 use serde::{Deserialize, Serialize};
 
 /// Where a run stands in its stream: what a resumed run continues from.
@@ -80,12 +80,32 @@ pub struct KeyChainState {
     pub position: Position,
 }
 
+/// Why a state could not be written or read ([`encode`], [`decode`]).
+#[derive(Debug, thiserror::Error)]
+pub enum CodecError {
+    /// The state could not be serialized.
+    #[error("cannot serialize the state: {0}")]
+    Encode(postcard::Error),
+    /// The bytes are not a state of the expected type.
+    #[error("cannot read the state: {0}")]
+    Decode(postcard::Error),
+}
+
 /// Serializes a value in the format of model files (postcard: compact, bit-exact floats).
-pub fn encode<T: Serialize>(value: &T) -> Result<Vec<u8>, String> {
-    postcard::to_allocvec(value).map_err(|e| format!("cannot serialize the state: {e}"))
+///
+/// ```
+/// use flowboost_operators::engine::{decode, encode};
+///
+/// let bytes = encode(&(1u32, 2.5f64)).unwrap();
+/// assert_eq!(decode::<(u32, f64)>(&bytes).unwrap(), (1, 2.5));
+/// let err = decode::<(u32, f64)>(&bytes[..2]).unwrap_err();
+/// assert!(err.to_string().starts_with("cannot read the state: "));
+/// ```
+pub fn encode<T: Serialize>(value: &T) -> Result<Vec<u8>, CodecError> {
+    postcard::to_allocvec(value).map_err(CodecError::Encode)
 }
 
 /// Reads a value written by [`encode`].
-pub fn decode<'a, T: Deserialize<'a>>(bytes: &'a [u8]) -> Result<T, String> {
-    postcard::from_bytes(bytes).map_err(|e| format!("cannot read the state: {e}"))
+pub fn decode<'a, T: Deserialize<'a>>(bytes: &'a [u8]) -> Result<T, CodecError> {
+    postcard::from_bytes(bytes).map_err(CodecError::Decode)
 }

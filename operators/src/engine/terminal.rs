@@ -1,5 +1,6 @@
-use super::{Hedge, InFlight, LabelSetRule, Prediction};
+use super::{InFlight, LabelSetRule, Prediction};
 use crate::data::{Label, Task};
+use crate::hedge::Hedge;
 use crate::metrics::rank_loss;
 use crate::rng::{Rng, seeded};
 use crate::topk::{PairFeedback, TopKConfig, full_information_pairs, show};

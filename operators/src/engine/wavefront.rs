@@ -3,7 +3,7 @@
 //! stage's state in the cache.
 
 use super::{InFlight, Stage};
-use crate::learners::hoeffding_tree::SharedViews;
+use crate::learners::SharedViews;
 
 /// The most records [`process_stage_major`] takes through the stages together: each
 /// stage keeps its state in the cache over this many records, while the records' own
@@ -21,18 +21,19 @@ pub const WAVEFRONT: usize = 1024;
 /// stage shares no state with another.) Record by record, the other stages of the block
 /// evict a stage's state (for a Hoeffding tree, its nodes, leaves and their statistics)
 /// between two records; stage by stage, it stays in the cache over the run. The trees
-/// share the view of each record's example in the meantime
-/// ([`SharedViews`](crate::learners::hoeffding_tree::SharedViews)).
+/// share the view of each record's example in the meantime (one [`SharedViews`] for the
+/// call, with a place per record of a run).
 ///
 /// ```
 /// use flowboost_operators::data::{Example, Features};
 /// use flowboost_operators::engine::{InFlight, Stage, process_stage_major};
+/// use flowboost_operators::learners::SharedViews;
 /// use std::sync::Arc;
 ///
 /// /// Adds how many records it has seen to the first score.
 /// struct Counter(f64);
 /// impl Stage for Counter {
-///     fn process(&mut self, rec: &mut InFlight) {
+///     fn process(&mut self, rec: &mut InFlight, _views: &mut SharedViews) {
 ///         self.0 += 1.0;
 ///         rec.scores[0] = rec.scores[0] * 10.0 + self.0;
 ///     }
@@ -48,9 +49,10 @@ pub const WAVEFRONT: usize = 1024;
 /// };
 /// // Record by record.
 /// let (mut a, mut by_record) = (vec![Counter(0.0), Counter(0.0)], records());
+/// let mut views = SharedViews::last();
 /// for rec in &mut by_record {
 ///     for stage in &mut a {
-///         stage.process(rec);
+///         stage.process(rec, &mut views);
 ///     }
 /// }
 /// // Stage by stage.
@@ -62,12 +64,12 @@ pub const WAVEFRONT: usize = 1024;
 /// ```
 pub fn process_stage_major<S: Stage>(stages: &mut [S], records: &mut [InFlight]) {
     // The trees of the block share each record's view of its example.
-    let views = SharedViews::begin();
+    let mut views = SharedViews::run(WAVEFRONT);
     for chunk in records.chunks_mut(WAVEFRONT) {
         for stage in stages.iter_mut() {
             for (place, rec) in chunk.iter_mut().enumerate() {
                 views.record(place);
-                stage.process(rec);
+                stage.process(rec, &mut views);
             }
         }
     }

@@ -1,7 +1,7 @@
 //! A multi-label weak learner (binary relevance) that predicts a label set, in the
 //! multi-label ranking paper's prediction format.
 
-use super::{WeakLearner, WeakModel};
+use super::{SharedViews, WeakLearner, WeakModel};
 use crate::data::Features;
 use serde::{Deserialize, Serialize};
 
@@ -36,18 +36,32 @@ impl BinaryRelevance {
 
     /// The probability that label `l` is relevant for `x` (0 for an unknown label).
     pub fn probability(&self, x: &Features, l: usize) -> f64 {
+        self.probability_in(x, l, &mut SharedViews::none())
+    }
+
+    /// [`probability`](Self::probability), the trees sharing the example's view through
+    /// `views`.
+    pub fn probability_in(&self, x: &Features, l: usize, views: &mut SharedViews) -> f64 {
         let Some(m) = self.models.get(l) else {
             return 0.0;
         };
         let mut p = [0.0; 2];
-        m.predict(x, &mut p);
+        m.predict_in(x, &mut p, views);
         if p[1].is_finite() { p[1] } else { 0.0 }
     }
 
     /// Learns that label `l` is (`relevant`) or is not relevant for `x`, with a weight.
-    pub fn learn_relevance(&mut self, x: &Features, l: usize, relevant: bool, weight: f64) {
+    /// The trees share the example's view through `views`.
+    pub fn learn_relevance(
+        &mut self,
+        x: &Features,
+        l: usize,
+        relevant: bool,
+        weight: f64,
+        views: &mut SharedViews,
+    ) {
         if let Some(m) = self.models.get_mut(l) {
-            m.learn(x, u32::from(relevant), weight);
+            m.learn_in(x, u32::from(relevant), weight, views);
         }
     }
 }
@@ -58,11 +72,19 @@ impl WeakLearner for BinaryRelevance {
     }
 
     fn predict(&self, x: &Features, out: &mut [f64]) {
+        self.predict_in(x, out, &mut SharedViews::none());
+    }
+
+    fn learn(&mut self, x: &Features, label: u32, weight: f64) {
+        self.learn_in(x, label, weight, &mut SharedViews::none());
+    }
+
+    fn predict_in(&self, x: &Features, out: &mut [f64], views: &mut SharedViews) {
         let mut best = 0;
         let mut best_p = f64::NEG_INFINITY;
         let mut size = 0usize;
         for (l, o) in out.iter_mut().enumerate() {
-            let p = self.probability(x, l);
+            let p = self.probability_in(x, l, views);
             if p > best_p {
                 best = l;
                 best_p = p;
@@ -84,9 +106,9 @@ impl WeakLearner for BinaryRelevance {
         out.iter_mut().for_each(|v| *v *= w);
     }
 
-    fn learn(&mut self, x: &Features, label: u32, weight: f64) {
+    fn learn_in(&mut self, x: &Features, label: u32, weight: f64, views: &mut SharedViews) {
         for (l, m) in self.models.iter_mut().enumerate() {
-            m.learn(x, u32::from(l == label as usize), weight);
+            m.learn_in(x, u32::from(l == label as usize), weight, views);
         }
     }
 }

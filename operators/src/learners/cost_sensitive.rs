@@ -1,7 +1,7 @@
 //! How each kind of weak learner learns from a cost vector: the interface between the
 //! multi-label ranking boosters and their (possibly mixed) weak learners.
 
-use super::{WeakLearner, WeakModel};
+use super::{SharedViews, WeakLearner, WeakModel};
 use crate::data::Features;
 
 impl WeakModel {
@@ -23,8 +23,16 @@ impl WeakModel {
     ///   predicted set lowers the set's cost `(1/|S|) sum_{l in S} c[l]`).
     ///
     /// Nothing is learned if the costs are not all finite or `costs` is shorter than `k`;
-    /// labels out of range are skipped.
-    pub fn learn_costs(&mut self, x: &Features, relevant: &[u32], costs: &[f64], scale: f64) {
+    /// labels out of range are skipped. The trees share the example's view through
+    /// `views`.
+    pub fn learn_costs(
+        &mut self,
+        x: &Features,
+        relevant: &[u32],
+        costs: &[f64],
+        scale: f64,
+        views: &mut SharedViews,
+    ) {
         let k = self.num_labels();
         if costs.len() < k || k == 0 || !costs[..k].iter().all(|c| c.is_finite()) {
             return;
@@ -35,13 +43,13 @@ impl WeakModel {
                 let j = m.label() as usize;
                 let others = (costs.iter().sum::<f64>() - costs[j]) / (k - 1) as f64;
                 let gap = others - costs[j];
-                m.learn_relevance(x, gap > 0.0, scale * gap.abs());
+                m.learn_relevance(x, gap > 0.0, scale * gap.abs(), views);
             }
             WeakModel::BinaryRelevance(m) => {
                 let mean = costs.iter().sum::<f64>() / k as f64;
                 for (l, &c) in costs.iter().enumerate() {
                     let gap = mean - c;
-                    m.learn_relevance(x, l, gap > 0.0, scale * gap.abs());
+                    m.learn_relevance(x, l, gap > 0.0, scale * gap.abs(), views);
                 }
             }
             _ => {
@@ -50,7 +58,7 @@ impl WeakModel {
                     if let Some(&c) = costs.get(l as usize) {
                         let w = scale * (max - c);
                         if w > 0.0 {
-                            self.learn(x, l, w);
+                            self.learn_in(x, l, w, views);
                         }
                     }
                 }

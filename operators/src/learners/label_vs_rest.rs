@@ -1,7 +1,7 @@
 //! A binary weak learner for one label, in the multi-label ranking paper's prediction
 //! format (a distribution over the `k` labels).
 
-use super::{WeakLearner, WeakModel};
+use super::{SharedViews, WeakLearner, WeakModel};
 use crate::data::{Features, Schema, Task};
 use serde::{Deserialize, Serialize};
 
@@ -62,14 +62,27 @@ impl LabelVsRest {
 
     /// The probability that the label is relevant for `x`.
     pub fn probability(&self, x: &Features) -> f64 {
+        self.probability_in(x, &mut SharedViews::none())
+    }
+
+    /// [`probability`](Self::probability), the trees sharing the example's view through
+    /// `views`.
+    pub fn probability_in(&self, x: &Features, views: &mut SharedViews) -> f64 {
         let mut p = [0.0; 2];
-        self.inner.predict(x, &mut p);
+        self.inner.predict_in(x, &mut p, views);
         p[1]
     }
 
     /// Learns that the label is (`relevant`) or is not relevant for `x`, with a weight.
-    pub fn learn_relevance(&mut self, x: &Features, relevant: bool, weight: f64) {
-        self.inner.learn(x, u32::from(relevant), weight);
+    /// The trees share the example's view through `views`.
+    pub fn learn_relevance(
+        &mut self,
+        x: &Features,
+        relevant: bool,
+        weight: f64,
+        views: &mut SharedViews,
+    ) {
+        self.inner.learn_in(x, u32::from(relevant), weight, views);
     }
 }
 
@@ -79,7 +92,15 @@ impl WeakLearner for LabelVsRest {
     }
 
     fn predict(&self, x: &Features, out: &mut [f64]) {
-        let p = self.probability(x);
+        self.predict_in(x, out, &mut SharedViews::none());
+    }
+
+    fn learn(&mut self, x: &Features, label: u32, weight: f64) {
+        self.learn_in(x, label, weight, &mut SharedViews::none());
+    }
+
+    fn predict_in(&self, x: &Features, out: &mut [f64], views: &mut SharedViews) {
+        let p = self.probability_in(x, views);
         let p = if p.is_finite() {
             p.clamp(0.0, 1.0)
         } else {
@@ -92,7 +113,7 @@ impl WeakLearner for LabelVsRest {
         }
     }
 
-    fn learn(&mut self, x: &Features, label: u32, weight: f64) {
-        self.learn_relevance(x, label == self.label, weight);
+    fn learn_in(&mut self, x: &Features, label: u32, weight: f64, views: &mut SharedViews) {
+        self.learn_relevance(x, label == self.label, weight, views);
     }
 }

@@ -9,7 +9,7 @@ pub mod linear;
 mod summary;
 
 pub use binary_relevance::BinaryRelevance;
-pub use hoeffding_tree::{HoeffdingTree, HoeffdingTreeConfig, LeafPrediction};
+pub use hoeffding_tree::{HoeffdingTree, HoeffdingTreeConfig, LeafPrediction, SharedViews};
 pub use label_vs_rest::{LabelVsRest, binary_schema};
 pub use linear::{LinearConfig, LinearLearner};
 pub use summary::{GridMemberSummary, LearnerSummary};
@@ -30,6 +30,21 @@ pub trait WeakLearner {
     fn predict(&self, x: &Features, out: &mut [f64]);
     /// Learns from one example with the given importance weight.
     fn learn(&mut self, x: &Features, label: u32, weight: f64);
+    /// [`predict`](Self::predict), sharing the example's view with the other trees the
+    /// caller runs through `views` (the same result; a Hoeffding tree then need not build
+    /// the view another tree built).
+    #[inline]
+    fn predict_in(&self, x: &Features, out: &mut [f64], views: &mut SharedViews) {
+        let _ = views;
+        self.predict(x, out);
+    }
+    /// [`learn`](Self::learn), sharing the example's view with the other trees the caller
+    /// runs through `views` (the same result).
+    #[inline]
+    fn learn_in(&mut self, x: &Features, label: u32, weight: f64, views: &mut SharedViews) {
+        let _ = views;
+        self.learn(x, label, weight);
+    }
 }
 
 /// Which weak learner to build.
@@ -104,6 +119,26 @@ impl WeakLearner for WeakModel {
             WeakModel::Linear(l) => l.learn(x, label, weight),
             WeakModel::LabelVsRest(m) => m.learn(x, label, weight),
             WeakModel::BinaryRelevance(m) => m.learn(x, label, weight),
+        }
+    }
+
+    #[inline]
+    fn predict_in(&self, x: &Features, out: &mut [f64], views: &mut SharedViews) {
+        match self {
+            WeakModel::Tree(t) => t.predict_in(x, out, views),
+            WeakModel::Linear(l) => l.predict(x, out),
+            WeakModel::LabelVsRest(m) => m.predict_in(x, out, views),
+            WeakModel::BinaryRelevance(m) => m.predict_in(x, out, views),
+        }
+    }
+
+    #[inline]
+    fn learn_in(&mut self, x: &Features, label: u32, weight: f64, views: &mut SharedViews) {
+        match self {
+            WeakModel::Tree(t) => t.learn_in(x, label, weight, views),
+            WeakModel::Linear(l) => l.learn(x, label, weight),
+            WeakModel::LabelVsRest(m) => m.learn_in(x, label, weight, views),
+            WeakModel::BinaryRelevance(m) => m.learn_in(x, label, weight, views),
         }
     }
 }

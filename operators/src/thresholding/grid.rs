@@ -18,7 +18,7 @@
 
 use super::ThresholdLearner;
 use crate::data::Features;
-use crate::engine::Hedge;
+use crate::hedge::Hedge;
 use crate::metrics::set_counts;
 use serde::{Deserialize, Serialize};
 

@@ -142,7 +142,8 @@ fn inactive_leaves_learn_class_weights_only_and_never_split() {
     let mut p = [0.0; 3];
     tree.predict(x, &mut p);
     let mut memo = Memo::default();
-    let Node::Inactive(leaf) = &tree.nodes[tree.locate(x, &mut memo)] else {
+    let Node::Inactive(leaf) = &tree.nodes[tree.locate(x, &mut memo, &mut SharedViews::none())]
+    else {
         panic!("an inactive leaf");
     };
     let total: f64 = leaf.dist.iter().sum();

@@ -8,23 +8,21 @@
 //! forgets it.
 //!
 //! The view of an example is the same for every tree with the same layout (an ensemble's
-//! trees share one, see `shared_layout`): the first tree of a thread to see an example
-//! builds it, and the next ones take it from a per-thread cache (keyed by the layout's
-//! identity and the example's bits) instead of building it again. The cache holds the
-//! view of the last example; while a [`SharedViews`] scope lives, the views of up to
-//! [`RECENT`] examples, by the record's place in the run the scope names: a block of
-//! stages takes up to that many records through each tree before the next
-//! (`engine::process_stage_major`, in such a scope), so each tree after the first finds
-//! every record's view.
+//! trees share one, see `shared_layout`): the first tree to see an example builds it, and
+//! the next ones take it from the [`SharedViews`] their caller passes (keyed by the
+//! layout's identity and the example's bits) instead of building it again. A block of
+//! stages takes a run of records through each tree before the next
+//! (`engine::process_stage_major`, with one view per place in the run), so each tree
+//! after the first finds every record's view.
 
 use super::node::{AttrSlot, Layout, View};
+use super::shared_views::{RECENT_BYTES, Recent, SharedViews};
 use crate::data::Features;
-use std::cell::RefCell;
 use std::sync::{Arc, LazyLock};
 
 /// The bits of an example, kept to recognize it again (allocations reused).
 #[derive(Clone, Debug, Default)]
-struct FeaturesKey {
+pub(super) struct FeaturesKey {
     /// Dense: the values' bits; sparse: the stored values' bits.
     values: Vec<u64>,
     /// Sparse: the indices (empty for dense).
@@ -56,7 +54,7 @@ impl FeaturesKey {
     }
 
     /// Whether `x` is the remembered example, bit for bit (same representation too).
-    fn matches(&self, x: &Features) -> bool {
+    pub(super) fn matches(&self, x: &Features) -> bool {
         match x {
             Features::Dense(v) => {
                 self.sparse_dim.is_none()
@@ -83,186 +81,68 @@ impl FeaturesKey {
 /// An example (its bits) and its view under one layout.
 #[derive(Debug, Default)]
 pub(super) struct ExampleView {
-    key: FeaturesKey,
+    pub(super) key: FeaturesKey,
     /// The example as a leaf sees it.
     pub view: View,
 }
 
-/// A recent example a thread's trees looked at, under the layout it was viewed with.
-struct Recent {
-    layout: Arc<Layout>,
-    example: Arc<ExampleView>,
-    /// What it counts for against [`RECENT_BYTES`].
-    bytes: usize,
-}
-
-/// The views of a thread's recent examples: in a [`SharedViews`] scope, one slot per
-/// place in the run of records ([`SharedViews::record`]); outside, one slot.
-#[derive(Default)]
-struct RecentViews {
-    slots: Vec<Option<Recent>>,
-    /// The bytes the views in the slots count for.
-    bytes: usize,
-    /// How many [`SharedViews`] scopes live.
-    scopes: usize,
-    /// The place of the record the trees look at now, in a scope.
-    current: usize,
-}
-
-impl RecentViews {
-    /// The slot of the example the trees look at now, with as many slots as the scopes
-    /// call for.
-    fn slot(&mut self) -> usize {
-        let n = if self.scopes > 0 { RECENT } else { 1 };
-        if self.slots.len() != n {
-            self.slots.clear();
-            self.bytes = 0;
-            self.slots.resize_with(n, || None);
-        }
-        if n == 1 { 0 } else { self.current % RECENT }
-    }
-}
-
-/// A scope in which the trees of this thread share the views of a run of up to 1,024
-/// records' examples (about 8 MiB at most), for a run taken through many trees tree by
-/// tree: before a tree takes a record, [`record`](Self::record) names its place in the
-/// run. When the last scope ends, the views are freed and the trees share the last
-/// example's view only. (A view is only ever taken for an example equal to its own, bit
-/// for bit: a wrong place costs a view built again, never a wrong result.)
-///
-/// ```
-/// use flowboost_operators::data::{Features, Schema, Task};
-/// use flowboost_operators::learners::hoeffding_tree::SharedViews;
-/// use flowboost_operators::learners::{HoeffdingTree, HoeffdingTreeConfig, WeakLearner};
-///
-/// let schema = Schema::numeric(2, 2, Task::Binary);
-/// let mut trees: Vec<HoeffdingTree> = (0..3)
-///     .map(|i| HoeffdingTree::new(&schema, HoeffdingTreeConfig::default(), i))
-///     .collect();
-/// let run: Vec<(Features, u32)> = (0..8)
-///     .map(|i| (Features::Dense(vec![i as f64, 1.0]), (i % 2) as u32))
-///     .collect();
-/// let views = SharedViews::begin();
-/// for tree in &mut trees {
-///     for (place, (x, y)) in run.iter().enumerate() {
-///         views.record(place);
-///         tree.learn(x, *y, 1.0);
-///     }
-/// }
-/// drop(views);
-/// ```
-pub struct SharedViews {
-    /// Not `Send`: the scope is the thread's.
-    _thread: std::marker::PhantomData<*const ()>,
-}
-
-impl SharedViews {
-    /// Names the place in the run (from 0) of the record the trees look at next.
-    #[inline]
-    pub fn record(&self, place: usize) {
-        RECENT_VIEWS.with(|r| {
-            if let Ok(mut r) = r.try_borrow_mut() {
-                r.current = place;
-            }
-        });
-    }
-
-    /// Starts a scope (scopes nest).
-    pub fn begin() -> SharedViews {
-        RECENT_VIEWS.with(|r| {
-            if let Ok(mut r) = r.try_borrow_mut() {
-                r.scopes += 1;
-            }
-        });
-        SharedViews {
-            _thread: std::marker::PhantomData,
-        }
-    }
-}
-
-impl Drop for SharedViews {
-    fn drop(&mut self) {
-        RECENT_VIEWS.with(|r| {
-            if let Ok(mut r) = r.try_borrow_mut() {
-                r.scopes = r.scopes.saturating_sub(1);
-                if r.scopes == 0 {
-                    r.slots = Vec::new();
-                    r.bytes = 0;
-                }
-            }
-        });
-    }
-}
-
-/// How many views of recent examples a thread keeps: as many as the records a block of
-/// stages takes through each stage in turn (`engine::WAVEFRONT`).
-const RECENT: usize = crate::engine::WAVEFRONT;
-
-/// The most memory the views of recent examples of a thread take, about (a view
-/// counts 40 bytes per stored value, plus 256): beyond it, a tree keeps an example's view
-/// to itself.
-const RECENT_BYTES: usize = 8 << 20;
-
-thread_local! {
-    static RECENT_VIEWS: RefCell<RecentViews> = RefCell::new(RecentViews::default());
-}
-
-/// Makes `mine` the view of `x` under `layout`: the thread's recent one of the same
-/// layout and example when there is one; else `mine` rebuilt in place when no other tree
+/// Makes `mine` the view of `x` under `layout`: the one `views` keeps at the example's
+/// place, when it has the same layout and example; else `mine` rebuilt in place when no other tree
 /// and no slot hold it (else the view the example's slot held, when no tree holds it, or
 /// a new one), which then takes the example's slot.
-fn set_example(mine: &mut Arc<ExampleView>, layout: &Arc<Layout>, x: &Features) {
-    RECENT_VIEWS.with(|recent| {
-        let mut recent = recent.try_borrow_mut().ok();
-        let mut at = 0;
-        let mut spare = None;
-        if let Some(r) = recent.as_mut() {
-            at = r.slot();
-            if let Some(l) = &r.slots[at]
-                && Arc::ptr_eq(&l.layout, layout)
-                && l.example.key.matches(x)
-            {
-                *mine = l.example.clone();
-                return;
-            }
-            if let Some(old) = r.slots[at].take() {
-                r.bytes -= old.bytes;
-                // (`mine` itself, when the slot held it: then rebuilt in place if no other
-                // tree holds it.)
-                spare = Some(old.example).filter(|view| !Arc::ptr_eq(view, mine));
-            }
-        }
-        if Arc::get_mut(mine).is_none() {
-            // (Its allocations reused when no tree holds it any more.)
-            *mine = match spare {
-                Some(view) if Arc::strong_count(&view) == 1 => view,
-                _ => Arc::default(),
-            };
-        }
-        match Arc::get_mut(mine) {
-            Some(example) => {
-                example.key.set(x);
-                example.view.set(layout, x);
-            }
-            None => {
-                let mut example = ExampleView::default();
-                example.key.set(x);
-                example.view.set(layout, x);
-                *mine = Arc::new(example);
-            }
-        }
-        let bytes = 40 * x.stored() + 256;
-        if let Some(r) = recent.as_mut()
-            && r.bytes + bytes <= RECENT_BYTES
+fn set_example(
+    mine: &mut Arc<ExampleView>,
+    layout: &Arc<Layout>,
+    x: &Features,
+    views: &mut SharedViews,
+) {
+    let at = views.slot();
+    let mut spare = None;
+    if let Some(at) = at {
+        if let Some(l) = &views.slots[at]
+            && Arc::ptr_eq(&l.layout, layout)
+            && l.example.key.matches(x)
         {
-            r.bytes += bytes;
-            r.slots[at] = Some(Recent {
-                layout: layout.clone(),
-                example: mine.clone(),
-                bytes,
-            });
+            *mine = l.example.clone();
+            return;
         }
-    })
+        if let Some(old) = views.slots[at].take() {
+            views.bytes -= old.bytes;
+            // (`mine` itself, when the slot held it: then rebuilt in place if no other
+            // tree holds it.)
+            spare = Some(old.example).filter(|view| !Arc::ptr_eq(view, mine));
+        }
+    }
+    if Arc::get_mut(mine).is_none() {
+        // (Its allocations reused when no tree holds it any more.)
+        *mine = match spare {
+            Some(view) if Arc::strong_count(&view) == 1 => view,
+            _ => Arc::default(),
+        };
+    }
+    match Arc::get_mut(mine) {
+        Some(example) => {
+            example.key.set(x);
+            example.view.set(layout, x);
+        }
+        None => {
+            let mut example = ExampleView::default();
+            example.key.set(x);
+            example.view.set(layout, x);
+            *mine = Arc::new(example);
+        }
+    }
+    let bytes = 40 * x.stored() + 256;
+    if let Some(at) = at
+        && views.bytes + bytes <= RECENT_BYTES
+    {
+        views.bytes += bytes;
+        views.slots[at] = Some(Recent {
+            layout: layout.clone(),
+            example: mine.clone(),
+            bytes,
+        });
+    }
 }
 
 /// What the tree found out about the last example it looked at.
@@ -270,7 +150,7 @@ fn set_example(mine: &mut Arc<ExampleView>, layout: &Arc<Layout>, x: &Features) 
 pub(super) struct Memo {
     /// Whether `example` and `path` describe an example.
     valid: bool,
-    /// The example and its view (shared with the other trees of the thread that have
+    /// The example and its view (shared with the other trees that have
     /// the same layout).
     pub example: Arc<ExampleView>,
     /// The split nodes from the root to `leaf` and the branch taken at each.
@@ -324,8 +204,8 @@ impl Memo {
     }
 
     /// Starts describing `x`: its view; no path, no likelihoods yet.
-    pub fn set(&mut self, layout: &Arc<Layout>, x: &Features) {
-        set_example(&mut self.example, layout, x);
+    pub fn set(&mut self, layout: &Arc<Layout>, x: &Features, views: &mut SharedViews) {
+        set_example(&mut self.example, layout, x, views);
         self.path.clear();
         self.leaf = usize::MAX;
         self.path_ok = true;

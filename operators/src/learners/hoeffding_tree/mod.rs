@@ -51,13 +51,16 @@ mod memo;
 mod naive_bayes;
 mod node;
 mod nominal;
+mod shared_views;
 pub mod split;
+mod state_error;
 mod stats;
 
 pub use config::{
     HoeffdingTreeConfig, LeafPrediction, RANDOM_CONFIDENCE_RANGE, RANDOM_GRACE_RANGE,
 };
-pub use memo::SharedViews;
+pub use shared_views::SharedViews;
+pub use state_error::{StatsError, TreeStateError};
 
 use self::gaussian::GaussianEstimator;
 use self::memo::Memo;
@@ -158,12 +161,12 @@ struct TreeState {
 impl TreeState {
     /// Whether the state is a tree this code can use: a damaged model file (even with
     /// valid checksums) is refused here, never panics later.
-    fn check(&self) -> Result<(), String> {
+    fn check(&self) -> Result<(), TreeStateError> {
         let layout = &self.layout;
         let (k, f) = (layout.k, layout.features.len());
         let d = layout.numeric.len();
         if k == 0 || layout.slots.len() != f || layout.numeric_local.len() != d {
-            return Err("a tree layout of inconsistent sizes".into());
+            return Err(TreeStateError::LayoutSizes);
         }
         let mut columns = 0;
         let mut counts = 0usize;
@@ -171,17 +174,17 @@ impl TreeState {
             match *slot {
                 node::AttrSlot::Numeric { column } => {
                     if column != columns {
-                        return Err("a tree layout with misnumbered columns".into());
+                        return Err(TreeStateError::MisnumberedColumns);
                     }
                     columns += 1;
                 }
                 node::AttrSlot::Nominal { offset, values } => {
                     if offset != counts || values == 0 || values > u32::MAX as usize / 2 {
-                        return Err("a tree layout with misplaced nominal counts".into());
+                        return Err(TreeStateError::MisplacedNominalCounts);
                     }
                     counts = counts
                         .checked_add(nominal::slots(values, k))
-                        .ok_or("a tree layout with too many counts")?;
+                        .ok_or(TreeStateError::TooManyCounts)?;
                 }
             }
         }
@@ -190,10 +193,10 @@ impl TreeState {
             || layout.numeric_local.iter().any(|&i| i >= f)
             || layout.nominal.iter().any(|&i| i >= f)
         {
-            return Err("a tree layout of inconsistent sizes".into());
+            return Err(TreeStateError::LayoutSizes);
         }
         if self.nodes.is_empty() || self.nodes.len() > u32::MAX as usize / 2 {
-            return Err("a tree without nodes".into());
+            return Err(TreeStateError::NoNodes);
         }
         let mut leaves = 0;
         for (n, node) in self.nodes.iter().enumerate() {
@@ -206,14 +209,14 @@ impl TreeState {
                         || leaf.counts.len() != layout.num_counts
                         || leaf.used.iter().any(|&i| i >= f)
                     {
-                        return Err(format!("tree leaf {n} of inconsistent sizes"));
+                        return Err(TreeStateError::LeafSizes(n));
                     }
                     leaf.numeric
                         .check(d, k)
-                        .map_err(|e| format!("tree leaf {n}: {e}"))?;
+                        .map_err(|stats| TreeStateError::LeafStats { leaf: n, stats })?;
                     // Every example a leaf learns goes into its numeric statistics.
                     if d > 0 && leaf.seen > 0.0 && leaf.numeric.count[0] == 0 {
-                        return Err(format!("tree leaf {n} learned without statistics"));
+                        return Err(TreeStateError::LeafWithoutStats(n));
                     }
                 }
                 Node::Inactive(leaf) => {
@@ -222,7 +225,7 @@ impl TreeState {
                         || leaf.depth >= self.nodes.len()
                         || leaf.used.iter().any(|&i| i >= f)
                     {
-                        return Err(format!("inactive tree leaf {n} of inconsistent sizes"));
+                        return Err(TreeStateError::InactiveLeafSizes(n));
                     }
                 }
                 Node::Split(s) => {
@@ -232,7 +235,7 @@ impl TreeState {
                             SplitTest::Nominal { values },
                             Some(&node::AttrSlot::Nominal { values: v, .. }),
                         ) if values == v => values,
-                        _ => return Err(format!("tree node {n}: a test of a wrong attribute")),
+                        _ => return Err(TreeStateError::WrongTestAttribute(n)),
                     };
                     // Children come after their parent, consecutively (no cycle).
                     let first = s.children.first().copied().unwrap_or(0);
@@ -245,22 +248,22 @@ impl TreeState {
                             .enumerate()
                             .any(|(b, &c)| c != first + b || c >= self.nodes.len())
                     {
-                        return Err(format!("tree node {n}: children of inconsistent sizes"));
+                        return Err(TreeStateError::ChildrenSizes(n));
                     }
                 }
             }
         }
         if leaves != self.num_leaves {
-            return Err("a tree whose leaf count does not match its leaves".into());
+            return Err(TreeStateError::LeafCount);
         }
         Ok(())
     }
 }
 
 impl TryFrom<TreeState> for HoeffdingTree {
-    type Error = String;
+    type Error = TreeStateError;
 
-    fn try_from(state: TreeState) -> Result<Self, String> {
+    fn try_from(state: TreeState) -> Result<Self, TreeStateError> {
         state.check()?;
         let mut nodes = state.nodes;
         let mut inactive = 0;
@@ -445,11 +448,17 @@ impl HoeffdingTree {
     /// `Some(l)` guarantees that `predict(x)` would give `p[l] > p[c]` for every other
     /// label `c`. Like `predict`, it prepares a following `learn` of the same `x`.
     pub fn predict_top(&self, x: &Features) -> Option<usize> {
+        self.predict_top_in(x, &mut SharedViews::none())
+    }
+
+    /// [`predict_top`](Self::predict_top), sharing the example's view with the other
+    /// trees the caller runs through `views`.
+    pub fn predict_top_in(&self, x: &Features, views: &mut SharedViews) -> Option<usize> {
         let Ok(mut memo) = self.last.try_borrow_mut() else {
             return None;
         };
         let memo = &mut **memo.get_or_insert_with(Box::default);
-        let index = self.locate(x, memo);
+        let index = self.locate(x, memo, views);
         let leaf = match &self.nodes[index] {
             Node::Leaf(leaf) => leaf,
             Node::Inactive(leaf) => return clear_majority(&leaf.dist),
@@ -473,7 +482,7 @@ impl HoeffdingTree {
 
     /// The leaf `x` falls into (its node index), found from the memo when it describes
     /// `x` (which it does afterwards, path included).
-    fn locate(&self, x: &Features, memo: &mut Memo) -> usize {
+    fn locate(&self, x: &Features, memo: &mut Memo, views: &mut SharedViews) -> usize {
         let mut i = if memo.matches(x) {
             if memo.path_ok && memo.leaf != usize::MAX {
                 memo.leaf
@@ -483,7 +492,7 @@ impl HoeffdingTree {
                 0
             }
         } else {
-            memo.set(&self.layout, x);
+            memo.set(&self.layout, x, views);
             0
         };
         while let Some(attr) = self.routes[i].attr() {
@@ -1032,6 +1041,14 @@ impl WeakLearner for HoeffdingTree {
     }
 
     fn predict(&self, x: &Features, out: &mut [f64]) {
+        self.predict_in(x, out, &mut SharedViews::none());
+    }
+
+    fn learn(&mut self, x: &Features, label: u32, weight: f64) {
+        self.learn_in(x, label, weight, &mut SharedViews::none());
+    }
+
+    fn predict_in(&self, x: &Features, out: &mut [f64], views: &mut SharedViews) {
         debug_assert_eq!(out.len(), self.layout.k, "predict: out must have k entries");
         if out.is_empty() {
             return;
@@ -1050,7 +1067,7 @@ impl WeakLearner for HoeffdingTree {
                 &mut fresh
             }
         };
-        let index = self.locate(x, memo);
+        let index = self.locate(x, memo, views);
         let done = match &self.nodes[index] {
             Node::Leaf(leaf) if self.uses_nb(leaf) && leaf.seen > 0.0 => {
                 self.ensure_likelihoods(index, memo);
@@ -1073,24 +1090,31 @@ impl WeakLearner for HoeffdingTree {
         }
     }
 
-    fn learn(&mut self, x: &Features, label: u32, weight: f64) {
+    fn learn_in(&mut self, x: &Features, label: u32, weight: f64, views: &mut SharedViews) {
         let c = label as usize;
         if !(weight > 0.0 && weight.is_finite()) || c >= self.layout.k {
             return;
         }
         // The memo moves out (a box pointer) and back, whatever path `learn_with` takes.
         let mut memo = self.last.get_mut().take().unwrap_or_default();
-        self.learn_with(x, label, weight, &mut memo);
+        self.learn_with(x, label, weight, &mut memo, views);
         *self.last.get_mut() = Some(memo);
     }
 }
 
 impl HoeffdingTree {
     /// [`WeakLearner::learn`] of a valid label and weight, with the tree's memo.
-    fn learn_with(&mut self, x: &Features, label: u32, weight: f64, memo: &mut Memo) {
+    fn learn_with(
+        &mut self,
+        x: &Features,
+        label: u32,
+        weight: f64,
+        memo: &mut Memo,
+        views: &mut SharedViews,
+    ) {
         let k = self.layout.k;
         let c = label as usize;
-        let index = self.locate(x, memo);
+        let index = self.locate(x, memo, views);
         for &(node, b) in &memo.path {
             if let Node::Split(s) = &mut self.nodes[node as usize] {
                 s.branch_weight[b as usize] += weight;

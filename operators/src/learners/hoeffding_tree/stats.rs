@@ -23,6 +23,7 @@
 //! pairwise update), which gives, up to rounding, what a Welford update with every value,
 //! zeros included, gives: a sparse example costs work for its non-zero values only.
 
+use super::StatsError;
 use super::gaussian::GaussianEstimator;
 use serde::{Deserialize, Serialize, Serializer};
 
@@ -141,9 +142,9 @@ struct StatsRepr {
 }
 
 impl TryFrom<StatsRepr> for NumericStats {
-    type Error = String;
+    type Error = StatsError;
 
-    fn try_from(r: StatsRepr) -> Result<Self, String> {
+    fn try_from(r: StatsRepr) -> Result<Self, StatsError> {
         let cells = r.moments.len();
         let slots = r.seen.len();
         if slots == 0
@@ -154,7 +155,7 @@ impl TryFrom<StatsRepr> for NumericStats {
                 e.nonzero.len() != cells || !(e.missing.is_empty() || e.missing.len() == cells)
             })
         {
-            return Err("numeric statistics of inconsistent sizes".into());
+            return Err(StatsError::Sizes);
         }
         let (moments, cells, zeros, missing) = match r.extra {
             Some(e) => {
@@ -353,11 +354,11 @@ const ALL_CLASSES: u32 = u32::MAX;
 impl NumericStats {
     /// Whether deserialized statistics are consistent for `d` columns and `k` classes
     /// (a damaged model file must be refused, not make a later read panic).
-    pub fn check(&self, d: usize, k: usize) -> Result<(), String> {
+    pub fn check(&self, d: usize, k: usize) -> Result<(), StatsError> {
         let slots = self.classes.len();
         let cells = slots
             .checked_mul(self.width)
-            .ok_or("too many numeric cells")?;
+            .ok_or(StatsError::TooManyCells)?;
         if self.d != d
             || slots == 0
             || self.classes[0] != ALL_CLASSES
@@ -371,12 +372,12 @@ impl NumericStats {
             || !self.cols.windows(2).all(|w| w[0] < w[1])
             || self.cols.last().is_some_and(|&c| c as usize >= d)
         {
-            return Err("numeric statistics of inconsistent sizes".into());
+            return Err(StatsError::Sizes);
         }
         if !self.classes[1..].windows(2).all(|w| w[0] < w[1])
             || self.classes[1..].iter().any(|&c| c as usize >= k)
         {
-            return Err("numeric statistics of unknown or unordered classes".into());
+            return Err(StatsError::Classes);
         }
         // A leaf that has learned only non-zero values has cells for every column.
         // (Without a column, it has learned nothing: one slot, empty.)
@@ -384,10 +385,10 @@ impl NumericStats {
             && self.width != d
             && (slots != 1 || self.count[0] != 0 || self.seen[0] != 0.0)
         {
-            return Err("numeric statistics without zeros but without every column".into());
+            return Err(StatsError::MissingColumns);
         }
         if !(self.missing.is_empty() || self.zeros && self.missing.len() == cells) {
-            return Err("numeric statistics of inconsistent sizes (zeros, missing)".into());
+            return Err(StatsError::ZerosMissingSizes);
         }
         Ok(())
     }

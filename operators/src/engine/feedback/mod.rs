@@ -8,17 +8,16 @@
 //! pair, a waiting event, held feedback, a duplicate, a repeat, late feedback); a pair
 //! leaves the join in the next epoch and its learning pass enters the chain `lag` epochs
 //! after it formed, first in its epoch (by position). The dataflow runs this on
-//! differential-dataflow, sharded by event id ([`FeedbackJoinExt`]); [`JoinReference`]
+//! differential-dataflow, sharded by event id
+//! ([`FeedbackJoinExt`](crate::dataflow::FeedbackJoinExt)); [`JoinReference`]
 //! runs it in memory for the sequential runner; both share every rule and agree bit for
 //! bit.
 
-mod dataflow;
 mod fact;
 mod logic;
 mod reference;
 mod state;
 
-pub use dataflow::{CountUpdate, FeedbackJoinExt, JoinPart, JoinStreams};
 pub use fact::{JoinFact, Outcome, Pairing, WaitingEvent};
 pub use logic::{
     COUNT_NAMES, FactUpdate, JoinConfig, JoinCounts, JoinReport, admit_event, admit_feedback,

@@ -253,7 +253,7 @@ mod tests {
     use crate::data::Feedback;
     use crate::data::{Example, Features, Label};
     use crate::engine::Prediction;
-    use crate::join::learning_pass;
+    use crate::engine::feedback::learning_pass;
     use std::sync::Arc;
 
     fn waiting(id: u64, seq: u64, epoch: u64) -> WaitingEvent {

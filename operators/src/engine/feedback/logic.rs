@@ -416,7 +416,7 @@ pub struct JoinCounts {
 /// expired; feedback = joined + held + unmatched).
 ///
 /// ```
-/// use flowboost_operators::join::{JoinCounts, JoinReport};
+/// use flowboost_operators::engine::feedback::{JoinCounts, JoinReport};
 ///
 /// let counts = JoinCounts { admitted: 10, feedback: 9, joined: 7, waiting: 1, held: 1, ..Default::default() };
 /// let report = JoinReport::from(counts);

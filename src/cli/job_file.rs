@@ -43,7 +43,7 @@ pub fn job_file_args(path: &Path) -> Result<Vec<OsString>, String> {
         .parse()
         .map_err(|e| format!("{}: not a valid TOML job file: {e}", path.display()))?;
     let mut out = Vec::new();
-    let command = crate::cli::Cli::command();
+    let command = super::Cli::command();
     let run = command
         .find_subcommand("run")
         .ok_or("the command line has no `run` command")?;

@@ -1,8 +1,8 @@
 //! `flowboost kafka produce|read`: the producer and the reader used by the demo and the
 //! benchmark scripts (and handy for trying a job by hand).
 
-use super::client_args::ClientArgs;
-use crate::cli::named_arg::named;
+use super::named_arg::named;
+use crate::kafka::client_args::ClientArgs;
 use crate::source::Dataset;
 use clap::{Args, Subcommand};
 use flowboost_connectors::generators::clicks::LoggingPolicy;
@@ -67,7 +67,7 @@ pub struct ProduceArgs {
     pub client: ClientArgs,
     #[command(flatten)]
     #[allow(missing_docs)]
-    pub registry: crate::cli::registry_args::RegistryArgs,
+    pub registry: super::registry_args::RegistryArgs,
     /// The events topic (created with --partitions if missing).
     #[arg(long)]
     pub topic: String,
@@ -86,7 +86,7 @@ pub struct ProduceArgs {
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// --generator clicks: the number of impressions, 1 to 1000000000 [default: 100000].
-    #[arg(long, value_name = "N", value_parser = crate::cli::limits::impressions, allow_negative_numbers = true)]
+    #[arg(long, value_name = "N", value_parser = super::limits::impressions, allow_negative_numbers = true)]
     pub impressions: Option<u64>,
     /// --generator clicks: the logging policy, uniform or bts (see `replay-clicks`).
     #[arg(hide_possible_values = true, long, default_value = "uniform", value_name = "POLICY", value_parser = named::<LoggingPolicy>())]
@@ -101,13 +101,13 @@ pub struct ProduceArgs {
     /// (records older than a topic's retention would be deleted), so two logs of the same
     /// seed differ by a whole number of hours: the same order under any --merge-block-ms
     /// that divides an hour. Other generators: without it, the producer's clock.
-    #[arg(long, value_name = "MS", value_parser = crate::cli::limits::non_negative_i64)]
+    #[arg(long, value_name = "MS", value_parser = super::limits::non_negative_i64)]
     pub timestamp_base: Option<i64>,
     /// With --timestamp-base (not --generator clicks): each record's timestamp is moved
     /// back by a pseudo-random 0..=J ms (a function of the seed and the record), so that
     /// timestamps go backwards within partitions, as with several producers (a test of
     /// the merge's clamp).
-    #[arg(long, default_value_t = 0, value_name = "J", value_parser = crate::cli::limits::non_negative_i64, requires = "timestamp_base")]
+    #[arg(long, default_value_t = 0, value_name = "J", value_parser = super::limits::non_negative_i64, requires = "timestamp_base")]
     pub timestamp_jitter: i64,
     /// Every K-th event is sent without its label (0: none)...
     #[arg(long, default_value_t = 0, value_name = "K")]
@@ -137,7 +137,7 @@ pub struct ProduceArgs {
     pub record_format: RecordFormat,
     /// Events per second (0: as fast as possible; else at least 1e-9), paced from the
     /// delivery of the first record (a new client takes up to a second to connect).
-    #[arg(long, default_value_t = 0.0, value_name = "PER_SECOND", value_parser = crate::cli::limits::rate, allow_negative_numbers = true)]
+    #[arg(long, default_value_t = 0.0, value_name = "PER_SECOND", value_parser = super::limits::rate, allow_negative_numbers = true)]
     pub rate: f64,
     /// Each event (impression) gets a "key" from this comma-separated list, a
     /// pseudo-random function of the seed and its position: the models of a job run with
@@ -172,16 +172,16 @@ pub struct ProduceArgs {
 }
 
 impl ProduceArgs {
-    /// The group this producer follows, if any (see [`FollowGroup`](super::FollowGroup)).
+    /// The group this producer follows, if any (see [`FollowGroup`](crate::kafka::FollowGroup)).
     fn follow(
         &self,
         config: &KafkaConfig,
         feedback: Option<&str>,
-    ) -> Result<Option<super::backlog::FollowGroup>, String> {
+    ) -> Result<Option<crate::kafka::backlog::FollowGroup>, String> {
         self.follow_group
             .as_ref()
             .map(|g| {
-                super::backlog::FollowGroup::new(
+                crate::kafka::backlog::FollowGroup::new(
                     config,
                     g,
                     &self.topic,
@@ -196,7 +196,7 @@ impl ProduceArgs {
 
 /// `kafka produce --keys`: which key each event gets, and which are sent.
 struct EventKeys {
-    keys: super::ModelKeys,
+    keys: crate::kafka::ModelKeys,
     only: Option<u32>,
     seed: u64,
 }
@@ -206,7 +206,7 @@ impl EventKeys {
         let Some(list) = &a.keys else {
             return Ok(None);
         };
-        let keys = super::ModelKeys::parse(list)?;
+        let keys = crate::kafka::ModelKeys::parse(list)?;
         let only = match &a.only_key {
             None => None,
             Some(k) => Some(
@@ -251,7 +251,7 @@ pub struct ReadArgs {
     #[arg(long)]
     pub topic: String,
     /// Stop after this many seconds without a record (0 to 1e9).
-    #[arg(long, default_value_t = 3.0, value_name = "SECONDS", value_parser = crate::cli::limits::seconds, allow_negative_numbers = true)]
+    #[arg(long, default_value_t = 3.0, value_name = "SECONDS", value_parser = super::limits::seconds, allow_negative_numbers = true)]
     pub idle: f64,
     /// Stop after this many records.
     #[arg(long)]
@@ -260,14 +260,14 @@ pub struct ReadArgs {
     #[arg(long)]
     pub expect: Option<u64>,
     /// The limit for --expect, in seconds (0 to 1e9).
-    #[arg(long, default_value_t = 600.0, value_name = "SECONDS", value_parser = crate::cli::limits::seconds, allow_negative_numbers = true)]
+    #[arg(long, default_value_t = 600.0, value_name = "SECONDS", value_parser = super::limits::seconds, allow_negative_numbers = true)]
     pub timeout: f64,
     /// The events topic: latency = this record's timestamp - the event's (same key).
     #[arg(long, value_name = "TOPIC")]
     pub latency_from: Option<String>,
     /// With --latency-from: leave out the events produced in the first this many seconds
     /// (the producer's and the job's warm-up); 0 to 1e9.
-    #[arg(long, value_name = "SECONDS", default_value_t = 0.0, value_parser = crate::cli::limits::seconds, allow_negative_numbers = true)]
+    #[arg(long, value_name = "SECONDS", default_value_t = 0.0, value_parser = super::limits::seconds, allow_negative_numbers = true)]
     pub latency_skip: f64,
     /// With --latency-from: also leave out the first this many events (in the order of
     /// their timestamps): a warm-up that does not depend on when the producer's client got
@@ -597,7 +597,7 @@ fn produce(a: ProduceArgs) -> Result<(), String> {
         "seconds": start.elapsed().as_secs_f64(),
         "waited_for_group_seconds": follow.as_ref().map(|f| f.waited.as_secs_f64()),
     });
-    crate::cli::output::print_json(&summary)
+    super::output::print_json(&summary)
 }
 
 /// The simulated clock of `kafka produce --generator clicks` advances one millisecond per
@@ -656,7 +656,7 @@ fn splitmix64(x: u64) -> u64 {
 
 /// The default start of the simulated clock: now, rounded down to the hour.
 fn click_base_now() -> i64 {
-    let now = super::latency::unix_ms();
+    let now = crate::kafka::latency::unix_ms();
     now - now.rem_euclid(CLICK_BASE_ROUNDING_MS)
 }
 
@@ -771,7 +771,7 @@ fn produce_clicks(a: ProduceArgs) -> Result<(), String> {
         "timestamp_base_ms": base,
         "waited_for_group_seconds": follow.as_ref().map(|f| f.waited.as_secs_f64()),
     });
-    crate::cli::output::print_json(&summary)
+    super::output::print_json(&summary)
 }
 
 /// One line of `kafka read --latency-output`.
@@ -865,7 +865,7 @@ fn read(a: ReadArgs) -> Result<(), String> {
         );
     }
     if let Some(path) = &a.output {
-        let mut f = crate::cli::output::Output::create(Some(path))?;
+        let mut f = super::output::Output::create(Some(path))?;
         for r in &records {
             f.write(&r.payload)?;
             f.write(b"\n")?;
@@ -943,7 +943,7 @@ fn read(a: ReadArgs) -> Result<(), String> {
         }
         if let Some(path) = &a.latency_output {
             series.sort_unstable_by(|a, b| (a.produced_ms, &a.key).cmp(&(b.produced_ms, &b.key)));
-            let mut f = crate::cli::output::Output::create(Some(path))?;
+            let mut f = super::output::Output::create(Some(path))?;
             for line in &series {
                 f.json_line(line)?;
             }
@@ -967,5 +967,5 @@ fn read(a: ReadArgs) -> Result<(), String> {
             0.0
         });
     }
-    crate::cli::output::print_json(&summary)
+    super::output::print_json(&summary)
 }

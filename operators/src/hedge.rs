@@ -1,3 +1,6 @@
+//! Hedge over experts: the terminal's choice among a booster's experts and the
+//! thresholding grid's choice among its members both use it.
+
 use crate::rng::{Rng, seeded, uniform};
 use serde::{Deserialize, Serialize};
 
