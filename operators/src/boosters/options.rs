@@ -34,8 +34,7 @@ use std::fmt::Display;
 /// and its name in the `reads` of the algorithms that read it).
 #[macro_export]
 macro_rules! model_options {
-    ($then:ident) => {
-        $then! {
+    ($then:ident) => { $then! {
         /// The number of weak learners N, 1 to 10000 (and N times the features per learner at
         /// most 33554432) [default: 10].
         Learners {
@@ -80,7 +79,11 @@ macro_rules! model_options {
         MaxLeaves {
             flag: "max-leaves",
             field: max_leaves: Option<usize>,
-            arg: (value_name = "L", value_parser = limits::positive_usize, allow_negative_numbers = true),
+            arg: (
+                value_name = "L",
+                value_parser = limits::positive_usize,
+                allow_negative_numbers = true,
+            ),
             header: |c| or_none(c.max_leaves),
             apply: |c, &l, _| c.max_leaves = Some(l),
         },
@@ -89,7 +92,11 @@ macro_rules! model_options {
         MaxDepth {
             flag: "max-depth",
             field: max_depth: Option<usize>,
-            arg: (value_name = "D", value_parser = limits::positive_usize, allow_negative_numbers = true),
+            arg: (
+                value_name = "D",
+                value_parser = limits::positive_usize,
+                allow_negative_numbers = true,
+            ),
             header: |c| or_none(c.max_depth),
             apply: |c, &d, _| c.max_depth = Some(d),
         },
@@ -101,7 +108,11 @@ macro_rules! model_options {
         MaxModelBytes {
             flag: "max-model-bytes",
             field: max_model_bytes: Option<u64>,
-            arg: (value_name = "BYTES", value_parser = limits::model_bytes, allow_negative_numbers = true),
+            arg: (
+                value_name = "BYTES",
+                value_parser = limits::model_bytes,
+                allow_negative_numbers = true,
+            ),
             header: |c| or_none(c.max_model_bytes),
             apply: |c, &b, _| c.max_model_bytes = Some(b),
         },
@@ -131,7 +142,11 @@ macro_rules! model_options {
         OzaVotes {
             flag: "oza-votes",
             field: oza_votes: Option<OzaVotes>,
-            arg: (hide_possible_values = true, value_name = "RULE", value_parser = named::<OzaVotes>()),
+            arg: (
+                hide_possible_values = true,
+                value_name = "RULE",
+                value_parser = named::<OzaVotes>(),
+            ),
             header: |c| c.oza_votes.name().to_string(),
             apply: |c, &v, _| c.oza_votes = v,
         },
@@ -141,7 +156,12 @@ macro_rules! model_options {
         K {
             flag: "k",
             field: k: Vec<usize>,
-            arg: (value_delimiter = ',', value_name = "K", value_parser = limits::labels, allow_negative_numbers = true),
+            arg: (
+                value_delimiter = ',',
+                value_name = "K",
+                value_parser = limits::labels,
+                allow_negative_numbers = true,
+            ),
             header: |c| c.topk.k.to_string(),
             apply: |c, &k, _| c.topk.k = k,
         },
@@ -205,7 +225,11 @@ macro_rules! model_options {
         Repetitions {
             flag: "repetitions",
             field: repetitions: Option<usize>,
-            arg: (value_name = "M", value_parser = limits::positive_usize, allow_negative_numbers = true),
+            arg: (
+                value_name = "M",
+                value_parser = limits::positive_usize,
+                allow_negative_numbers = true,
+            ),
             header: |c| c.threshold.repetitions.to_string(),
             apply: |c, &m, _| c.threshold.repetitions = m,
         },
@@ -243,7 +267,11 @@ macro_rules! model_options {
         OnlineScaling {
             flag: "online-scaling",
             field: online_scaling: Option<FeatureScaling>,
-            arg: (hide_possible_values = true, value_name = "HOW", value_parser = named::<FeatureScaling>()),
+            arg: (
+                hide_possible_values = true,
+                value_name = "HOW",
+                value_parser = named::<FeatureScaling>(),
+            ),
             header: |c| c.threshold.scaling.name().to_string(),
             apply: |c, &s, _| c.threshold.scaling = s,
         },
@@ -264,7 +292,11 @@ macro_rules! model_options {
         Budget {
             flag: "budget",
             field: budget: Option<usize>,
-            arg: (value_name = "B", value_parser = limits::positive_usize, allow_negative_numbers = true),
+            arg: (
+                value_name = "B",
+                value_parser = limits::positive_usize,
+                allow_negative_numbers = true,
+            ),
             header: |c| or_none(c.threshold.budget),
             apply: |c, &b, _| c.threshold.budget = Some(b),
         },
@@ -292,12 +324,15 @@ macro_rules! model_options {
         ThresholdRepetitions {
             flag: "threshold-repetitions",
             field: threshold_repetitions: Option<usize>,
-            arg: (value_name = "M", value_parser = limits::positive_usize, allow_negative_numbers = true),
+            arg: (
+                value_name = "M",
+                value_parser = limits::positive_usize,
+                allow_negative_numbers = true,
+            ),
             header: |c| c.score_threshold.repetitions.to_string(),
             apply: |c, &m, _| c.score_threshold.repetitions = m,
         },
-        }
-    };
+    } };
 }
 
 /// The text of an optional value: the value, or `none`.

@@ -258,8 +258,8 @@ algorithms! {
         reads: ENSEMBLE_GAMMA,
         about: "OnlineMBBM, exact 0-1 loss potentials (Jung, Goetz, Tewari 2017, Algorithm 1)",
         stage: |cx| {
-            let (weak, i, n, k, gamma) = (cx.weak(), cx.position(), cx.n, cx.labels, cx.config.gamma);
-            let unit = cx.weight_unit();
+            let (weak, i, n, k) = (cx.weak(), cx.position(), cx.n, cx.labels);
+            let (gamma, unit) = (cx.config.gamma, cx.weight_unit());
             Ok(AnyStage::OnlineMbbm(OnlineMbbmStage::new(weak, i, n, k, gamma, unit, cx.seed)))
         },
     },
