@@ -1,10 +1,9 @@
 //! The registry of algorithms: one entry per algorithm, the single place that says what an
 //! algorithm is called, which tasks it handles, which options it reads, how its terminal
 //! is shaped and how it builds its stages. The [`Algorithm`] enum and [`REGISTRY`] are
-//! both made from the one list in [`algorithms!`](crate::algorithms) below: adding an
-//! algorithm is adding an entry there. The command line's value lists and option checks,
-//! the model files' headers, [`build`](super::build) and the save/load round-trip test
-//! all read it.
+//! both made from the one list in `algorithms!` below: adding an algorithm is adding an
+//! entry there. The command line's value lists and option checks, the model files'
+//! headers, [`build`](super::build) and the save/load round-trip test all read it.
 
 use super::{
     AdaBoostOlStage, AdaBoostOlmStage, AdaOlmrStage, AnyStage, BuildError, OnlineBbmStage,
