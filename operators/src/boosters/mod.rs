@@ -6,6 +6,7 @@
 mod ada_olmr;
 mod adaboost_ol;
 mod adaboost_olm;
+mod any_stage;
 mod online_bbm;
 mod online_bmr;
 mod online_mbbm;
@@ -23,6 +24,7 @@ mod weak_slot;
 pub use ada_olmr::{AdaOlmrStage, logistic_rank_gradient, logistic_rank_gradient_with};
 pub use adaboost_ol::{AdaBoostOlStage, logistic_weight};
 pub use adaboost_olm::AdaBoostOlmStage;
+pub use any_stage::AnyStage;
 pub use online_bbm::OnlineBbmStage;
 pub use online_bmr::{OnlineBmrStage, RANDOM_WEIGHT_SCALE_RANGE, random_weight_scale};
 pub use online_mbbm::OnlineMbbmStage;
@@ -38,8 +40,7 @@ pub use weak_slot::WeakSlot;
 
 use crate::data::{Schema, Task};
 use crate::engine::{
-    Chain, ExpertSelection, InFlight, LabelSetKind, LabelSetRule, Position, ScoreKind, Stage,
-    Terminal,
+    Chain, ExpertSelection, LabelSetKind, LabelSetRule, Position, ScoreKind, Terminal,
 };
 use crate::learners::{
     HoeffdingTree, HoeffdingTreeConfig, LinearConfig, LinearLearner, WeakKind, WeakModel,
@@ -244,55 +245,6 @@ impl BoosterConfig {
     }
 }
 
-/// A stage of any booster (static dispatch; serializable for checkpoints).
-// Stages sit in a vector, one per weak learner, and are never moved in a hot path: the
-// size of the largest variant costs nothing that boxing would save.
-#[allow(clippy::large_enum_variant)]
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub enum AnyStage {
-    /// `single`.
-    Single(SingleStage),
-    /// `online-bbm`, `online-bbm-s`.
-    OnlineBbm(OnlineBbmStage),
-    /// `adaboost-ol`, `adaboost-ol-s`.
-    AdaBoostOl(AdaBoostOlStage),
-    /// `oza`.
-    Oza(OzaStage),
-    /// `online-mbbm`.
-    OnlineMbbm(OnlineMbbmStage),
-    /// `adaboost-olm`.
-    AdaBoostOlm(AdaBoostOlmStage),
-    /// `online-bmr`.
-    OnlineBmr(OnlineBmrStage),
-    /// `ada-olmr`.
-    AdaOlmr(AdaOlmrStage),
-    /// `topk-bbm`.
-    TopkBbm(TopkBbmStage),
-    /// `topk-adaptive`.
-    TopkAdaptive(TopkAdaptiveStage),
-    /// `falt`, `salt`, `falt-kernel`, `pa1-br`, `pa2-br`.
-    Threshold(ThresholdStage),
-}
-
-impl Stage for AnyStage {
-    #[inline]
-    fn process(&mut self, rec: &mut InFlight) {
-        match self {
-            AnyStage::Single(s) => s.process(rec),
-            AnyStage::OnlineBbm(s) => s.process(rec),
-            AnyStage::AdaBoostOl(s) => s.process(rec),
-            AnyStage::Oza(s) => s.process(rec),
-            AnyStage::OnlineMbbm(s) => s.process(rec),
-            AnyStage::AdaBoostOlm(s) => s.process(rec),
-            AnyStage::OnlineBmr(s) => s.process(rec),
-            AnyStage::AdaOlmr(s) => s.process(rec),
-            AnyStage::TopkBbm(s) => s.process(rec),
-            AnyStage::TopkAdaptive(s) => s.process(rec),
-            AnyStage::Threshold(s) => s.process(rec),
-        }
-    }
-}
-
 /// A built booster: its stages, its terminal and the size of its score vectors.
 pub type Booster = Chain<AnyStage>;
 
@@ -302,25 +254,6 @@ pub type Booster = Chain<AnyStage>;
 pub fn tree_byte_budget(max_model_bytes: u64, trees: usize) -> usize {
     let share = max_model_bytes / (trees.max(1) as u64);
     usize::try_from(share).unwrap_or(usize::MAX)
-}
-
-impl AnyStage {
-    /// The stage's weak learner (`None` for a thresholding stage).
-    pub fn learner_mut(&mut self) -> Option<&mut WeakModel> {
-        Some(match self {
-            AnyStage::Single(s) => s.learner_mut(),
-            AnyStage::OnlineBbm(s) => s.learner_mut(),
-            AnyStage::AdaBoostOl(s) => s.learner_mut(),
-            AnyStage::Oza(s) => s.learner_mut(),
-            AnyStage::OnlineMbbm(s) => s.learner_mut(),
-            AnyStage::AdaBoostOlm(s) => s.learner_mut(),
-            AnyStage::OnlineBmr(s) => s.learner_mut(),
-            AnyStage::AdaOlmr(s) => s.learner_mut(),
-            AnyStage::TopkBbm(s) => s.learner_mut(),
-            AnyStage::TopkAdaptive(s) => s.learner_mut(),
-            AnyStage::Threshold(_) => return None,
-        })
-    }
 }
 
 /// Gives `stages` the settings of `config` that are not part of their state: every
