@@ -362,7 +362,7 @@ impl ModelArgs {
         }
         let mut config = saved.clone();
         self.apply(&mut config);
-        for o in self.options.given() {
+        for o in self.given() {
             let (mine, theirs) = (o.value(&config), o.value(saved));
             if mine != theirs {
                 return Err(format!(
@@ -419,7 +419,6 @@ impl ModelArgs {
     pub fn check_applicable(&self, algo: Algorithm) -> Result<(), String> {
         let spec = algo.spec();
         let stray: Vec<&str> = self
-            .options
             .given()
             .into_iter()
             .filter(|&o| !spec.reads(o))
