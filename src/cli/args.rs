@@ -92,138 +92,116 @@ pub struct ModelArgs {
     /// algorithms, which need no edge gamma).
     #[arg(long)]
     pub algo: Option<Algorithm>,
-    /// The number of weak learners N, 1 to 10000 (and N times the features per learner at
-    /// most 33554432) [default: 10].
-    #[arg(long, value_name = "N", value_parser = limits::learners, allow_negative_numbers = true)]
-    pub learners: Option<usize>,
-    /// The weak learner: vfdt (Hoeffding tree) or linear (logistic/softmax, VW-style)
-    /// [default: vfdt].
-    #[arg(hide_possible_values = true, long, value_parser = named::<WeakKind>())]
-    pub weak: Option<WeakKind>,
-    /// Hoeffding tree parameters: default (MOA's: grace period 200, split confidence 1e-7,
-    /// tie threshold 0.05) or random (per tree, as the papers' authors did: split
-    /// confidence and tie threshold log-uniform in [0.01, 0.9], grace period 5..20).
-    /// Default: random for ensembles (N > 1), default for single.
-    #[arg(hide_possible_values = true, long, value_parser = named::<TreeParams>())]
-    pub tree_params: Option<TreeParams>,
-    /// Each tree looks at this many random features (1 to the dimension; the papers use
-    /// 20); default all. The learners times the features each looks at are at most
-    /// 33554432 (memory).
-    #[arg(long, value_name = "M", value_parser = limits::features, allow_negative_numbers = true)]
-    pub feature_subset: Option<usize>,
-    /// Each Hoeffding tree stops splitting once it has this many leaves (at least 1;
-    /// default: no limit). Bounds a tree's memory on a long stream.
-    #[arg(long, value_name = "L", value_parser = limits::positive_usize, allow_negative_numbers = true)]
-    pub max_leaves: Option<usize>,
-    /// Each Hoeffding tree splits no leaf at this depth (the root is depth 0, so 1 allows
-    /// one split; at least 1; default: no limit).
-    #[arg(long, value_name = "D", value_parser = limits::positive_usize, allow_negative_numbers = true)]
-    pub max_depth: Option<usize>,
-    /// A memory budget for the model's Hoeffding trees together, in bytes (a plain
-    /// integer, or with a suffix K, M or G for 2^10, 2^20, 2^30, e.g. 64M; 1 to 2^50):
-    /// each of the T trees gets BYTES / T, and when it outgrows its share it deactivates
-    /// its least promising leaves (MOA's memory management; they keep predicting their
-    /// class distribution but stop growing). Default: no budget.
-    #[arg(long, value_name = "BYTES", value_parser = limits::model_bytes, allow_negative_numbers = true)]
-    pub max_model_bytes: Option<u64>,
-    /// The edge gamma of the optimal boosters (online-bbm, online-bbm-s, online-mbbm,
-    /// online-bmr, topk-bbm) [default: 0.1].
-    #[arg(long, value_name = "G")]
-    pub gamma: Option<f64>,
-    /// OnlineBMR's potential: rank (the weighted rank loss; the paper's choice for
-    /// single-label weak learners) or hinge (the weighted hinge loss; for general ones)
-    /// [default: rank].
-    #[arg(hide_possible_values = true, long, value_parser = named::<Potential>())]
-    pub potential: Option<Potential>,
-    /// Oza: how the stages combine their votes: paper (Oza and Russell's hard votes: each
-    /// stage adds its weight ln((1 - e) / e) to the label it predicts) or moa (MOA's
-    /// OzaBoost: each stage adds its weight times its predicted distribution, and the vote
-    /// stops at the first stage of weight 0) [default: paper].
-    #[arg(hide_possible_values = true, long, value_name = "RULE", value_parser = named::<OzaVotes>())]
-    pub oza_votes: Option<OzaVotes>,
-
-    /// Top-k boosters: the number of labels shown (their relevance is the feedback). A
-    /// comma-separated list runs once per k (eval; e.g. for --curve); each k from 1 to the
-    /// label count [default: 3].
-    #[arg(long, value_delimiter = ',', value_name = "K", value_parser = limits::labels, allow_negative_numbers = true)]
-    pub k: Vec<usize>,
-    /// Top-k boosters: the exploration rate rho in (0, 1) (with probability rho the shown
-    /// ranking is randomized) [default: 0.04].
-    #[arg(long, value_name = "RHO")]
-    pub rho: Option<f64>,
-    /// Top-k boosters: uniform (a random permutation) or single-swap (two random swaps
-    /// across the top-k boundary; needs 3 <= k < labels) [default: uniform].
-    #[arg(hide_possible_values = true, long, value_parser = named::<Randomization>())]
-    pub randomization: Option<Randomization>,
-    /// Top-k boosters: probabilities Pr[a, b shown] are clipped to [P, 1 - P] before they
-    /// divide (the authors' 0.005; 0 turns it off) [default: 0.005].
-    #[arg(long, value_name = "P")]
-    pub clip_probability: Option<f64>,
-    /// topk-adaptive: the SGD gradient estimate for a learner's weight is clipped to
-    /// [-C, C] (the authors' 1.0; 0 turns it off) [default: 1].
-    #[arg(long, value_name = "C")]
-    pub clip_gradient: Option<f64>,
-
-    /// falt, salt, falt-kernel: the step size eta (> 0) [default: 1 for falt and salt, the
-    /// paper's "search the optimal eta around 1"; 0.25 for falt-kernel (beyond the paper,
-    /// see docs/thresholding.md); with --grid, a grid of step sizes].
-    #[arg(long, value_name = "ETA")]
-    pub eta: Option<f64>,
-    /// salt: delta (> 0) in H = delta I + diag(s) [default: 1].
-    #[arg(long, value_name = "DELTA")]
-    pub delta: Option<f64>,
-    /// falt, salt, falt-kernel: M, the maximum number of update steps on each example
-    /// (stops early at zero loss). The paper searches M in [L/8, 4L] for L labels and
-    /// finds larger M better [default: L, the stream's label count].
-    #[arg(long, value_name = "M", value_parser = limits::positive_usize, allow_negative_numbers = true)]
-    pub repetitions: Option<usize>,
-    /// pa1-br, pa2-br: the aggressiveness C (> 0) [default: 1].
-    #[arg(long = "c", value_name = "C")]
-    pub pa_c: Option<f64>,
-    /// falt, pa1-br, pa2-br: the kernel, linear or rbf (K(x, z) = exp(-||x - z||^2 /
-    /// (2 delta^2))); falt-kernel is falt with rbf [default: linear].
-    #[arg(hide_possible_values = true, long, value_parser = named::<Kernel>())]
-    pub kernel: Option<Kernel>,
-    /// The RBF kernel width delta^2 (> 0) [default: 1, on features scaled by
-    /// --online-scaling; with --grid, a grid of widths].
-    #[arg(long, value_name = "DELTA2")]
-    pub kernel_width: Option<f64>,
-    /// falt, salt, falt-kernel, pa1-br, pa2-br: how the model scales its input features:
-    /// min-max (per-feature running minimum and maximum over the examples learned so far,
-    /// kept in the model: one pass, no preprocessing; sparse vectors are divided by the
-    /// largest magnitude so they stay sparse) or none (the raw features, the paper's
-    /// algorithms as written) [default: min-max].
-    #[arg(hide_possible_values = true, long, value_name = "HOW", value_parser = named::<FeatureScaling>())]
-    pub online_scaling: Option<FeatureScaling>,
-    /// falt, salt, falt-kernel (beyond the paper, which tunes offline): run a small grid of
-    /// settings side by side on every example and predict with the one whose progressive
-    /// loss (1 - the example's F1) is least, by Hedge's weights. The grid: eta in {1/64,
-    /// 1/8, 1} (falt, salt); eta in {1/4, 1} times delta^2 in {1/16, 1/4, 1, 4, 16}
-    /// (falt-kernel). An --eta or --kernel-width given fixes that axis. Off by default.
-    #[arg(long)]
-    pub grid: bool,
-    /// Kernel models: keep at most this many support vectors (the oldest are removed
-    /// first; at least 1). Default: no limit (the paper's algorithms).
-    #[arg(long, value_name = "B", value_parser = limits::positive_usize, allow_negative_numbers = true)]
-    pub budget: Option<usize>,
-    /// Boosters on multi-label streams: how the ranking becomes a label set: top-m (the m
-    /// highest-scored labels, m the running mean cardinality; the default) or threshold (an
-    /// ALT threshold v . [x; 1] learned online on the standardized scores, see
-    /// docs/thresholding.md).
-    #[arg(long, value_name = "RULE", value_parser = named::<LabelSetKind>())]
-    pub label_set: Option<LabelSetKind>,
-    /// --label-set threshold: the threshold's step size (> 0) [default: 0.1].
-    #[arg(long, value_name = "ETA")]
-    pub threshold_eta: Option<f64>,
-    /// --label-set threshold: the maximum number of threshold steps per example
-    /// [default: 1].
-    #[arg(long, value_name = "M", value_parser = limits::positive_usize, allow_negative_numbers = true)]
-    pub threshold_repetitions: Option<usize>,
+    /// The model options (one field per [`ModelOption`]).
+    #[command(flatten)]
+    pub options: ModelOptionArgs,
 
     /// The seed of every random choice (weak learner parameters, sampling, Hedge, generator)
     /// [default: 1].
     #[arg(long, value_name = "S")]
     pub seed: Option<u64>,
+}
+
+/// A model option's command-line field: whether it was given, and its value (an
+/// `Option`'s value, a list's first, a flag that is set).
+trait GivenValue {
+    /// The value's type.
+    type Value;
+    /// The value, if the option was given.
+    fn given(&self) -> Option<&Self::Value>;
+}
+
+impl<T> GivenValue for Option<T> {
+    type Value = T;
+    fn given(&self) -> Option<&T> {
+        self.as_ref()
+    }
+}
+
+impl<T> GivenValue for Vec<T> {
+    type Value = T;
+    fn given(&self) -> Option<&T> {
+        self.first()
+    }
+}
+
+impl GivenValue for bool {
+    type Value = bool;
+    fn given(&self) -> Option<&bool> {
+        self.then_some(self)
+    }
+}
+
+/// Makes [`ModelOptionArgs`] from the list of model options.
+macro_rules! model_option_args {
+    ($(
+        $(#[$doc:meta])*
+        $variant:ident {
+            flag: $flag:literal,
+            field: $field:ident: $ty:ty,
+            arg: ($($arg:tt)*),
+            header: |$config:ident| $header:expr,
+            apply: |$c:ident, $value:pat, $args:tt| $apply:expr $(,)?
+        }
+    ),* $(,)?) => {
+        /// The model options on the command line: one field per [`ModelOption`], each
+        /// declared once in [`flowboost_operators::model_options!`].
+        #[derive(Debug, Args)]
+        pub struct ModelOptionArgs {
+            $(
+                $(#[$doc])*
+                #[arg(long = $flag, $($arg)*)]
+                pub $field: $ty,
+            )*
+        }
+
+        impl ModelOptionArgs {
+            /// The options given on the command line (not their defaults), in the help's
+            /// order.
+            pub fn given(&self) -> Vec<ModelOption> {
+                let mut given = Vec::new();
+                $(
+                    if GivenValue::given(&self.$field).is_some() {
+                        given.push(ModelOption::$variant);
+                    }
+                )*
+                given
+            }
+
+            /// Sets the options given on the command line in `config`, in the help's
+            /// order.
+            fn apply(&self, config: &mut BoosterConfig) {
+                $(
+                    if let Some($value) = GivenValue::given(&self.$field) {
+                        let $c = &mut *config;
+                        let $args = self;
+                        $apply;
+                    }
+                )*
+            }
+        }
+    };
+}
+
+flowboost_operators::model_options!(model_option_args);
+
+impl ModelOptionArgs {
+    /// `--kernel` and `--kernel-width`: the RBF kernel's width (`--kernel-width`, or 1)
+    /// with `--kernel rbf` or `falt-kernel`, else no kernel.
+    fn apply_kernel(&self, config: &mut BoosterConfig) {
+        let rbf = self.kernel == Some(Kernel::Rbf) || config.algorithm == Algorithm::FaltKernel;
+        config.threshold.kernel_width = rbf.then(|| self.kernel_width.unwrap_or(1.0));
+    }
+
+    /// `--grid`: the default grid around the configuration's step size and kernel width
+    /// (an `--eta` or `--kernel-width` given fixes that axis).
+    fn apply_grid(&self, config: &mut BoosterConfig) {
+        config.threshold.grid = Some(ThresholdGrid::default_for(
+            &config.threshold,
+            self.eta.is_some(),
+            self.kernel_width.is_some(),
+        ));
+    }
 }
 
 /// The engine that runs the stages.
@@ -303,133 +281,14 @@ impl ModelArgs {
         })
     }
 
-    /// The options given on the command line (not their defaults).
+    /// The options given on the command line (not their defaults), in the help's order.
     pub fn given(&self) -> Vec<ModelOption> {
-        use ModelOption as O;
-        let mut v = Vec::new();
-        let mut add = |given: bool, o: ModelOption| {
-            if given {
-                v.push(o);
-            }
-        };
-        add(self.learners.is_some(), O::Learners);
-        add(self.weak.is_some(), O::Weak);
-        add(self.tree_params.is_some(), O::TreeParams);
-        add(self.feature_subset.is_some(), O::FeatureSubset);
-        add(self.max_leaves.is_some(), O::MaxLeaves);
-        add(self.max_depth.is_some(), O::MaxDepth);
-        add(self.max_model_bytes.is_some(), O::MaxModelBytes);
-        add(self.gamma.is_some(), O::Gamma);
-        add(self.potential.is_some(), O::Potential);
-        add(self.oza_votes.is_some(), O::OzaVotes);
-        add(!self.k.is_empty(), O::K);
-        add(self.rho.is_some(), O::Rho);
-        add(self.randomization.is_some(), O::Randomization);
-        add(self.clip_probability.is_some(), O::ClipProbability);
-        add(self.clip_gradient.is_some(), O::ClipGradient);
-        add(self.eta.is_some(), O::Eta);
-        add(self.delta.is_some(), O::Delta);
-        add(self.repetitions.is_some(), O::Repetitions);
-        add(self.pa_c.is_some(), O::C);
-        add(self.kernel.is_some(), O::Kernel);
-        add(self.kernel_width.is_some(), O::KernelWidth);
-        add(self.budget.is_some(), O::Budget);
-        add(self.online_scaling.is_some(), O::OnlineScaling);
-        add(self.grid, O::Grid);
-        add(self.label_set.is_some(), O::LabelSet);
-        add(self.threshold_eta.is_some(), O::ThresholdEta);
-        add(
-            self.threshold_repetitions.is_some(),
-            O::ThresholdRepetitions,
-        );
-        v
+        self.options.given()
     }
 
     /// Sets the options given on the command line in `config`.
     fn apply(&self, config: &mut BoosterConfig) {
-        if let Some(n) = self.learners {
-            config.learners = n;
-        }
-        if let Some(w) = self.weak {
-            config.weak = w;
-        }
-        if let Some(t) = self.tree_params {
-            config.tree_params = t;
-        }
-        if self.feature_subset.is_some() {
-            config.feature_subset = self.feature_subset;
-        }
-        if self.max_leaves.is_some() {
-            config.max_leaves = self.max_leaves;
-        }
-        if self.max_depth.is_some() {
-            config.max_depth = self.max_depth;
-        }
-        if self.max_model_bytes.is_some() {
-            config.max_model_bytes = self.max_model_bytes;
-        }
-        if let Some(g) = self.gamma {
-            config.gamma = g;
-        }
-        if let Some(p) = self.potential {
-            config.potential = p;
-        }
-        if let Some(v) = self.oza_votes {
-            config.oza_votes = v;
-        }
-        if let Some(&k) = self.k.first() {
-            config.topk.k = k;
-        }
-        if let Some(r) = self.rho {
-            config.topk.rho = r;
-        }
-        if let Some(r) = self.randomization {
-            config.topk.randomization = r;
-        }
-        if let Some(p) = self.clip_probability {
-            config.topk.clip_probability = p;
-        }
-        if let Some(c) = self.clip_gradient {
-            config.topk.clip_gradient = c;
-        }
-        if let Some(e) = self.eta {
-            config.threshold.eta = e;
-        }
-        if let Some(d) = self.delta {
-            config.threshold.delta = d;
-        }
-        if let Some(m) = self.repetitions {
-            config.threshold.repetitions = m;
-        }
-        if let Some(c) = self.pa_c {
-            config.threshold.c = c;
-        }
-        let rbf = self.kernel == Some(Kernel::Rbf) || config.algorithm == Algorithm::FaltKernel;
-        if self.kernel.is_some() || self.kernel_width.is_some() {
-            config.threshold.kernel_width = rbf.then(|| self.kernel_width.unwrap_or(1.0));
-        }
-        if self.budget.is_some() {
-            config.threshold.budget = self.budget;
-        }
-        if let Some(s) = self.online_scaling {
-            config.threshold.scaling = s;
-        }
-        if self.grid {
-            config.threshold.grid = Some(ThresholdGrid::default_for(
-                &config.threshold,
-                self.eta.is_some(),
-                self.kernel_width.is_some(),
-            ));
-        }
-        if self.label_set.is_some() {
-            config.label_set = self.label_set;
-        }
-        if let Some(e) = self.threshold_eta {
-            config.score_threshold.eta = e;
-        }
-        if let Some(m) = self.threshold_repetitions {
-            config.score_threshold.repetitions = m;
-        }
+        self.options.apply(config);
         if let Some(s) = self.seed {
             config.seed = s;
         }
@@ -441,7 +300,7 @@ impl ModelArgs {
         let mut config = BoosterConfig::new(algo, WeakKind::Vfdt, 1);
         config.topk = TopKConfig::default();
         let kernel_falt = algo == Algorithm::FaltKernel
-            || (algo == Algorithm::Falt && self.kernel == Some(Kernel::Rbf));
+            || (algo == Algorithm::Falt && self.options.kernel == Some(Kernel::Rbf));
         config.threshold = ThresholdConfig {
             algorithm: algo.thresholding().unwrap_or(ThresholdAlgorithm::Falt),
             kernel_width: (algo == Algorithm::FaltKernel).then_some(1.0),
@@ -451,7 +310,7 @@ impl ModelArgs {
         };
         config.score_threshold = ScoreThresholdConfig::default();
         self.apply(&mut config);
-        if self.tree_params.is_none() {
+        if self.options.tree_params.is_none() {
             config.tree_params = if algo.stages(config.learners) <= 1 {
                 TreeParams::Default
             } else {
@@ -468,7 +327,7 @@ impl ModelArgs {
     /// [`booster`]: ModelArgs::booster
     pub fn booster_for(&self, schema: &Schema) -> BoosterConfig {
         let mut config = self.booster(schema.task);
-        if self.repetitions.is_none()
+        if self.options.repetitions.is_none()
             && matches!(
                 config.algorithm,
                 Algorithm::Falt | Algorithm::Salt | Algorithm::FaltKernel
@@ -522,7 +381,7 @@ impl ModelArgs {
     pub fn check_schema(&self, config: &BoosterConfig, schema: &Schema) -> Result<(), String> {
         let algo = config.algorithm;
         if algo.is_topk() {
-            for &k in &self.k {
+            for &k in &self.options.k {
                 if k > schema.num_labels() {
                     return Err(format!(
                         "--k {k}: the stream has {} labels (k is at most the label count)",
@@ -531,7 +390,7 @@ impl ModelArgs {
                 }
             }
         }
-        if let Some(m) = self.feature_subset
+        if let Some(m) = self.options.feature_subset
             && m > schema.dim()
         {
             return Err(format!(
@@ -579,13 +438,14 @@ impl ModelArgs {
                 if reads.is_empty() { "" } else { ", and --seed" },
             ));
         }
+        let options = &self.options;
         if algo == Algorithm::Salt
-            && (self.kernel == Some(Kernel::Rbf) || self.kernel_width.is_some())
+            && (options.kernel == Some(Kernel::Rbf) || options.kernel_width.is_some())
         {
             return Err("salt has no kernel version (the paper kernelizes FALT only)".into());
         }
-        if (self.budget.is_some() || self.kernel_width.is_some())
-            && !(self.kernel == Some(Kernel::Rbf) || algo == Algorithm::FaltKernel)
+        if (options.budget.is_some() || options.kernel_width.is_some())
+            && !(options.kernel == Some(Kernel::Rbf) || algo == Algorithm::FaltKernel)
         {
             return Err(
                 "--budget and --kernel-width apply to kernel models (--kernel rbf or falt-kernel)"

@@ -135,7 +135,7 @@ pub fn run(args: EvalArgs) -> Result<(), String> {
             base.algorithm
         ));
     }
-    let one_run = args.gamma_grid.len() <= 1 && args.model.k.len() <= 1 && curve_runs <= 1;
+    let one_run = args.gamma_grid.len() <= 1 && args.model.options.k.len() <= 1 && curve_runs <= 1;
     if !one_run && (plan.start.is_some() || plan.save.is_some()) {
         return Err(
             "--save-model and --load-model take one run (not --gamma-grid, several --k or --curve-runs)"
@@ -174,8 +174,8 @@ pub fn run(args: EvalArgs) -> Result<(), String> {
         model: plan,
         epoch_size: args.engine.batch,
     };
-    let ks: Vec<Option<usize>> = if base.algorithm.is_topk() && args.model.k.len() > 1 {
-        args.model.k.iter().map(|&k| Some(k)).collect()
+    let ks: Vec<Option<usize>> = if base.algorithm.is_topk() && args.model.options.k.len() > 1 {
+        args.model.options.k.iter().map(|&k| Some(k)).collect()
     } else {
         vec![None]
     };

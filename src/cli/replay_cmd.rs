@@ -128,7 +128,7 @@ pub struct ReplayArgs {
 
 /// Runs `flowboost replay-clicks`.
 pub fn run(args: ReplayArgs) -> Result<(), String> {
-    if args.model.k.len() > 1 {
+    if args.model.options.k.len() > 1 {
         return Err("replay-clicks takes one --k".into());
     }
     if !matches!(

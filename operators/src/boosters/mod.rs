@@ -6,12 +6,15 @@
 mod ada_olmr;
 mod adaboost_ol;
 mod adaboost_olm;
+mod any_stage;
 mod online_bbm;
 mod online_bmr;
 mod online_mbbm;
+mod options;
 mod oza;
 pub mod registry;
 mod single;
+mod stage_context;
 mod summary;
 mod threshold_stage;
 mod topk_adaptive;
@@ -21,12 +24,14 @@ mod weak_slot;
 pub use ada_olmr::{AdaOlmrStage, logistic_rank_gradient, logistic_rank_gradient_with};
 pub use adaboost_ol::{AdaBoostOlStage, logistic_weight};
 pub use adaboost_olm::AdaBoostOlmStage;
+pub use any_stage::AnyStage;
 pub use online_bbm::OnlineBbmStage;
 pub use online_bmr::{OnlineBmrStage, RANDOM_WEIGHT_SCALE_RANGE, random_weight_scale};
 pub use online_mbbm::OnlineMbbmStage;
 pub use oza::{OzaStage, OzaVotes};
-pub use registry::{AlgorithmSpec, Family, ModelOption, REGISTRY};
+pub use registry::{Algorithm, AlgorithmSpec, Family, ModelOption, REGISTRY, StageBuilder};
 pub use single::SingleStage;
+pub use stage_context::StageContext;
 pub use summary::StageSummary;
 pub use threshold_stage::ThresholdStage;
 pub use topk_adaptive::{TopkAdaptiveStage, estimated_logistic_gradient};
@@ -35,60 +40,18 @@ pub use weak_slot::WeakSlot;
 
 use crate::data::{Schema, Task};
 use crate::engine::{
-    Chain, ExpertSelection, InFlight, LabelSetKind, LabelSetRule, Position, ScoreKind, Stage,
-    Terminal,
+    Chain, ExpertSelection, LabelSetKind, LabelSetRule, Position, ScoreKind, Terminal,
 };
-use crate::learners::SharedViews;
 use crate::learners::{
     HoeffdingTree, HoeffdingTreeConfig, LinearConfig, LinearLearner, WeakKind, WeakModel,
 };
+use crate::potentials::PairLoss;
 use crate::rng::{seeded, splitmix64};
-use crate::thresholding::{
-    ScoreThresholdConfig, ThresholdAlgorithm, ThresholdConfig, ThresholdLearner,
-};
+use crate::thresholding::{ScoreThresholdConfig, ThresholdAlgorithm, ThresholdConfig};
 use crate::topk::TopKConfig;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
-
-/// The algorithms, by their command-line names.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Algorithm {
-    /// One weak learner alone (`single`).
-    Single,
-    /// Online BBM with importance weights (`online-bbm`).
-    OnlineBbm,
-    /// Online BBM with rejection sampling (`online-bbm-s`).
-    OnlineBbmS,
-    /// AdaBoost.OL with importance weights (`adaboost-ol`).
-    AdaBoostOl,
-    /// AdaBoost.OL.S, with rejection sampling (`adaboost-ol-s`).
-    AdaBoostOlS,
-    /// Oza and Russell's online boosting (`oza`).
-    Oza,
-    /// OnlineMBBM, the optimal multiclass booster (`online-mbbm`).
-    OnlineMbbm,
-    /// AdaBoost.OLM, the adaptive multiclass booster (`adaboost-olm`).
-    AdaBoostOlm,
-    /// OnlineBMR, the optimal multi-label ranking booster (`online-bmr`).
-    OnlineBmr,
-    /// Ada.OLMR, the adaptive multi-label ranking booster (`ada-olmr`).
-    AdaOlmr,
-    /// Top-k BBM, the optimal booster under top-k feedback (`topk-bbm`).
-    TopkBbm,
-    /// Top-k Adaptive, the adaptive booster under top-k feedback (`topk-adaptive`).
-    TopkAdaptive,
-    /// FALT, first-order adaptive label thresholding (`falt`; with `--kernel rbf`, FALT(k)).
-    Falt,
-    /// SALT, second-order adaptive label thresholding (`salt`).
-    Salt,
-    /// FALT(k), FALT with an RBF kernel (`falt-kernel`).
-    FaltKernel,
-    /// PA-I binary relevance (`pa1-br`; with `--kernel rbf`, PA-I-BR(k)).
-    Pa1Br,
-    /// PA-II binary relevance (`pa2-br`; with `--kernel rbf`, PA-II-BR(k)).
-    Pa2Br,
-}
 
 impl Algorithm {
     /// Every algorithm, in the registry's order (the command line's help).
@@ -185,6 +148,16 @@ pub enum Potential {
 
 crate::named_values!(Potential, "potential", Rank => "rank", Hinge => "hinge");
 
+impl Potential {
+    /// The pairwise loss behind the potential.
+    pub fn loss(self) -> PairLoss {
+        match self {
+            Potential::Rank => PairLoss::Rank,
+            Potential::Hinge => PairLoss::Hinge,
+        }
+    }
+}
+
 /// Everything needed to build a booster.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct BoosterConfig {
@@ -272,55 +245,6 @@ impl BoosterConfig {
     }
 }
 
-/// A stage of any booster (static dispatch; serializable for checkpoints).
-// Stages sit in a vector, one per weak learner, and are never moved in a hot path: the
-// size of the largest variant costs nothing that boxing would save.
-#[allow(clippy::large_enum_variant)]
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub enum AnyStage {
-    /// `single`.
-    Single(SingleStage),
-    /// `online-bbm`, `online-bbm-s`.
-    OnlineBbm(OnlineBbmStage),
-    /// `adaboost-ol`, `adaboost-ol-s`.
-    AdaBoostOl(AdaBoostOlStage),
-    /// `oza`.
-    Oza(OzaStage),
-    /// `online-mbbm`.
-    OnlineMbbm(OnlineMbbmStage),
-    /// `adaboost-olm`.
-    AdaBoostOlm(AdaBoostOlmStage),
-    /// `online-bmr`.
-    OnlineBmr(OnlineBmrStage),
-    /// `ada-olmr`.
-    AdaOlmr(AdaOlmrStage),
-    /// `topk-bbm`.
-    TopkBbm(TopkBbmStage),
-    /// `topk-adaptive`.
-    TopkAdaptive(TopkAdaptiveStage),
-    /// `falt`, `salt`, `falt-kernel`, `pa1-br`, `pa2-br`.
-    Threshold(ThresholdStage),
-}
-
-impl Stage for AnyStage {
-    #[inline]
-    fn process(&mut self, rec: &mut InFlight, views: &mut SharedViews) {
-        match self {
-            AnyStage::Single(s) => s.process(rec, views),
-            AnyStage::OnlineBbm(s) => s.process(rec, views),
-            AnyStage::AdaBoostOl(s) => s.process(rec, views),
-            AnyStage::Oza(s) => s.process(rec, views),
-            AnyStage::OnlineMbbm(s) => s.process(rec, views),
-            AnyStage::AdaBoostOlm(s) => s.process(rec, views),
-            AnyStage::OnlineBmr(s) => s.process(rec, views),
-            AnyStage::AdaOlmr(s) => s.process(rec, views),
-            AnyStage::TopkBbm(s) => s.process(rec, views),
-            AnyStage::TopkAdaptive(s) => s.process(rec, views),
-            AnyStage::Threshold(s) => s.process(rec, views),
-        }
-    }
-}
-
 /// A built booster: its stages, its terminal and the size of its score vectors.
 pub type Booster = Chain<AnyStage>;
 
@@ -330,25 +254,6 @@ pub type Booster = Chain<AnyStage>;
 pub fn tree_byte_budget(max_model_bytes: u64, trees: usize) -> usize {
     let share = max_model_bytes / (trees.max(1) as u64);
     usize::try_from(share).unwrap_or(usize::MAX)
-}
-
-impl AnyStage {
-    /// The stage's weak learner (`None` for a thresholding stage).
-    pub fn learner_mut(&mut self) -> Option<&mut WeakModel> {
-        Some(match self {
-            AnyStage::Single(s) => s.learner_mut(),
-            AnyStage::OnlineBbm(s) => s.learner_mut(),
-            AnyStage::AdaBoostOl(s) => s.learner_mut(),
-            AnyStage::Oza(s) => s.learner_mut(),
-            AnyStage::OnlineMbbm(s) => s.learner_mut(),
-            AnyStage::AdaBoostOlm(s) => s.learner_mut(),
-            AnyStage::OnlineBmr(s) => s.learner_mut(),
-            AnyStage::AdaOlmr(s) => s.learner_mut(),
-            AnyStage::TopkBbm(s) => s.learner_mut(),
-            AnyStage::TopkAdaptive(s) => s.learner_mut(),
-            AnyStage::Threshold(_) => return None,
-        })
-    }
 }
 
 /// Gives `stages` the settings of `config` that are not part of their state: every
@@ -434,13 +339,16 @@ impl From<BuildError> for String {
     }
 }
 
-/// Builds the stages and terminal of `config.algorithm` for streams of `schema`.
+/// Builds the stages and terminal of `config.algorithm` for streams of `schema`: the
+/// checks every algorithm shares, then the registry entry's stage builder for each stage
+/// (see [`AlgorithmSpec::stage`]), then the terminal its family calls for.
 pub fn build(schema: &Schema, config: &BoosterConfig) -> Result<Booster, BuildError> {
     let alg = config.algorithm;
-    if !alg.supports(schema.task) {
+    let spec = alg.spec();
+    if !spec.handles(schema.task) {
         let handles: Vec<&str> = [Task::Binary, Task::Multiclass, Task::Multilabel]
             .into_iter()
-            .filter(|&t| alg.supports(t))
+            .filter(|&t| spec.handles(t))
             .map(Task::name)
             .collect();
         return Err(BuildError::Task {
@@ -452,29 +360,14 @@ pub fn build(schema: &Schema, config: &BoosterConfig) -> Result<Booster, BuildEr
     if schema.num_labels() < 2 {
         return Err(BuildError::TooFewLabels);
     }
+    let (kind, selection) = match spec.family {
+        Family::Thresholding { .. } => return build_thresholding(schema, config),
+        Family::Single => (ScoreKind::Votes, ExpertSelection::Last),
+        Family::Booster {
+            kind, selection, ..
+        } => (kind, selection),
+    };
     let k = schema.num_labels();
-    if let Some(tc) = config.threshold_config() {
-        // One online multi-label classifier: one stage, its own threshold.
-        let learner = ThresholdLearner::new(&tc, schema.dim(), k, config.seed)
-            .map_err(BuildError::Thresholding)?;
-        let rule = LabelSetRule::new(LabelSetKind::Positive, 0, &config.score_threshold)
-            .map_err(BuildError::LabelSet)?;
-        let terminal = Terminal::new(
-            schema.task,
-            ScoreKind::Votes,
-            k,
-            1,
-            ExpertSelection::Last,
-            config.seed,
-        )
-        .with_label_set(rule);
-        return Ok(Booster {
-            stages: vec![AnyStage::Threshold(ThresholdStage::new(learner))],
-            terminal,
-            score_dim: k,
-            position: Position::default(),
-        });
-    }
     let n = alg.stages(config.learners);
     if n == 0 {
         return Err(BuildError::NoLearners);
@@ -482,15 +375,6 @@ pub fn build(schema: &Schema, config: &BoosterConfig) -> Result<Booster, BuildEr
     if !(0.0..1.0).contains(&config.gamma) {
         return Err(BuildError::Gamma(config.gamma));
     }
-    let weak = |i: usize| WeakSlot::new(build_weak(schema, config, i));
-    let seed = config.seed;
-    let (kind, selection) = match alg.spec().family {
-        Family::Booster {
-            kind, selection, ..
-        } => (kind, selection),
-        Family::Single => (ScoreKind::Votes, ExpertSelection::Last),
-        Family::Thresholding { .. } => unreachable!("built above"),
-    };
     let score_dim = match kind {
         ScoreKind::Margin => 1,
         ScoreKind::Votes => k,
@@ -498,107 +382,12 @@ pub fn build(schema: &Schema, config: &BoosterConfig) -> Result<Booster, BuildEr
     if alg.is_topk() {
         config.topk.validate(k).map_err(BuildError::TopK)?;
     }
-    let trail = selection == ExpertSelection::Hedge;
-    let mut stages: Vec<AnyStage> = (0..n)
-        .map(|i| match alg {
-            Algorithm::Single => AnyStage::Single(SingleStage::new(weak(i))),
-            Algorithm::OnlineBbm | Algorithm::OnlineBbmS => {
-                AnyStage::OnlineBbm(OnlineBbmStage::new(
-                    weak(i),
-                    i + 1,
-                    n,
-                    config.gamma,
-                    alg == Algorithm::OnlineBbmS,
-                    seed,
-                ))
-            }
-            Algorithm::AdaBoostOl | Algorithm::AdaBoostOlS => AnyStage::AdaBoostOl(
-                AdaBoostOlStage::new(weak(i), i + 1, alg == Algorithm::AdaBoostOlS, trail, seed),
-            ),
-            Algorithm::Oza => AnyStage::Oza(OzaStage::new(weak(i), i + 1, seed, config.oza_votes)),
-            // Multiclass boosters.
-            Algorithm::OnlineMbbm | Algorithm::AdaBoostOlm => {
-                // Random trees receive their weights in a per-tree unit, as the authors did.
-                let unit = match (config.weak, config.tree_params) {
-                    (WeakKind::Vfdt, TreeParams::Random) => {
-                        OnlineMbbmStage::random_weight_unit(seed, i)
-                    }
-                    _ => 1.0,
-                };
-                if alg == Algorithm::OnlineMbbm {
-                    AnyStage::OnlineMbbm(OnlineMbbmStage::new(
-                        weak(i),
-                        i + 1,
-                        n,
-                        k,
-                        config.gamma,
-                        unit,
-                        seed,
-                    ))
-                } else {
-                    AnyStage::AdaBoostOlm(AdaBoostOlmStage::new(
-                        weak(i),
-                        i + 1,
-                        k,
-                        trail,
-                        unit,
-                        seed,
-                    ))
-                }
-            }
-            // Multi-label ranking boosters.
-            Algorithm::OnlineBmr | Algorithm::AdaOlmr => {
-                let model = build_weak(schema, config, i);
-                // Random trees get the authors' per-tree weight constant.
-                let scale = match (config.weak, config.tree_params) {
-                    (WeakKind::Vfdt, TreeParams::Random) => random_weight_scale(seed, i),
-                    _ => 1.0,
-                };
-                if alg == Algorithm::OnlineBmr {
-                    let loss = match config.potential {
-                        Potential::Rank => crate::potentials::PairLoss::Rank,
-                        Potential::Hinge => crate::potentials::PairLoss::Hinge,
-                    };
-                    AnyStage::OnlineBmr(OnlineBmrStage::new(
-                        model,
-                        i + 1,
-                        n,
-                        config.gamma,
-                        loss,
-                        scale,
-                    ))
-                } else {
-                    AnyStage::AdaOlmr(AdaOlmrStage::new(model, trail, scale))
-                }
-            }
-            // Top-k feedback boosters (the same weak learners and feeding).
-            Algorithm::TopkBbm | Algorithm::TopkAdaptive => {
-                let model = build_weak(schema, config, i);
-                let scale = match (config.weak, config.tree_params) {
-                    (WeakKind::Vfdt, TreeParams::Random) => random_weight_scale(seed, i),
-                    _ => 1.0,
-                };
-                if alg == Algorithm::TopkBbm {
-                    AnyStage::TopkBbm(TopkBbmStage::new(model, i + 1, n, config.gamma, scale))
-                } else {
-                    AnyStage::TopkAdaptive(TopkAdaptiveStage::new(
-                        model,
-                        config.topk.rho,
-                        config.topk.clip_gradient,
-                        scale,
-                    ))
-                }
-            }
-            Algorithm::Falt
-            | Algorithm::Salt
-            | Algorithm::FaltKernel
-            | Algorithm::Pa1Br
-            | Algorithm::Pa2Br => unreachable!("built above"),
-        })
-        .collect();
-    let mut terminal = Terminal::new(schema.task, kind, score_dim, n, selection, seed);
+    let mut stages = (0..n)
+        .map(|i| (spec.stage)(&StageContext::new(schema, config, i, n)))
+        .collect::<Result<Vec<AnyStage>, BuildError>>()?;
+    let mut terminal = Terminal::new(schema.task, kind, score_dim, n, selection, config.seed);
     if alg.is_topk() {
-        terminal = terminal.with_topk(config.topk, seed);
+        terminal = terminal.with_topk(config.topk, config.seed);
     }
     if let Some(kind) = config.label_set {
         if schema.task != Task::Multilabel {
@@ -624,6 +413,30 @@ pub fn build(schema: &Schema, config: &BoosterConfig) -> Result<Booster, BuildEr
         stages,
         terminal,
         score_dim,
+        position: Position::default(),
+    })
+}
+
+/// One online multi-label classifier of the thresholding family: one stage (the registry
+/// entry's), its own threshold.
+fn build_thresholding(schema: &Schema, config: &BoosterConfig) -> Result<Booster, BuildError> {
+    let k = schema.num_labels();
+    let stage = (config.algorithm.spec().stage)(&StageContext::new(schema, config, 0, 1))?;
+    let rule = LabelSetRule::new(LabelSetKind::Positive, 0, &config.score_threshold)
+        .map_err(BuildError::LabelSet)?;
+    let terminal = Terminal::new(
+        schema.task,
+        ScoreKind::Votes,
+        k,
+        1,
+        ExpertSelection::Last,
+        config.seed,
+    )
+    .with_label_set(rule);
+    Ok(Booster {
+        stages: vec![stage],
+        terminal,
+        score_dim: k,
         position: Position::default(),
     })
 }

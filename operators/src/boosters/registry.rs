@@ -1,149 +1,21 @@
-//! The registry of algorithms: one [`AlgorithmSpec`] per algorithm, the single place that
-//! says what an algorithm is called, which tasks it handles, which options it reads and
-//! how its terminal is shaped. The command line's value lists and option checks, the
-//! model files' headers and the save/load round-trip test all read it.
+//! The registry of algorithms: one entry per algorithm, the single place that says what an
+//! algorithm is called, which tasks it handles, which options it reads, how its terminal
+//! is shaped and how it builds its stages. The [`Algorithm`] enum and [`REGISTRY`] are
+//! both made from the one list in `algorithms!` below: adding an algorithm is adding an
+//! entry there. The command line's value lists and option checks, the model files'
+//! headers, [`build`](super::build) and the save/load round-trip test all read it.
 
-use super::{Algorithm, BoosterConfig};
+use super::{
+    AdaBoostOlStage, AdaBoostOlmStage, AdaOlmrStage, AnyStage, BuildError, OnlineBbmStage,
+    OnlineBmrStage, OnlineMbbmStage, OzaStage, SingleStage, StageContext, ThresholdStage,
+    TopkAdaptiveStage, TopkBbmStage,
+};
 use crate::data::Task;
 use crate::engine::{ExpertSelection, ScoreKind};
-use crate::thresholding::ThresholdAlgorithm;
+use crate::thresholding::{ThresholdAlgorithm, ThresholdLearner};
+use serde::{Deserialize, Serialize};
 
-/// An option that shapes a model, by its command-line name.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum ModelOption {
-    /// `--learners`: the number of weak learners.
-    Learners,
-    /// `--weak`: the weak learner kind.
-    Weak,
-    /// `--tree-params`: default or random tree parameters.
-    TreeParams,
-    /// `--feature-subset`: random features per tree.
-    FeatureSubset,
-    /// `--max-leaves`: a tree stops splitting at this many leaves.
-    MaxLeaves,
-    /// `--max-depth`: a tree splits no leaf at this depth.
-    MaxDepth,
-    /// `--max-model-bytes`: the trees' memory budget.
-    MaxModelBytes,
-    /// `--gamma`: the edge of the optimal boosters.
-    Gamma,
-    /// `--potential`: OnlineBMR's loss.
-    Potential,
-    /// `--oza-votes`: how Oza's stages combine their votes.
-    OzaVotes,
-    /// `--k`: the number of labels shown (top-k boosters).
-    K,
-    /// `--rho`: the exploration rate (top-k boosters).
-    Rho,
-    /// `--randomization`: how the shown ranking is randomized (top-k boosters).
-    Randomization,
-    /// `--clip-probability` (top-k boosters).
-    ClipProbability,
-    /// `--clip-gradient` (Top-k Adaptive).
-    ClipGradient,
-    /// `--eta`: the thresholding learners' step size.
-    Eta,
-    /// `--delta`: SALT's delta.
-    Delta,
-    /// `--repetitions`: M, update steps per example.
-    Repetitions,
-    /// `--c`: the passive-aggressive learners' aggressiveness.
-    C,
-    /// `--kernel`: linear or rbf.
-    Kernel,
-    /// `--kernel-width`: the RBF width.
-    KernelWidth,
-    /// `--budget`: the support-vector budget of kernel models.
-    Budget,
-    /// `--label-set`: how a multi-label booster turns its ranking into a label set.
-    LabelSet,
-    /// `--threshold-eta`: the learned label-set threshold's step size.
-    ThresholdEta,
-    /// `--threshold-repetitions`: the learned label-set threshold's steps per example.
-    ThresholdRepetitions,
-    /// `--online-scaling`: how a thresholding learner scales its features.
-    OnlineScaling,
-    /// `--grid`: a Hedge-chosen grid of thresholding settings.
-    Grid,
-}
-
-impl ModelOption {
-    /// The command-line flag, e.g. `--learners`.
-    pub fn flag(self) -> &'static str {
-        match self {
-            ModelOption::Learners => "--learners",
-            ModelOption::Weak => "--weak",
-            ModelOption::TreeParams => "--tree-params",
-            ModelOption::FeatureSubset => "--feature-subset",
-            ModelOption::MaxLeaves => "--max-leaves",
-            ModelOption::MaxDepth => "--max-depth",
-            ModelOption::MaxModelBytes => "--max-model-bytes",
-            ModelOption::Gamma => "--gamma",
-            ModelOption::Potential => "--potential",
-            ModelOption::OzaVotes => "--oza-votes",
-            ModelOption::K => "--k",
-            ModelOption::Rho => "--rho",
-            ModelOption::Randomization => "--randomization",
-            ModelOption::ClipProbability => "--clip-probability",
-            ModelOption::ClipGradient => "--clip-gradient",
-            ModelOption::Eta => "--eta",
-            ModelOption::Delta => "--delta",
-            ModelOption::Repetitions => "--repetitions",
-            ModelOption::C => "--c",
-            ModelOption::Kernel => "--kernel",
-            ModelOption::KernelWidth => "--kernel-width",
-            ModelOption::Budget => "--budget",
-            ModelOption::LabelSet => "--label-set",
-            ModelOption::ThresholdEta => "--threshold-eta",
-            ModelOption::ThresholdRepetitions => "--threshold-repetitions",
-            ModelOption::OnlineScaling => "--online-scaling",
-            ModelOption::Grid => "--grid",
-        }
-    }
-}
-
-impl ModelOption {
-    /// The option's value in `config`, as the command line writes it.
-    pub fn value(self, config: &BoosterConfig) -> String {
-        let opt = |v: Option<String>| v.unwrap_or_else(|| "none".to_string());
-        match self {
-            ModelOption::Learners => config.learners.to_string(),
-            ModelOption::Weak => config.weak.name().to_string(),
-            ModelOption::TreeParams => config.tree_params.name().to_string(),
-            ModelOption::FeatureSubset => opt(config.feature_subset.map(|m| m.to_string())),
-            ModelOption::MaxLeaves => opt(config.max_leaves.map(|m| m.to_string())),
-            ModelOption::MaxDepth => opt(config.max_depth.map(|m| m.to_string())),
-            ModelOption::MaxModelBytes => opt(config.max_model_bytes.map(|m| m.to_string())),
-            ModelOption::Gamma => config.gamma.to_string(),
-            ModelOption::Potential => config.potential.name().to_string(),
-            ModelOption::OzaVotes => config.oza_votes.name().to_string(),
-            ModelOption::K => config.topk.k.to_string(),
-            ModelOption::Rho => config.topk.rho.to_string(),
-            ModelOption::Randomization => config.topk.randomization.name().to_string(),
-            ModelOption::ClipProbability => config.topk.clip_probability.to_string(),
-            ModelOption::ClipGradient => config.topk.clip_gradient.to_string(),
-            ModelOption::Eta => config.threshold.eta.to_string(),
-            ModelOption::Delta => config.threshold.delta.to_string(),
-            ModelOption::Repetitions => config.threshold.repetitions.to_string(),
-            ModelOption::C => config.threshold.c.to_string(),
-            ModelOption::Kernel => {
-                let rbf = config.threshold.kernel_width.is_some()
-                    || config.algorithm == Algorithm::FaltKernel;
-                if rbf { "rbf" } else { "linear" }.to_string()
-            }
-            ModelOption::KernelWidth => opt(config.threshold.kernel_width.map(|w| w.to_string())),
-            ModelOption::Budget => opt(config.threshold.budget.map(|b| b.to_string())),
-            ModelOption::LabelSet => opt(config.label_set.map(|k| k.name().to_string())),
-            ModelOption::ThresholdEta => config.score_threshold.eta.to_string(),
-            ModelOption::ThresholdRepetitions => config.score_threshold.repetitions.to_string(),
-            ModelOption::OnlineScaling => config.threshold.scaling.name().to_string(),
-            ModelOption::Grid => match &config.threshold.grid {
-                None => "off".into(),
-                Some(g) => format!("eta {:?} kernel-width {:?}", g.etas, g.kernel_widths),
-            },
-        }
-    }
-}
+pub use super::options::ModelOption;
 
 /// What kind of model an algorithm builds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -172,7 +44,8 @@ pub enum Family {
     },
 }
 
-/// One algorithm: its names, tasks, family and the options it reads.
+/// One algorithm: its names, tasks, family, the options it reads and how it builds its
+/// stages.
 #[derive(Clone, Copy, Debug)]
 pub struct AlgorithmSpec {
     /// The algorithm.
@@ -187,8 +60,13 @@ pub struct AlgorithmSpec {
     pub reads: &'static [ModelOption],
     /// One line for the help and `inspect`.
     pub about: &'static str,
+    /// Builds one stage (see [`StageContext`]); [`build`](super::build) calls it for each
+    /// of the `N` stages (once for `single` and the thresholding learners).
+    pub stage: StageBuilder,
 }
 
+/// How a registry entry builds stage `i` of `N`.
+pub type StageBuilder = fn(&StageContext<'_>) -> Result<AnyStage, BuildError>;
 use ModelOption as O;
 
 /// The options of one weak learner (`--weak` and what shapes it), then `$extra`; with
@@ -231,6 +109,8 @@ const FALT: &[ModelOption] = &[
     O::OnlineScaling,
     O::Grid,
 ];
+/// The options of the passive-aggressive baselines.
+const PA: &[ModelOption] = &[O::C, O::Kernel, O::KernelWidth, O::Budget, O::OnlineScaling];
 const ALL_TASKS: &[Task] = &[Task::Binary, Task::Multiclass, Task::Multilabel];
 const BINARY: &[Task] = &[Task::Binary];
 const SINGLE_LABEL: &[Task] = &[Task::Binary, Task::Multiclass];
@@ -245,74 +125,157 @@ const fn booster(kind: ScoreKind, selection: ExpertSelection, optimal: bool, top
     }
 }
 
-/// Every algorithm, in the order of the command line's help.
-pub const REGISTRY: &[AlgorithmSpec] = &[
-    AlgorithmSpec {
-        algorithm: Algorithm::Single,
+const fn thresholding(algorithm: ThresholdAlgorithm, kernel: bool) -> Family {
+    Family::Thresholding { algorithm, kernel }
+}
+
+/// The one stage of a thresholding learner (`falt`, `salt`, `falt-kernel`, `pa1-br`,
+/// `pa2-br`): its hyper-parameters are [`BoosterConfig::threshold_config`].
+///
+/// [`BoosterConfig::threshold_config`]: super::BoosterConfig::threshold_config
+fn threshold_stage(cx: &StageContext<'_>) -> Result<AnyStage, BuildError> {
+    let algorithm = cx.config.algorithm;
+    let config = cx.config.threshold_config().ok_or_else(|| {
+        BuildError::Thresholding(format!("{algorithm} is not a thresholding algorithm"))
+    })?;
+    let learner = ThresholdLearner::new(&config, cx.schema.dim(), cx.labels, cx.seed)
+        .map_err(BuildError::Thresholding)?;
+    Ok(AnyStage::Threshold(ThresholdStage::new(learner)))
+}
+
+/// Makes [`Algorithm`] (one variant per entry, with the entry's doc) and [`REGISTRY`]
+/// (the entries, in order) from one list, so that the two cannot disagree.
+macro_rules! algorithms {
+    ($(
+        $(#[$doc:meta])*
+        $variant:ident {
+            name: $name:literal,
+            tasks: $tasks:expr,
+            family: $family:expr,
+            reads: $reads:expr,
+            about: $about:literal,
+            stage: $stage:expr $(,)?
+        }
+    ),* $(,)?) => {
+        /// The algorithms, by their command-line names: one per [`REGISTRY`] entry, in its
+        /// order.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+        pub enum Algorithm {
+            $($(#[$doc])* $variant,)*
+        }
+
+        /// Every algorithm, in the order of the command line's help.
+        pub const REGISTRY: &[AlgorithmSpec] = &[$(
+            AlgorithmSpec {
+                algorithm: Algorithm::$variant,
+                name: $name,
+                tasks: $tasks,
+                family: $family,
+                reads: $reads,
+                about: $about,
+                stage: $stage,
+            },
+        )*];
+    };
+}
+
+algorithms! {
+    /// One weak learner alone (`single`).
+    Single {
         name: "single",
         tasks: ALL_TASKS,
         family: Family::Single,
         reads: weak_options!(LabelSet, ThresholdEta, ThresholdRepetitions),
         about: "one weak learner alone",
+        stage: |cx| Ok(AnyStage::Single(SingleStage::new(cx.weak()))),
     },
-    AlgorithmSpec {
-        algorithm: Algorithm::OnlineBbm,
+    /// Online BBM with importance weights (`online-bbm`).
+    OnlineBbm {
         name: "online-bbm",
         tasks: BINARY,
         family: booster(ScoreKind::Margin, ExpertSelection::Last, true, false),
         reads: ENSEMBLE_GAMMA,
         about: "Online BBM, importance weights (Beygelzimer, Kale, Luo 2015, Algorithm 1)",
+        stage: |cx| {
+            let (weak, i, n, gamma) = (cx.weak(), cx.position(), cx.n, cx.config.gamma);
+            Ok(AnyStage::OnlineBbm(OnlineBbmStage::new(weak, i, n, gamma, false, cx.seed)))
+        },
     },
-    AlgorithmSpec {
-        algorithm: Algorithm::OnlineBbmS,
+    /// Online BBM with rejection sampling (`online-bbm-s`).
+    OnlineBbmS {
         name: "online-bbm-s",
         tasks: BINARY,
         family: booster(ScoreKind::Margin, ExpertSelection::Last, true, false),
         reads: ENSEMBLE_GAMMA,
         about: "Online BBM with rejection sampling",
+        stage: |cx| {
+            let (weak, i, n, gamma) = (cx.weak(), cx.position(), cx.n, cx.config.gamma);
+            Ok(AnyStage::OnlineBbm(OnlineBbmStage::new(weak, i, n, gamma, true, cx.seed)))
+        },
     },
-    AlgorithmSpec {
-        algorithm: Algorithm::AdaBoostOl,
+    /// AdaBoost.OL with importance weights (`adaboost-ol`).
+    AdaBoostOl {
         name: "adaboost-ol",
         tasks: BINARY,
         family: booster(ScoreKind::Margin, ExpertSelection::Hedge, false, false),
         reads: ENSEMBLE,
         about: "AdaBoost.OL, importance weights (Beygelzimer, Kale, Luo 2015, Algorithm 2)",
+        stage: |cx| {
+            let (weak, i) = (cx.weak(), cx.position());
+            Ok(AnyStage::AdaBoostOl(AdaBoostOlStage::new(weak, i, false, cx.trail, cx.seed)))
+        },
     },
-    AlgorithmSpec {
-        algorithm: Algorithm::AdaBoostOlS,
+    /// AdaBoost.OL.S, with rejection sampling (`adaboost-ol-s`).
+    AdaBoostOlS {
         name: "adaboost-ol-s",
         tasks: BINARY,
         family: booster(ScoreKind::Margin, ExpertSelection::Hedge, false, false),
         reads: ENSEMBLE,
         about: "AdaBoost.OL.S, with rejection sampling",
+        stage: |cx| {
+            let (weak, i) = (cx.weak(), cx.position());
+            Ok(AnyStage::AdaBoostOl(AdaBoostOlStage::new(weak, i, true, cx.trail, cx.seed)))
+        },
     },
-    AlgorithmSpec {
-        algorithm: Algorithm::Oza,
+    /// Oza and Russell's online boosting (`oza`).
+    Oza {
         name: "oza",
         tasks: SINGLE_LABEL,
         family: booster(ScoreKind::Votes, ExpertSelection::Last, false, false),
         reads: ensemble_options!(OzaVotes),
         about: "Oza and Russell's online boosting (as MOA's OzaBoost)",
+        stage: |cx| {
+            let (weak, i, votes) = (cx.weak(), cx.position(), cx.config.oza_votes);
+            Ok(AnyStage::Oza(OzaStage::new(weak, i, cx.seed, votes)))
+        },
     },
-    AlgorithmSpec {
-        algorithm: Algorithm::OnlineMbbm,
+    /// OnlineMBBM, the optimal multiclass booster (`online-mbbm`).
+    OnlineMbbm {
         name: "online-mbbm",
         tasks: SINGLE_LABEL,
         family: booster(ScoreKind::Votes, ExpertSelection::Last, true, false),
         reads: ENSEMBLE_GAMMA,
         about: "OnlineMBBM, exact 0-1 loss potentials (Jung, Goetz, Tewari 2017, Algorithm 1)",
+        stage: |cx| {
+            let (weak, i, n, k) = (cx.weak(), cx.position(), cx.n, cx.labels);
+            let (gamma, unit) = (cx.config.gamma, cx.weight_unit());
+            Ok(AnyStage::OnlineMbbm(OnlineMbbmStage::new(weak, i, n, k, gamma, unit, cx.seed)))
+        },
     },
-    AlgorithmSpec {
-        algorithm: Algorithm::AdaBoostOlm,
+    /// AdaBoost.OLM, the adaptive multiclass booster (`adaboost-olm`).
+    AdaBoostOlm {
         name: "adaboost-olm",
         tasks: SINGLE_LABEL,
         family: booster(ScoreKind::Votes, ExpertSelection::Hedge, false, false),
         reads: ENSEMBLE,
         about: "AdaBoost.OLM (Jung, Goetz, Tewari 2017, Algorithm 2)",
+        stage: |cx| {
+            let (weak, i, k, unit) = (cx.weak(), cx.position(), cx.labels, cx.weight_unit());
+            Ok(AnyStage::AdaBoostOlm(AdaBoostOlmStage::new(weak, i, k, cx.trail, unit, cx.seed)))
+        },
     },
-    AlgorithmSpec {
-        algorithm: Algorithm::OnlineBmr,
+    /// OnlineBMR, the optimal multi-label ranking booster (`online-bmr`).
+    OnlineBmr {
         name: "online-bmr",
         tasks: MULTILABEL,
         family: booster(ScoreKind::Votes, ExpertSelection::Last, true, false),
@@ -324,25 +287,38 @@ pub const REGISTRY: &[AlgorithmSpec] = &[
             ThresholdRepetitions
         ),
         about: "OnlineBMR, exact rank or hinge potentials (Jung, Tewari 2018, Algorithm 2)",
+        stage: |cx| {
+            let (model, i, n, gamma) = (cx.weak_model(), cx.position(), cx.n, cx.config.gamma);
+            let (loss, scale) = (cx.config.potential.loss(), cx.weight_scale());
+            Ok(AnyStage::OnlineBmr(OnlineBmrStage::new(model, i, n, gamma, loss, scale)))
+        },
     },
-    AlgorithmSpec {
-        algorithm: Algorithm::AdaOlmr,
+    /// Ada.OLMR, the adaptive multi-label ranking booster (`ada-olmr`).
+    AdaOlmr {
         name: "ada-olmr",
         tasks: MULTILABEL,
         family: booster(ScoreKind::Votes, ExpertSelection::Hedge, false, false),
         reads: ensemble_options!(LabelSet, ThresholdEta, ThresholdRepetitions),
         about: "Ada.OLMR (Jung, Tewari 2018, Algorithm 3)",
+        stage: |cx| {
+            let (model, scale) = (cx.weak_model(), cx.weight_scale());
+            Ok(AnyStage::AdaOlmr(AdaOlmrStage::new(model, cx.trail, scale)))
+        },
     },
-    AlgorithmSpec {
-        algorithm: Algorithm::TopkBbm,
+    /// Top-k BBM, the optimal booster under top-k feedback (`topk-bbm`).
+    TopkBbm {
         name: "topk-bbm",
         tasks: MULTILABEL,
         family: booster(ScoreKind::Votes, ExpertSelection::Last, true, true),
         reads: ensemble_options!(Gamma, K, Rho, Randomization, ClipProbability, LabelSet),
         about: "Top-k BBM, from top-k feedback (Zhang, Jung, Tewari 2019, Algorithm 2)",
+        stage: |cx| {
+            let (model, i, n, gamma) = (cx.weak_model(), cx.position(), cx.n, cx.config.gamma);
+            Ok(AnyStage::TopkBbm(TopkBbmStage::new(model, i, n, gamma, cx.weight_scale())))
+        },
     },
-    AlgorithmSpec {
-        algorithm: Algorithm::TopkAdaptive,
+    /// Top-k Adaptive, the adaptive booster under top-k feedback (`topk-adaptive`).
+    TopkAdaptive {
         name: "topk-adaptive",
         tasks: MULTILABEL,
         family: booster(ScoreKind::Votes, ExpertSelection::Hedge, false, true),
@@ -355,70 +331,63 @@ pub const REGISTRY: &[AlgorithmSpec] = &[
             LabelSet
         ),
         about: "Top-k Adaptive, from top-k feedback (Zhang, Jung, Tewari 2019, Algorithm 3)",
+        stage: |cx| {
+            let (model, topk, scale) = (cx.weak_model(), cx.config.topk, cx.weight_scale());
+            let stage = TopkAdaptiveStage::new(model, topk.rho, topk.clip_gradient, scale);
+            Ok(AnyStage::TopkAdaptive(stage))
+        },
     },
-    AlgorithmSpec {
-        algorithm: Algorithm::Falt,
+    /// FALT, first-order adaptive label thresholding (`falt`; with `--kernel rbf`, FALT(k)).
+    Falt {
         name: "falt",
         tasks: MULTILABEL,
-        family: Family::Thresholding {
-            algorithm: ThresholdAlgorithm::Falt,
-            kernel: false,
-        },
+        family: thresholding(ThresholdAlgorithm::Falt, false),
         reads: FALT,
         about: "FALT, first-order adaptive label thresholding (with --kernel rbf, FALT(k))",
+        stage: threshold_stage,
     },
-    AlgorithmSpec {
-        algorithm: Algorithm::Salt,
+    /// SALT, second-order adaptive label thresholding (`salt`).
+    Salt {
         name: "salt",
         tasks: MULTILABEL,
-        family: Family::Thresholding {
-            algorithm: ThresholdAlgorithm::Salt,
-            kernel: false,
-        },
+        family: thresholding(ThresholdAlgorithm::Salt, false),
         reads: &[O::Eta, O::Delta, O::Repetitions, O::OnlineScaling, O::Grid],
         about: "SALT, second-order adaptive label thresholding",
+        stage: threshold_stage,
     },
-    AlgorithmSpec {
-        algorithm: Algorithm::FaltKernel,
+    /// FALT(k), FALT with an RBF kernel (`falt-kernel`).
+    FaltKernel {
         name: "falt-kernel",
         tasks: MULTILABEL,
-        family: Family::Thresholding {
-            algorithm: ThresholdAlgorithm::Falt,
-            kernel: true,
-        },
+        family: thresholding(ThresholdAlgorithm::Falt, true),
         reads: FALT,
         about: "FALT with an RBF kernel",
+        stage: threshold_stage,
     },
-    AlgorithmSpec {
-        algorithm: Algorithm::Pa1Br,
+    /// PA-I binary relevance (`pa1-br`; with `--kernel rbf`, PA-I-BR(k)).
+    Pa1Br {
         name: "pa1-br",
         tasks: MULTILABEL,
-        family: Family::Thresholding {
-            algorithm: ThresholdAlgorithm::Pa1Br,
-            kernel: false,
-        },
-        reads: &[O::C, O::Kernel, O::KernelWidth, O::Budget, O::OnlineScaling],
+        family: thresholding(ThresholdAlgorithm::Pa1Br, false),
+        reads: PA,
         about: "PA-I binary relevance (with --kernel rbf, PA-I-BR(k))",
+        stage: threshold_stage,
     },
-    AlgorithmSpec {
-        algorithm: Algorithm::Pa2Br,
+    /// PA-II binary relevance (`pa2-br`; with `--kernel rbf`, PA-II-BR(k)).
+    Pa2Br {
         name: "pa2-br",
         tasks: MULTILABEL,
-        family: Family::Thresholding {
-            algorithm: ThresholdAlgorithm::Pa2Br,
-            kernel: false,
-        },
-        reads: &[O::C, O::Kernel, O::KernelWidth, O::Budget, O::OnlineScaling],
+        family: thresholding(ThresholdAlgorithm::Pa2Br, false),
+        reads: PA,
         about: "PA-II binary relevance (with --kernel rbf, PA-II-BR(k))",
+        stage: threshold_stage,
     },
-];
+}
 
 /// The registry entry of `algorithm`.
 pub fn spec(algorithm: Algorithm) -> &'static AlgorithmSpec {
-    REGISTRY
-        .iter()
-        .find(|s| s.algorithm == algorithm)
-        .expect("every algorithm has a registry entry (checked by a test)")
+    // `algorithms!` makes the variants and the entries from one list, in one order.
+    &REGISTRY[algorithm as usize]
 }
 
 /// The registry entry named `name`.
@@ -443,58 +412,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_algorithm_has_exactly_one_entry_with_a_unique_name() {
-        // An exhaustive match: a new variant does not compile until it is listed here.
-        let listed = |a: Algorithm| match a {
-            Algorithm::Single
-            | Algorithm::OnlineBbm
-            | Algorithm::OnlineBbmS
-            | Algorithm::AdaBoostOl
-            | Algorithm::AdaBoostOlS
-            | Algorithm::Oza
-            | Algorithm::OnlineMbbm
-            | Algorithm::AdaBoostOlm
-            | Algorithm::OnlineBmr
-            | Algorithm::AdaOlmr
-            | Algorithm::TopkBbm
-            | Algorithm::TopkAdaptive
-            | Algorithm::Falt
-            | Algorithm::Salt
-            | Algorithm::FaltKernel
-            | Algorithm::Pa1Br
-            | Algorithm::Pa2Br => a,
-        };
-        let variants = [
-            Algorithm::Single,
-            Algorithm::OnlineBbm,
-            Algorithm::OnlineBbmS,
-            Algorithm::AdaBoostOl,
-            Algorithm::AdaBoostOlS,
-            Algorithm::Oza,
-            Algorithm::OnlineMbbm,
-            Algorithm::AdaBoostOlm,
-            Algorithm::OnlineBmr,
-            Algorithm::AdaOlmr,
-            Algorithm::TopkBbm,
-            Algorithm::TopkAdaptive,
-            Algorithm::Falt,
-            Algorithm::Salt,
-            Algorithm::FaltKernel,
-            Algorithm::Pa1Br,
-            Algorithm::Pa2Br,
-        ]
-        .map(listed);
-        for a in variants {
-            assert_eq!(
-                REGISTRY.iter().filter(|s| s.algorithm == a).count(),
-                1,
-                "{a:?}"
-            );
-        }
-        assert_eq!(REGISTRY.len(), variants.len());
-        for s in REGISTRY {
+    fn every_algorithm_has_its_own_entry_with_a_unique_name() {
+        for (i, s) in REGISTRY.iter().enumerate() {
+            assert_eq!(s.algorithm as usize, i, "{:?}", s.algorithm);
+            assert_eq!(spec(s.algorithm).name, s.name);
             assert_eq!(by_name(s.name).map(|t| t.algorithm), Some(s.algorithm));
-            assert!(!s.tasks.is_empty());
+            assert!(!s.tasks.is_empty(), "{}", s.name);
         }
     }
 }
