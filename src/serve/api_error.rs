@@ -132,10 +132,17 @@ fn field_of(e: &DecodeError) -> Option<String> {
         "unknown_label" => Some("label".into()),
         "wrong_dimension" => Some("features".into()),
         _ => feature().or_else(|| {
-            ["key", "clicks", "propensities", "labels", "label", "features"]
-                .into_iter()
-                .find(|f| reason.contains(&format!("\"{f}\"")) || reason.contains(f))
-                .map(str::to_string)
+            [
+                "key",
+                "clicks",
+                "propensities",
+                "labels",
+                "label",
+                "features",
+            ]
+            .into_iter()
+            .find(|f| reason.contains(&format!("\"{f}\"")) || reason.contains(f))
+            .map(str::to_string)
         }),
     }
 }
@@ -156,7 +163,9 @@ mod tests {
     }
 
     fn error(payload: &str) -> ErrorBody {
-        let e = decoder().decode_event(None, payload.as_bytes()).unwrap_err();
+        let e = decoder()
+            .decode_event(None, payload.as_bytes())
+            .unwrap_err();
         ApiError::decode(&e).body
     }
 
@@ -172,9 +181,15 @@ mod tests {
         let e = error(r#"{"id":1,"features":{"x":"a"}}"#);
         assert_eq!(e.field.as_deref(), Some("features.x"), "{e:?}");
         let e = error(r#"{"id":1,"features":[1]}"#);
-        assert_eq!((e.reason, e.field.as_deref()), ("wrong_dimension", Some("features")));
+        assert_eq!(
+            (e.reason, e.field.as_deref()),
+            ("wrong_dimension", Some("features"))
+        );
         let e = error(r#"{"id":1,"features":[1,2],"label":"maybe"}"#);
-        assert_eq!((e.reason, e.field.as_deref()), ("unknown_label", Some("label")));
+        assert_eq!(
+            (e.reason, e.field.as_deref()),
+            ("unknown_label", Some("label"))
+        );
         let e = error(r#"{"id":1,"key":3,"features":[1,2]}"#);
         assert_eq!((e.reason, e.field.as_deref()), ("malformed", Some("key")));
     }

@@ -93,10 +93,7 @@ impl Follower {
             ));
         }
         if current.keys().map(|k| k.names()) != model.keys().map(|k| k.names()) {
-            return Err(format!(
-                "{}: not the served model's keys",
-                path.display()
-            ));
+            return Err(format!("{}: not the served model's keys", path.display()));
         }
         slot.replace(model);
         Ok(true)

@@ -103,7 +103,11 @@ impl Default for ServeMetrics {
             "Requests refused, by reason (the Kafka job's dead-letter reasons for records)",
             m.errors.clone(),
         );
-        r.register("flowboost_serve_predictions", "Events predicted", m.predicted.clone());
+        r.register(
+            "flowboost_serve_predictions",
+            "Events predicted",
+            m.predicted.clone(),
+        );
         r.register(
             "flowboost_serve_learn_records",
             "Records taken by /v1/learn: labeled events and feedback",
@@ -119,7 +123,11 @@ impl Default for ServeMetrics {
             "Newer model files refused (damaged or incompatible); the old model kept serving",
             m.reload_failures.clone(),
         );
-        r.register("flowboost_serve_model_saves", "Models saved", m.saves.clone());
+        r.register(
+            "flowboost_serve_model_saves",
+            "Models saved",
+            m.saves.clone(),
+        );
         r.register(
             "flowboost_serve_model_version",
             "Records the answering model has learned from (all its keys together)",
@@ -170,7 +178,10 @@ impl ServeMetrics {
 
     /// The exposition, with the gauges of `model` (the one answering now).
     pub fn exposition(&self, model: &ServedModel) -> String {
-        let secs = |t: SystemTime| t.duration_since(UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64());
+        let secs = |t: SystemTime| {
+            t.duration_since(UNIX_EPOCH)
+                .map_or(0.0, |d| d.as_secs_f64())
+        };
         self.model_version
             .set(i64::try_from(model.learned()).unwrap_or(i64::MAX));
         self.model_generation

@@ -57,7 +57,9 @@ pub fn split_body(body: &[u8]) -> Result<SplitBody<'_>, ApiError> {
     let unparseable =
         |message: String| ApiError::new(StatusCode::BAD_REQUEST, "unparseable", message);
     if body.is_empty() {
-        return Err(unparseable("an empty body: expected a JSON event, a JSON array of events or NDJSON".into()));
+        return Err(unparseable(
+            "an empty body: expected a JSON event, a JSON array of events or NDJSON".into(),
+        ));
     }
     let text = std::str::from_utf8(body).map_err(|e| unparseable(format!("not UTF-8: {e}")))?;
     let split = if body[0] == b'[' {
@@ -79,10 +81,11 @@ pub fn split_body(body: &[u8]) -> Result<SplitBody<'_>, ApiError> {
             .filter(|line| !line.is_empty())
             .collect();
         if records.len() == 1 {
-            // Not JSON, and not several lines: say why as a single event would.
-            return Err(match serde_json::from_str::<&RawValue>(text) {
-                Err(e) => unparseable(format!("not valid JSON: {e}")),
-                Ok(_) => unparseable("not valid JSON".into()),
+            // Not JSON, and not several lines: one event, which the codec refuses with
+            // its reason (a bare `NaN` is `non_finite`, not `unparseable`).
+            return Ok(SplitBody {
+                shape: BodyShape::One,
+                records,
             });
         }
         SplitBody {
@@ -145,12 +148,13 @@ mod tests {
 
     #[test]
     fn bad_bodies_are_refused_with_a_reason() {
-        for bad in [&b"{"[..], b"[{}", b"\xff\xfe", b"nope", b"[1,"] {
+        for bad in [&b"[{}"[..], b"\xff\xfe", b"[1,", b""] {
             let e = split_body(bad).unwrap_err();
             assert_eq!(e.body.reason, "unparseable", "{bad:?}");
             assert_eq!(e.status, StatusCode::BAD_REQUEST);
         }
-        // Lines that are not JSON split fine: each is refused when decoded.
+        // Records that are not JSON split fine: each is refused when decoded.
+        assert_eq!(split_body(b"nope").unwrap().records, [&b"nope"[..]]);
         let s = split_body(b"{\"id\":1}\nnope").unwrap();
         assert_eq!(s.records, [&b"{\"id\":1}"[..], b"nope"]);
     }
@@ -159,7 +163,10 @@ mod tests {
     fn answers_join_in_the_request_s_shape() {
         let a = vec![b"{\"a\":1}".to_vec(), b"{\"b\":2}".to_vec()];
         assert_eq!(join_answers(BodyShape::Array, &a), b"[{\"a\":1},{\"b\":2}]");
-        assert_eq!(join_answers(BodyShape::Lines, &a), b"{\"a\":1}\n{\"b\":2}\n");
+        assert_eq!(
+            join_answers(BodyShape::Lines, &a),
+            b"{\"a\":1}\n{\"b\":2}\n"
+        );
         assert_eq!(join_answers(BodyShape::One, &a[..1]), b"{\"a\":1}");
     }
 }

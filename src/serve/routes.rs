@@ -49,7 +49,12 @@ pub fn router(state: Arc<ServeState>) -> Router {
 }
 
 /// Counts the answer of `route` and hands it back.
-fn finish(state: &ServeState, route: &str, start: Instant, answer: Result<Response, ApiError>) -> Response {
+fn finish(
+    state: &ServeState,
+    route: &str,
+    start: Instant,
+    answer: Result<Response, ApiError>,
+) -> Response {
     let response = match answer {
         Ok(r) => r,
         Err(e) => {
@@ -82,7 +87,11 @@ async fn read_body(headers: &HeaderMap, body: Body, limit: usize) -> Result<Byte
             .ok()
             .and_then(|l| l.trim().parse::<u64>().ok())
             .ok_or_else(|| {
-                ApiError::new(StatusCode::BAD_REQUEST, "bad_request", "a bad Content-Length")
+                ApiError::new(
+                    StatusCode::BAD_REQUEST,
+                    "bad_request",
+                    "a bad Content-Length",
+                )
             })?;
         if len > limit as u64 {
             return Err(ApiError::too_large(limit));
@@ -184,7 +193,9 @@ async fn predict(State(state): State<Arc<ServeState>>, request: Request) -> Resp
         state.metrics.predicted.inc_by(answers.records.len() as u64);
         let mut response = answer(&answers);
         if let Ok(v) = HeaderValue::from_str(&model.generation().to_string()) {
-            response.headers_mut().insert("flowboost-model-generation", v);
+            response
+                .headers_mut()
+                .insert("flowboost-model-generation", v);
         }
         Ok(response)
     }
@@ -219,7 +230,12 @@ async fn model(State(state): State<Arc<ServeState>>) -> Response {
     let start = Instant::now();
     let model = state.slot.current();
     let body = model.inspection().to_vec();
-    finish(&state, "/v1/model", start, Ok(with_type(body, "application/json")))
+    finish(
+        &state,
+        "/v1/model",
+        start,
+        Ok(with_type(body, "application/json")),
+    )
 }
 
 async fn healthz(State(state): State<Arc<ServeState>>) -> Response {

@@ -6,8 +6,7 @@ use crate::kafka::ModelKeys;
 use crate::model::{Feedback, FeedbackOutcome, Model, SavedModel, inspect};
 use axum::http::StatusCode;
 use flowboost_connectors::kafka::{
-    DecodedEvent, FeedbackKind, PredictionEncoder, PredictionOutput, RecordDecoder,
-    RecordFormat,
+    DecodedEvent, FeedbackKind, PredictionEncoder, PredictionOutput, RecordDecoder, RecordFormat,
 };
 use flowboost_operators::data::{Example, Schema};
 use serde::{Deserialize, Serialize};
@@ -69,9 +68,7 @@ impl ServedModel {
         let saved = SavedModel::read(path)?;
         let inspection = inspect(path)?;
         if inspection.position != saved.header.position {
-            return Err(format!(
-                "{name} changed while it was read: try again"
-            ));
+            return Err(format!("{name} changed while it was read: try again"));
         }
         let inspection = serde_json::to_vec(&inspection).map_err(|e| e.to_string())?;
         let keys = if saved.keys().is_empty() {
@@ -81,7 +78,12 @@ impl ServedModel {
         };
         let schema = saved.header.schema.clone();
         let learned = saved.header.position.learned
-            + saved.body.keyed.iter().map(|k| k.position.learned).sum::<u64>();
+            + saved
+                .body
+                .keyed
+                .iter()
+                .map(|k| k.position.learned)
+                .sum::<u64>();
         let models = key_models(saved, &name)?
             .into_iter()
             .map(Mutex::new)
@@ -154,9 +156,13 @@ impl ServedModel {
     fn route(&self, key: Option<&str>) -> Result<usize, ApiError> {
         match &self.keys {
             None => Ok(0),
-            Some(keys) => keys.route(key).map(|m| m as usize).map_err(|(reason, message)| {
-                ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, reason, message).with_field("key")
-            }),
+            Some(keys) => keys
+                .route(key)
+                .map(|m| m as usize)
+                .map_err(|(reason, message)| {
+                    ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, reason, message)
+                        .with_field("key")
+                }),
         }
     }
 
@@ -179,7 +185,9 @@ impl ServedModel {
     pub fn predict(&self, records: &[&[u8]], pending: bool) -> Result<Vec<Vec<u8>>, ApiError> {
         let mut events = Vec::with_capacity(records.len());
         for (i, r) in records.iter().enumerate() {
-            let event = self.decode_event(r).map_err(|e| indexed(e, i, records.len()))?;
+            let event = self
+                .decode_event(r)
+                .map_err(|e| indexed(e, i, records.len()))?;
             events.push(event);
         }
         let mut guards = self.lock(events.iter().map(|(m, _)| *m));
@@ -214,7 +222,9 @@ impl ServedModel {
     pub fn learn(&self, records: &[&[u8]]) -> Result<Vec<LearnAnswer>, ApiError> {
         let mut items = Vec::with_capacity(records.len());
         for (i, r) in records.iter().enumerate() {
-            let item = self.decode_learning(r).map_err(|e| indexed(e, i, records.len()))?;
+            let item = self
+                .decode_learning(r)
+                .map_err(|e| indexed(e, i, records.len()))?;
             items.push(item);
         }
         let mut guards = self.lock(items.iter().map(|(m, _)| *m));
@@ -319,8 +329,15 @@ impl ServedModel {
                 position: other.body.position,
             });
         }
-        let keys = self.keys.as_ref().map(|k| k.names().to_vec()).unwrap_or_default();
-        saved.with_keys(keys, Vec::new()).write(path).map_err(|e| e.to_string())
+        let keys = self
+            .keys
+            .as_ref()
+            .map(|k| k.names().to_vec())
+            .unwrap_or_default();
+        saved
+            .with_keys(keys, Vec::new())
+            .write(path)
+            .map_err(|e| e.to_string())
     }
 }
 

@@ -173,7 +173,9 @@ async fn follow(mut follower: Follower, state: Arc<ServeState>, every: Duration)
             }
             Err(e) => {
                 state.metrics.reload_failures.inc();
-                tracing::warn!("flowboost: serve: --follow: refused: {e}; the old model keeps serving");
+                tracing::warn!(
+                    "flowboost: serve: --follow: refused: {e}; the old model keeps serving"
+                );
             }
         }
     }
