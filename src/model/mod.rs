@@ -19,6 +19,7 @@ mod header;
 mod inspect;
 mod legacy;
 mod saved;
+mod schema_map;
 mod start_chains;
 mod writer;
 
@@ -31,5 +32,6 @@ pub use file::{
 pub use header::{Compression, FORMAT_VERSION, MAGIC, ModelHeader, SourceOffset};
 pub use inspect::{Inspection, inspect, set_heap_probe};
 pub use saved::{SavedModel, schema_difference};
+pub use schema_map::SchemaMap;
 pub use start_chains::{StartChains, worker_chains};
 pub use writer::ModelWriter;

@@ -342,6 +342,7 @@ fn for_each_row(
 pub(crate) fn open(
     files: &[PathBuf],
     options: &ReadOptions,
+    learnable: bool,
 ) -> Result<(Schema, Arc<CsvPlan>), ReadError> {
     let first_path = &files[0];
     if options.labels.is_some() || options.xml.is_some() {
@@ -698,7 +699,9 @@ pub(crate) fn open(
             },
         ));
     }
-    if class_names.is_empty() {
+    // (Records to be scored need no label: a target column of missing values only is
+    // a file of unlabeled records then.)
+    if learnable && class_names.is_empty() {
         return Err(ReadError::file(
             first_path,
             format!("the target column `{}` has no values", names[target]),
