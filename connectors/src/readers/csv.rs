@@ -930,7 +930,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("t.csv");
         std::fs::write(&p, content).unwrap();
-        open(std::slice::from_ref(&p), options).map(|(schema, _)| schema)
+        open(std::slice::from_ref(&p), options, true).map(|(schema, _)| schema)
     }
 
     /// A header, then `rows` rows of a numeric column `n`, a text column and a class.
@@ -1019,7 +1019,7 @@ mod tests {
             format: Format::Csv,
             ..ReadOptions::default()
         };
-        let e = open(std::slice::from_ref(&p), &options).unwrap_err();
+        let e = open(std::slice::from_ref(&p), &options, true).unwrap_err();
         assert!(e.reason.contains("does not look like CSV"), "{}", e.reason);
         assert!(e.reason.contains("--format libsvm"), "{}", e.reason);
         // A distinct value in every row of the target: not classes.
