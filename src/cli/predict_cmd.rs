@@ -60,13 +60,19 @@ fn open_data(data: &DataArgs, seed: u64) -> Result<Dataset, String> {
 }
 
 /// Runs `flowboost predict`: every example predicted by the saved model, nothing learned
-/// (labels in the data are not looked at). The records are read in the model's schema:
-/// features by name, so a file need not have the model's labels (nor any), and a record
-/// with a feature the model does not have is an error naming it.
+/// (labels in the data are not looked at). A file's records are read in the model's
+/// schema: features by name, so a file need not have the model's labels (nor any), and a
+/// record with a feature the model does not have is an error naming it. A generator's
+/// stream must be the model's.
 pub fn run(args: PredictArgs) -> Result<(), String> {
     let saved = SavedModel::read(&args.model)?;
     let name = args.model.display().to_string();
     let data = open_data(&args.data, args.seed.unwrap_or(saved.header.config.seed))?;
+    if args.data.data.is_none() {
+        // A generator makes its whole stream, task and labels included: it must be the
+        // model's.
+        saved.check_schema(data.schema(), &name)?;
+    }
     let map = SchemaMap::new(&saved.header.schema, data.schema())
         .map_err(|e| format!("{name}: the model does not fit this stream: {e}"))?;
     let task = saved.header.schema.task;
