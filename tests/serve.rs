@@ -6,7 +6,7 @@
 mod common;
 
 use common::{flowboost, json_lines, temp_dir};
-use flowboost::model::{KeyModel, Model};
+use flowboost::model::{KeyModel, Model, SavedModel};
 use flowboost::operators::boosters::{Algorithm, BoosterConfig};
 use flowboost::operators::data::{Attribute, Example, Features, Label, Schema, Task};
 use flowboost::operators::learners::WeakKind;
@@ -565,6 +565,44 @@ fn a_keyed_model_answers_each_key_with_its_own_model() {
     assert_eq!(a.json()["error"]["reason"], "unknown_key");
     let m = get(&agent, &server.url("/v1/model")).json();
     assert_eq!(m["keys"].as_array().unwrap().len(), 2);
+    drop(server);
+
+    // Learning each key's model, then saving them all in one keyed file.
+    let learned = dir.join("learned.fbm");
+    let server = Server::start(&[
+        "--model",
+        path.to_str().unwrap(),
+        "--learn",
+        "--save-model",
+        learned.to_str().unwrap(),
+    ]);
+    let learn = server.url("/v1/learn");
+    let a = post(
+        &agent,
+        &learn,
+        r#"{"id":1,"key":"men","features":[0.1,0.2],"label":"yes"}"#,
+    );
+    assert_eq!(
+        a.json(),
+        json!({"id": 1, "outcome": "learned", "key": "men"})
+    );
+    let a = post(
+        &agent,
+        &server.url("/v1/predict"),
+        r#"{"id":2,"key":"women","features":[0.1,0.2]}"#,
+    );
+    assert_eq!(a.status, 200, "{}", a.body);
+    let a = post(&agent, &learn, r#"{"id":2,"key":"women","label":"no"}"#);
+    assert_eq!(a.json()["outcome"], "joined");
+    let a = post(&agent, &learn, r#"{"id":2,"label":"no"}"#);
+    assert_eq!(a.json()["error"]["reason"], "missing_key");
+    let (status, log) = server.stop();
+    assert!(status.success(), "{log}");
+    let saved = SavedModel::read(&learned).unwrap();
+    assert_eq!(saved.keys(), ["men", "women"]);
+    let chains = saved.chains("learned").unwrap();
+    let learned: Vec<u64> = chains.iter().map(|c| c.position.learned).collect();
+    assert_eq!(learned, [401, 401]);
 }
 
 #[test]
