@@ -123,6 +123,27 @@ impl SchemaMap {
         self.features.is_none()
     }
 
+    /// The model's feature and value of the file's feature `j` of value `x` (`None`: a
+    /// feature the model does not have, 0 or missing here), or why it does not fit.
+    fn value(&self, map: &FeatureMap, j: usize, x: f64) -> Result<Option<(u32, f64)>, String> {
+        match map {
+            FeatureMap::Same(m) => Ok(Some((*m, x))),
+            FeatureMap::Nominal(m, _) if x.is_nan() => Ok(Some((*m, x))),
+            FeatureMap::Nominal(m, values) => match values.get(x as usize).copied().flatten() {
+                Some(v) => Ok(Some((*m, f64::from(v)))),
+                None => Err(format!(
+                    "feature `{}`: a value the model does not know",
+                    self.names[j]
+                )),
+            },
+            FeatureMap::Absent if x == 0.0 || x.is_nan() => Ok(None),
+            FeatureMap::Absent => Err(format!(
+                "feature `{}` is not one of the model's {} features",
+                self.names[j], self.dim
+            )),
+        }
+    }
+
     /// The record in the model's schema (its label left out), or why it does not fit.
     pub fn fit(&self, record: Example) -> Result<Example, String> {
         let Some(map) = &self.features else {
@@ -137,33 +158,11 @@ impl SchemaMap {
         let mut pairs: Vec<(u32, f64)> = Vec::with_capacity(record.features.stored());
         let mut bad = None;
         record.features.for_each(|j, x| {
-            if bad.is_some() {
-                return;
-            }
-            match &map[j] {
-                FeatureMap::Same(m) => pairs.push((*m, x)),
-                FeatureMap::Nominal(m, values) => {
-                    if x.is_nan() {
-                        pairs.push((*m, x));
-                    } else {
-                        match values.get(x as usize).copied().flatten() {
-                            Some(v) => pairs.push((*m, f64::from(v))),
-                            None => {
-                                bad = Some(format!(
-                                    "feature `{}`: a value the model does not know",
-                                    self.names[j]
-                                ))
-                            }
-                        }
-                    }
-                }
-                FeatureMap::Absent => {
-                    if x != 0.0 && !x.is_nan() {
-                        bad = Some(format!(
-                            "feature `{}` is not one of the model's {} features",
-                            self.names[j], self.dim
-                        ));
-                    }
+            if bad.is_none() {
+                match self.value(&map[j], j, x) {
+                    Ok(Some(pair)) => pairs.push(pair),
+                    Ok(None) => {}
+                    Err(reason) => bad = Some(reason),
                 }
             }
         });

@@ -68,14 +68,10 @@ fn latency_histogram() -> Histogram {
 
 impl Default for ServeMetrics {
     fn default() -> Self {
-        let mut registry = Registry::default();
-        let requests = Family::<RequestLabels, Counter>::default();
-        let latency: LatencyFamily = Family::new_with_constructor(latency_histogram);
-        let errors = Family::<ReasonLabels, Counter>::default();
-        let m = ServeMetrics {
-            requests,
-            latency,
-            errors,
+        let mut m = ServeMetrics {
+            requests: Family::default(),
+            latency: Family::new_with_constructor(latency_histogram),
+            errors: Family::default(),
             predicted: Counter::default(),
             learn_records: Counter::default(),
             reloads: Counter::default(),
@@ -87,72 +83,78 @@ impl Default for ServeMetrics {
             model_loaded: Gauge::default(),
             registry: Registry::default(),
         };
-        let r = &mut registry;
-        r.register(
-            "flowboost_serve_requests",
-            "HTTP requests answered, by route and status",
-            m.requests.clone(),
-        );
-        r.register(
-            "flowboost_serve_request_duration_seconds",
-            "Time from a request's head read to its answer, by route",
-            m.latency.clone(),
-        );
-        r.register(
-            "flowboost_serve_errors",
-            "Requests refused, by reason (the Kafka job's dead-letter reasons for records)",
-            m.errors.clone(),
-        );
-        r.register(
-            "flowboost_serve_predictions",
-            "Events predicted",
-            m.predicted.clone(),
-        );
-        r.register(
-            "flowboost_serve_learn_records",
-            "Records taken by /v1/learn: labeled events and feedback",
-            m.learn_records.clone(),
-        );
-        r.register(
-            "flowboost_serve_model_reloads",
-            "Newer models loaded by --follow",
-            m.reloads.clone(),
-        );
-        r.register(
-            "flowboost_serve_model_reload_failures",
-            "Newer model files refused (damaged or incompatible); the old model kept serving",
-            m.reload_failures.clone(),
-        );
-        r.register(
-            "flowboost_serve_model_saves",
-            "Models saved",
-            m.saves.clone(),
-        );
-        r.register(
-            "flowboost_serve_model_version",
-            "Records the answering model has learned from (all its keys together)",
-            m.model_version.clone(),
-        );
-        r.register(
-            "flowboost_serve_model_generation",
-            "The answering model's count among the models loaded (1: the first)",
-            m.model_generation.clone(),
-        );
-        r.register(
-            "flowboost_serve_model_age_seconds",
-            "Seconds since the answering model's file was written",
-            m.model_age.clone(),
-        );
-        r.register(
-            "flowboost_serve_model_loaded_timestamp_seconds",
-            "When the answering model was loaded (Unix time)",
-            m.model_loaded.clone(),
-        );
-        ServeMetrics { registry, ..m }
+        let mut registry = Registry::default();
+        m.register(&mut registry);
+        m.registry = registry;
+        m
     }
 }
 
 impl ServeMetrics {
+    /// Registers every metric in `r`.
+    fn register(&self, r: &mut Registry) {
+        r.register(
+            "flowboost_serve_requests",
+            "HTTP requests answered, by route and status",
+            self.requests.clone(),
+        );
+        r.register(
+            "flowboost_serve_request_duration_seconds",
+            "Time from a request's head read to its answer, by route",
+            self.latency.clone(),
+        );
+        r.register(
+            "flowboost_serve_errors",
+            "Requests refused, by reason (the Kafka job's dead-letter reasons for records)",
+            self.errors.clone(),
+        );
+        r.register(
+            "flowboost_serve_predictions",
+            "Events predicted",
+            self.predicted.clone(),
+        );
+        r.register(
+            "flowboost_serve_learn_records",
+            "Records taken by /v1/learn: labeled events and feedback",
+            self.learn_records.clone(),
+        );
+        r.register(
+            "flowboost_serve_model_reloads",
+            "Newer models loaded by --follow",
+            self.reloads.clone(),
+        );
+        r.register(
+            "flowboost_serve_model_reload_failures",
+            "Newer model files refused (damaged or incompatible); the old model kept serving",
+            self.reload_failures.clone(),
+        );
+        r.register(
+            "flowboost_serve_model_saves",
+            "Models saved",
+            self.saves.clone(),
+        );
+        r.register(
+            "flowboost_serve_model_version",
+            "Records the answering model has learned from (all its keys together)",
+            self.model_version.clone(),
+        );
+        r.register(
+            "flowboost_serve_model_generation",
+            "The answering model's count among the models loaded (1: the first)",
+            self.model_generation.clone(),
+        );
+        r.register(
+            "flowboost_serve_model_age_seconds",
+            "Seconds since the answering model's file was written",
+            self.model_age.clone(),
+        );
+        r.register(
+            "flowboost_serve_model_loaded_timestamp_seconds",
+            "When the answering model was loaded (Unix time)",
+            self.model_loaded.clone(),
+        );
+    }
+
     /// Counts a request answered on `route` with `status` in `elapsed`.
     pub fn observe(&self, route: &str, status: u16, elapsed: Duration) {
         let route = route.to_string();
