@@ -1,5 +1,5 @@
 use super::limits;
-use crate::serve::{DEFAULT_MAX_BODY_BYTES, ServeOptions};
+use crate::serve::{DEFAULT_MAX_BODY_BYTES, Exploration, ServeOptions};
 use clap::Args;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -46,6 +46,18 @@ pub struct ServeArgs {
     #[arg(long, value_name = "SECONDS", default_value = "1", value_parser = limits::seconds)]
     pub follow_every: f64,
 
+    /// How `POST /v1/rank` draws the shown slate from a top-k model's scores: `greedy`
+    /// (its top k), `epsilon-greedy:E` (a uniformly random slate with probability E) or
+    /// `softmax:T` (a Plackett-Luce draw with weights exp(score / T)); each shown item comes
+    /// with its exact propensity at its position.
+    #[arg(long, value_name = "POLICY", default_value = "greedy")]
+    pub explore: Exploration,
+
+    /// Seeds the draws of --explore, with each request's id (the same id and model give
+    /// the same slate).
+    #[arg(long, value_name = "SEED", default_value_t = 0)]
+    pub explore_seed: u64,
+
     /// The server's worker threads [default: one per core].
     #[arg(long, value_name = "N", value_parser = limits::positive_usize)]
     pub threads: Option<usize>,
@@ -63,5 +75,7 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
         follow: args.follow,
         follow_every: Duration::from_secs_f64(args.follow_every),
         threads: args.threads,
+        explore: args.explore,
+        explore_seed: args.explore_seed,
     })
 }

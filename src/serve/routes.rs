@@ -1,9 +1,10 @@
-//! The endpoints: `POST /v1/predict`, `POST /v1/learn`, `GET /v1/model`, `GET /healthz`,
+//! The endpoints: `POST /v1/predict`, `POST /v1/rank`, `POST /v1/learn`, `GET /v1/model`, `GET /healthz`,
 //! `GET /readyz`, `GET /metrics`; anything else is a JSON 404 (or 405).
 
 use super::api_error::ApiError;
 use super::metrics::ServeMetrics;
 use super::model_slot::ModelSlot;
+use super::rank::{RankPolicy, rank};
 use super::request::{BodyShape, join_answers, split_body};
 use super::served_model::ServedModel;
 use axum::Router;
@@ -30,6 +31,8 @@ pub struct ServeState {
     pub max_body_bytes: usize,
     /// Whether `/v1/learn` is on (and predictions wait for their feedback).
     pub learn: bool,
+    /// How `/v1/rank` draws its slates.
+    pub rank: RankPolicy,
     /// Cleared when the server begins to stop (`/readyz` then answers 503).
     pub ready: AtomicBool,
 }
@@ -39,6 +42,7 @@ pub fn router(state: Arc<ServeState>) -> Router {
     Router::new()
         .route("/v1/predict", post(predict))
         .route("/v1/learn", post(learn))
+        .route("/v1/rank", post(rank_route))
         .route("/v1/model", get(model))
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
@@ -203,6 +207,48 @@ async fn predict(State(state): State<Arc<ServeState>>, request: Request) -> Resp
     finish(&state, "/v1/predict", start, result)
 }
 
+async fn rank_route(State(state): State<Arc<ServeState>>, request: Request) -> Response {
+    let start = Instant::now();
+    let (parts, body) = request.into_parts();
+    let result = async {
+        let body = read_body(&parts.headers, body, state.max_body_bytes).await?;
+        let model = state.slot.current();
+        let policy = state.rank;
+        let work = move |model: &ServedModel, body: &[u8]| -> Result<Answers, ApiError> {
+            let split = split_body(body)?;
+            let records = rank(model, &split.records, policy)?;
+            Ok(Answers {
+                shape: split.shape,
+                records,
+            })
+        };
+        let answers = if body.len() <= INLINE_BODY_BYTES {
+            work(&model, &body)?
+        } else {
+            let model = model.clone();
+            tokio::task::spawn_blocking(move || work(&model, &body))
+                .await
+                .map_err(|e| {
+                    ApiError::new(
+                        StatusCode::INTERNAL_SERVER_ERROR,
+                        "internal",
+                        format!("the request's task failed: {e}"),
+                    )
+                })??
+        };
+        state.metrics.predicted.inc_by(answers.records.len() as u64);
+        let mut response = answer(&answers);
+        if let Ok(v) = HeaderValue::from_str(&model.generation().to_string()) {
+            response
+                .headers_mut()
+                .insert("flowboost-model-generation", v);
+        }
+        Ok(response)
+    }
+    .await;
+    finish(&state, "/v1/rank", start, result)
+}
+
 async fn learn(State(state): State<Arc<ServeState>>, request: Request) -> Response {
     let start = Instant::now();
     let (parts, body) = request.into_parts();
@@ -279,7 +325,7 @@ async fn not_found(State(state): State<Arc<ServeState>>, request: Request) -> Re
         StatusCode::NOT_FOUND,
         "not_found",
         format!(
-            "no endpoint {}: see /v1/predict, /v1/learn, /v1/model, /healthz, /readyz, /metrics",
+            "no endpoint {}: see /v1/predict, /v1/rank, /v1/learn, /v1/model, /healthz, /readyz, /metrics",
             request.uri().path()
         ),
     );
@@ -292,7 +338,7 @@ async fn method_not_allowed(State(state): State<Arc<ServeState>>, request: Reque
         StatusCode::METHOD_NOT_ALLOWED,
         "method_not_allowed",
         format!(
-            "{} is not allowed on {} (POST /v1/predict and /v1/learn, GET the others)",
+            "{} is not allowed on {} (POST /v1/predict, /v1/rank and /v1/learn, GET the others)",
             request.method(),
             request.uri().path()
         ),

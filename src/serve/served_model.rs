@@ -8,7 +8,9 @@ use axum::http::StatusCode;
 use flowboost_connectors::kafka::{
     DecodedEvent, FeedbackKind, PredictionEncoder, PredictionOutput, RecordDecoder, RecordFormat,
 };
+use flowboost_operators::boosters::Family;
 use flowboost_operators::data::{Example, Schema};
+use flowboost_operators::engine::ExpertSelection;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -37,6 +39,19 @@ pub struct ServedModel {
     learned: AtomicU64,
     /// The slot's count of models loaded when this one came (1 for the first).
     generation: u64,
+}
+
+/// The scores of one impression of `POST /v1/rank`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RankScores {
+    /// The request's id.
+    pub id: u64,
+    /// The key of the model, with one model per key.
+    pub key: Option<String>,
+    /// One score per item (label).
+    pub scores: Vec<f64>,
+    /// The model's version: the records it had learned from.
+    pub version: u64,
 }
 
 /// What became of one record of `POST /v1/learn`.
@@ -213,6 +228,65 @@ impl ServedModel {
             }));
         }
         Ok(answers)
+    }
+
+    /// Whether its models are top-k boosters (which `/v1/rank` answers for), and how
+    /// many items they show.
+    pub fn top_k(&self) -> Option<usize> {
+        let model = self
+            .models
+            .first()?
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        let config = model.config();
+        config
+            .algorithm
+            .is_topk()
+            .then(|| config.topk.shown(self.schema().num_labels()))
+    }
+
+    /// The scores of every impression of `records` (JSON events; nothing is scored unless
+    /// every one decodes), for `/v1/rank`. The same model state scores an impression the
+    /// same way, whatever was ranked before: a booster that draws its expert (Hedge) is
+    /// scored on a copy of the model (its generator untouched), the others directly (their
+    /// scores are the last expert's; only their own randomized `shown`, not used here,
+    /// draws from the generator).
+    pub fn rank_scores(&self, records: &[&[u8]]) -> Result<Vec<RankScores>, ApiError> {
+        let mut events = Vec::with_capacity(records.len());
+        for (i, r) in records.iter().enumerate() {
+            let event = self
+                .decode_event(r)
+                .map_err(|e| indexed(e, i, records.len()))?;
+            events.push(event);
+        }
+        let mut guards = self.lock(events.iter().map(|(m, _)| *m));
+        let mut out = Vec::with_capacity(events.len());
+        for (m, event) in events {
+            let Some(model) = guards[m].as_mut() else {
+                continue;
+            };
+            let draws_expert = matches!(
+                model.config().algorithm.spec().family,
+                Family::Booster {
+                    selection: ExpertSelection::Hedge,
+                    ..
+                }
+            );
+            let p = if draws_expert {
+                model.clone().predict_one(&event.example)
+            } else {
+                // The expert is the last one: the scores do not depend on the generator
+                // (only the booster's own `shown`, not used here, does).
+                model.predict_one(&event.example)
+            };
+            out.push(RankScores {
+                id: event.example.id,
+                key: self.keys.as_ref().map(|k| k.name(m as u32).to_string()),
+                scores: p.scores,
+                version: p.version,
+            });
+        }
+        Ok(out)
     }
 
     /// Learns from every record of `records`: labeled events (learned at once) and

@@ -2,9 +2,11 @@
 //! stop (SIGTERM or SIGINT: stop taking connections, finish the requests in flight, save
 //! the model if `--save-model` asked for it, exit 0; a second signal exits at once).
 
+use super::exploration::Exploration;
 use super::follow::{FileStamp, Follower};
 use super::metrics::ServeMetrics;
 use super::model_slot::ModelSlot;
+use super::rank::RankPolicy;
 use super::routes::{ServeState, router};
 use super::served_model::ServedModel;
 use crate::eval::stop::{stop_on_signals, stop_requested};
@@ -37,6 +39,10 @@ pub struct ServeOptions {
     pub follow_every: Duration,
     /// The runtime's worker threads (default: one per core).
     pub threads: Option<usize>,
+    /// How `/v1/rank` draws its slates (top-k models).
+    pub explore: Exploration,
+    /// Seeds the draws of `/v1/rank`, with each request's id.
+    pub explore_seed: u64,
 }
 
 /// Runs the server until SIGTERM or SIGINT.
@@ -68,12 +74,26 @@ pub fn run(options: ServeOptions) -> Result<(), String> {
             .map(|k| format!(", {} key(s)", k.len()))
             .unwrap_or_default()
     );
+    match served.top_k() {
+        Some(k) => options.explore.validate(served.schema().num_labels(), k)?,
+        None if options.explore != Exploration::Greedy => {
+            return Err(format!(
+                "--explore {}: the model is not a top-k booster (--algo topk-bbm or topk-adaptive): only top-k models rank",
+                options.explore
+            ));
+        }
+        None => {}
+    }
     stop_on_signals()?;
     let state = Arc::new(ServeState {
         slot: ModelSlot::new(served),
         metrics: ServeMetrics::default(),
         max_body_bytes: options.max_body_bytes,
         learn: options.learn,
+        rank: RankPolicy {
+            exploration: options.explore,
+            seed: options.explore_seed,
+        },
         ready: AtomicBool::new(true),
     });
     let mut builder = tokio::runtime::Builder::new_multi_thread();
