@@ -76,6 +76,10 @@ impl Follower {
     /// into `slot`. Returns whether a model was swapped in; a refused file is an error
     /// (logged by the caller), the old model serving on.
     pub fn poll(&mut self, slot: &ModelSlot) -> Result<bool, String> {
+        if self.target.is_dir() && Checkpoints::open(&self.target, 2)?.list()?.is_empty() {
+            // A job that has not checkpointed yet (serve started on another --model).
+            return Ok(false);
+        }
         let path = Self::newest(&self.target)?;
         let Some(stamp) = FileStamp::of(&path) else {
             return Ok(false);
