@@ -9,8 +9,9 @@
 //!   uniformly random permutation of the items (the top-k boosters' `uniform`
 //!   randomization with `rho = E`, drawn by [`show`]): `P(a at j) = (1 - E) 1(top[j] = a) +
 //!   E / m` (all `m` items are shown in the model's order when `k >= m`: probability 1).
-//! - `softmax:T`: a Plackett-Luce ranking with weights `exp(score / T)` (items drawn one by
-//!   one, each with probability proportional to its weight among those left): its exact
+//! - `softmax:T`: a Plackett-Luce ranking with weights `exp((score - max) / T)`, floored at
+//!   [`SOFTMAX_FLOOR`] (items drawn one by one, each with probability proportional to its
+//!   weight among those left): its exact
 //!   marginals are the click simulator's [`plackett_luce_marginals`] (`m^(k-1)` slate
 //!   prefixes enumerated, so `m^(k-1)` is limited to [`MAX_SOFTMAX_PREFIXES`]).
 //!
@@ -187,10 +188,19 @@ impl Exploration {
     }
 }
 
-/// `exp((s - max) / t)`: the Plackett-Luce weights of a softmax with temperature `t`.
+/// The smallest softmax weight, relative to the largest: every item keeps a chance at
+/// every position (every propensity is positive), and the sums of the weights left, which
+/// the draw and the exact marginals divide by, never cancel to rounding noise.
+pub const SOFTMAX_FLOOR: f64 = 1e-6;
+
+/// `max(exp((s - max) / t), SOFTMAX_FLOOR)`: the Plackett-Luce weights of a softmax with
+/// temperature `t`.
 fn softmax_weights(scores: &[f64], t: f64) -> Vec<f64> {
     let max = scores.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    scores.iter().map(|&s| ((s - max) / t).exp()).collect()
+    scores
+        .iter()
+        .map(|&s| ((s - max) / t).exp().max(SOFTMAX_FLOOR))
+        .collect()
 }
 
 /// Draws `k` items one by one, each with probability proportional to its weight among the

@@ -18,7 +18,7 @@ mod served_model;
 mod server;
 
 pub use api_error::{ApiError, ErrorBody};
-pub use exploration::{Exploration, MAX_SOFTMAX_PREFIXES, Slate};
+pub use exploration::{Exploration, MAX_SOFTMAX_PREFIXES, SOFTMAX_FLOOR, Slate};
 pub use follow::{FileStamp, Follower};
 pub use metrics::ServeMetrics;
 pub use model_slot::ModelSlot;
