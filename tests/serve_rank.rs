@@ -250,3 +250,62 @@ fn ranking_is_refused_where_it_cannot_be_answered() {
     let a = post(&agent, &server.url("/v1/rank"), "not json");
     assert_eq!(a.status, 400);
 }
+
+/// A keyed file of top-k boosters: each key's impressions are ranked by its own model.
+#[test]
+fn a_keyed_model_ranks_each_key_with_its_own_model() {
+    let dir = temp_dir("serve-rank-keyed");
+    let one = fresh_click_model(&dir, Algorithm::TopkBbm);
+    let model = Model::load_file(&one).unwrap();
+    let mut saved = model.to_saved().unwrap();
+    let other = model.to_saved().unwrap();
+    saved.body.keyed.push(flowboost::model::KeyModel {
+        stages: other.body.stages,
+        terminal: other.body.terminal,
+        position: other.body.position,
+    });
+    let path = dir.join("keyed.fbm");
+    saved
+        .with_keys(vec!["men".into(), "women".into()], Vec::new())
+        .write(&path)
+        .unwrap();
+    let server = Server::start(&["--model", path.to_str().unwrap(), "--learn"]);
+    let agent = agent();
+    // Each key learns its own three items for every user.
+    let mut batch = Vec::new();
+    for (n, mut e) in impressions(300, 2, false).into_iter().enumerate() {
+        let (key, items) = if n % 2 == 0 {
+            ("men", ["item_1", "item_2", "item_3"])
+        } else {
+            ("women", ["item_40", "item_41", "item_42"])
+        };
+        e["key"] = json!(key);
+        e["labels"] = json!(items);
+        batch.push(e);
+    }
+    let a = post(
+        &agent,
+        &server.url("/v1/learn"),
+        &Value::Array(batch).to_string(),
+    );
+    assert_eq!(a.status, 200, "{}", a.body);
+    let mut q = impressions(1, 8, false).remove(0);
+    for (key, want) in [("men", [1, 2, 3]), ("women", [40, 41, 42])] {
+        q["key"] = json!(key);
+        let r = post(&agent, &server.url("/v1/rank"), &q.to_string()).json();
+        assert_eq!(r["key"], key, "{r}");
+        let mut items: Vec<u64> = r["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_u64().unwrap())
+            .collect();
+        items.sort_unstable();
+        assert_eq!(items, want, "{r}");
+        assert_eq!(r["model_version"], 150, "{r}");
+    }
+    q.as_object_mut().unwrap().remove("key");
+    let a = post(&agent, &server.url("/v1/rank"), &q.to_string());
+    assert_eq!(a.status, 422);
+    assert_eq!(a.json()["error"]["reason"], "missing_key");
+}
