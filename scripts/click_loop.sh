@@ -10,8 +10,11 @@
 #   scripts/click_loop.sh [PHASES [PER_PHASE [EXPLORE [SEED]]]]
 #
 # defaults: 20 phases of 1000 impressions, softmax:0.2, seed 3. It uses the broker of
-# $FLOWBOOST_KAFKA_BROKERS, or starts its own with scripts/kafka.sh (and stops it).
-# REPORT (default click_loop.json), PROFILE (cargo profile, default ci).
+# $FLOWBOOST_KAFKA_BROKERS, or starts its own with scripts/kafka.sh in
+# $CLICK_LOOP_KAFKA_DIR (default .kafka/click-loop; a free port from 9092 up), and stops it.
+# REPORT (default click_loop.json), PROFILE (cargo profile, default ci). The test's
+# assertions apply (a run much shorter than the test's may fail them; the report is
+# written first).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 phases=${1:-20}
@@ -22,6 +25,8 @@ report=${REPORT:-click_loop.json}
 case "$report" in /*) ;; *) report="$PWD/$report" ;; esac
 started=""
 if [ -z "${FLOWBOOST_KAFKA_BROKERS:-}" ]; then
+  # A broker of its own, in a folder of its own (so that stopping it stops nothing else).
+  export FLOWBOOST_KAFKA_DIR="${CLICK_LOOP_KAFKA_DIR:-$PWD/.kafka/click-loop}"
   FLOWBOOST_KAFKA_BROKERS=$(scripts/kafka.sh start | tail -n 1)
   export FLOWBOOST_KAFKA_BROKERS
   started=1

@@ -48,7 +48,8 @@ pub struct ServeArgs {
 
     /// How `POST /v1/rank` draws the shown slate from a top-k model's scores: `greedy`
     /// (its top k), `epsilon-greedy:E` (a uniformly random slate with probability E) or
-    /// `softmax:T` (a Plackett-Luce draw with weights exp(score / T)); each shown item comes
+    /// `softmax:T` (a Plackett-Luce draw with weights exp((score - max) / T), floored at
+    /// 1e-6); each shown item comes
     /// with its exact propensity at its position.
     #[arg(long, value_name = "POLICY", default_value = "greedy")]
     pub explore: Exploration,

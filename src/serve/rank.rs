@@ -52,6 +52,11 @@ pub fn rank(
         ));
     };
     let labels = &model.schema().labels;
+    // A followed model may show more items than the one serve started with.
+    policy
+        .exploration
+        .validate(labels.len(), k)
+        .map_err(|e| ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "unsupported_explore", e))?;
     let explore = policy.exploration.to_string();
     let scored = model.rank_scores(records)?;
     let mut out = Vec::with_capacity(scored.len());
