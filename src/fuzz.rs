@@ -62,6 +62,10 @@ pub const TARGETS: &[Target] = &[
         name: "model_file",
         run: model_file,
     },
+    Target {
+        name: "serve_request",
+        run: serve_request,
+    },
 ];
 
 /// A LIBSVM file (read with `--format libsvm`).
@@ -241,4 +245,50 @@ fn scratch(extension: &str) -> PathBuf {
         "flowboost-fuzz-{}-{thread}.{extension}",
         std::process::id()
     ))
+}
+
+/// A request body of `flowboost serve` (`POST /v1/predict`, with and without waiting
+/// for feedback, and `POST /v1/learn`), answered by a small model: split into its records,
+/// each decoded against the model's schema, predicted or learned, the errors worded.
+pub fn serve_request(bytes: &[u8]) {
+    use crate::serve::{ServedModel, split_body};
+    use std::sync::OnceLock;
+    static MODEL: OnceLock<Option<ServedModel>> = OnceLock::new();
+    let model = MODEL.get_or_init(|| {
+        use crate::model::Model;
+        use flowboost_operators::boosters::{Algorithm, BoosterConfig};
+        use flowboost_operators::learners::WeakKind;
+        let schema = Schema {
+            attributes: vec![
+                Attribute::numeric("x"),
+                Attribute::nominal("c", vec!["u".into(), "v".into()]),
+            ],
+            labels: vec!["a".into(), "b".into(), "c".into()],
+            task: Task::Multiclass,
+        };
+        let config = BoosterConfig::new(Algorithm::AdaBoostOlm, WeakKind::Vfdt, 2);
+        let path = scratch("serve.fbm");
+        Model::new(config, schema).ok()?.save_file(&path).ok()?;
+        let model = ServedModel::load(&path, 1).ok();
+        let _ = std::fs::remove_file(&path);
+        model
+    });
+    let Some(model) = model else {
+        return;
+    };
+    match split_body(bytes) {
+        Ok(split) => {
+            for pending in [false, true] {
+                if let Err(e) = model.predict(&split.records, pending) {
+                    let _ = e.to_json();
+                }
+            }
+            if let Err(e) = model.learn(&split.records) {
+                let _ = e.to_json();
+            }
+        }
+        Err(e) => {
+            let _ = e.to_json();
+        }
+    }
 }

@@ -11,6 +11,7 @@ pub mod eval;
 pub mod fuzz;
 pub mod kafka;
 pub mod model;
+pub mod serve;
 pub mod source;
 
 pub use flowboost_connectors as connectors;

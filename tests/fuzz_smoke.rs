@@ -224,6 +224,11 @@ fn seeds(target: &str) -> Vec<Vec<u8>> {
             b"workers = 2\nbatch = 64\nfeature-names = [\"a\", \"b\"]\ncompress-model = true\n".to_vec(),
         ],
         "model_file" => model_seeds(),
+        "serve_request" => vec![
+            br#"{"id": 7, "features": {"x": 0.5, "c": "u"}, "label": "b"}"#.to_vec(),
+            br#"[{"id": 8, "features": [1, 0]}, {"id": 9, "features": [NaN, 1]}]"#.to_vec(),
+            b"{\"id\": 8, \"features\": [1, 0]}\n{\"id\": 8, \"label\": \"a\"}\n{\"id\": 9, \"clicks\": [\"a\"]}\n".to_vec(),
+        ],
         _ => Vec::new(),
     };
     s.push(Vec::new());

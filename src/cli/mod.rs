@@ -15,12 +15,14 @@ mod prediction_line;
 pub mod registry_args;
 mod replay_cmd;
 mod run_cmd;
+mod serve_cmd;
 
 pub use eval_cmd::EvalArgs;
 pub use inspect_cmd::InspectArgs;
 pub use predict_cmd::PredictArgs;
 pub use replay_cmd::{ReplayArgs, SimulateArgs, SimulatorArgs};
 pub use run_cmd::RunArgs;
+pub use serve_cmd::ServeArgs;
 
 use clap::{Parser, Subcommand};
 
@@ -59,6 +61,10 @@ pub enum Command {
     /// Describe a model file: algorithm and options, schema, examples learned, every
     /// stage's weight and size, memory and file size.
     Inspect(InspectArgs),
+    /// Serve a model over HTTP: predictions (`POST /v1/predict`), learning (`POST
+    /// /v1/learn`, with --learn), the model (`GET /v1/model`), health and metrics; it can
+    /// follow the model a streaming job rewrites (--follow). See docs/serving.md.
+    Serve(Box<ServeArgs>),
     /// Kafka tools: produce a generator's stream as JSON events, read a topic (with
     /// latency from the events' timestamps), create a topic.
     Kafka(kafka_tools::KafkaToolArgs),
@@ -74,5 +80,6 @@ pub fn run(cli: Cli) -> Result<(), String> {
         Command::SimulateClicks(args) => replay_cmd::simulate(*args),
         Command::Predict(args) => predict_cmd::run(*args),
         Command::Inspect(args) => inspect_cmd::run(args),
+        Command::Serve(args) => serve_cmd::run(*args),
     }
 }

@@ -343,6 +343,7 @@ fn for_each_row(
 pub(crate) fn open(
     files: &[PathBuf],
     options: &ReadOptions,
+    learnable: bool,
 ) -> Result<(Schema, Arc<CsvPlan>), ReadError> {
     let first_path = &files[0];
     if options.labels.is_some() || options.xml.is_some() {
@@ -699,7 +700,9 @@ pub(crate) fn open(
             },
         ));
     }
-    if class_names.is_empty() {
+    // (Records to be scored need no label: a target column of missing values only is
+    // a file of unlabeled records then.)
+    if learnable && class_names.is_empty() {
         return Err(ReadError::file(
             first_path,
             format!("the target column `{}` has no values", names[target]),
@@ -923,7 +926,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("t.csv");
         std::fs::write(&p, content).unwrap();
-        open(std::slice::from_ref(&p), options).map(|(schema, _)| schema)
+        open(std::slice::from_ref(&p), options, true).map(|(schema, _)| schema)
     }
 
     /// A header, then `rows` rows of a numeric column `n`, a text column and a class.
@@ -1012,7 +1015,7 @@ mod tests {
             format: Format::Csv,
             ..ReadOptions::default()
         };
-        let e = open(std::slice::from_ref(&p), &options).unwrap_err();
+        let e = open(std::slice::from_ref(&p), &options, true).unwrap_err();
         assert!(e.reason.contains("does not look like CSV"), "{}", e.reason);
         assert!(e.reason.contains("--format libsvm"), "{}", e.reason);
         // A distinct value in every row of the target: not classes.

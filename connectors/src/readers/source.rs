@@ -58,6 +58,24 @@ impl DataSource {
     /// do not fit the format or the data (an unknown target or ignored column, a MULAN
     /// XML label absent from the ARFF, ...).
     pub fn open(files: &[PathBuf], options: &ReadOptions) -> Result<DataSource, ReadError> {
+        Self::open_with(files, options, true)
+    }
+
+    /// Opens files to be scored by a model (nothing learned): as [`open`](Self::open),
+    /// but the files may hold fewer than 2 labels (all of one class, or none: unlabeled
+    /// records), since a model that scores them takes its labels from its own schema.
+    pub fn open_for_scoring(
+        files: &[PathBuf],
+        options: &ReadOptions,
+    ) -> Result<DataSource, ReadError> {
+        Self::open_with(files, options, false)
+    }
+
+    fn open_with(
+        files: &[PathBuf],
+        options: &ReadOptions,
+        learnable: bool,
+    ) -> Result<DataSource, ReadError> {
         let Some(first) = files.first() else {
             return Err(ReadError::file(Path::new(""), "no data file given"));
         };
@@ -90,7 +108,7 @@ impl DataSource {
                 (schema, Plan::Libsvm(plan))
             }
             Format::Csv | Format::Auto => {
-                let (schema, plan) = csv::open(files, options)?;
+                let (schema, plan) = csv::open(files, options, learnable)?;
                 (schema, Plan::Csv(plan))
             }
         };
@@ -105,7 +123,7 @@ impl DataSource {
             schema,
             plan,
         };
-        if source.schema.num_labels() < 2 {
+        if learnable && source.schema.num_labels() < 2 {
             // A bad line may be why (a class cell that did not read): it is named first.
             for index in 0..files.len() {
                 if let Some(Err(e)) = source.examples(index)?.find(Result::is_err) {
