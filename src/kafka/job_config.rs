@@ -2,7 +2,7 @@
 //! the group), the topics, and what the sources, the merge, the feedback join, the sink and
 //! the run take, each its own part ([`SourceConfig`], [`MergeConfig`], [`FeedbackConfig`],
 //! [`SinkConfig`], [`RunConfig`]). `flowboost run` builds it from its arguments (a job
-//! file's keys are its options: see [`job_file`](super::job_file)) with `TryFrom`; the
+//! file's keys are its options: see [`job_file`](crate::cli::job_file)) with `TryFrom`; the
 //! limits of single values are checked by the options' parsers (`src/cli/limits.rs`), the
 //! checks across options by [`JobConfig::validate`].
 
