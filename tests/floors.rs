@@ -29,13 +29,14 @@ const OPERATORS: Floors = Floors {
     src: "operators/src",
     floors: &[
         &["named", "rng"],
-        &["data", "hedge", "metrics", "potentials", "topk"],
+        &["topk"],
+        &["data", "hedge", "metrics", "potentials"],
         &["learners", "thresholding"],
         &["engine"],
         &["boosters"],
         &["dataflow"],
     ],
-    macros: &[("named_values", "named")],
+    macros: &[("named_values", "named"), ("model_options", "boosters")],
 };
 
 /// `flowboost-connectors`: the readers of files and datasets; the generators (a click
@@ -55,6 +56,7 @@ const FLOWBOOST: Floors = Floors {
         &["model"],
         &["eval"],
         &["kafka"],
+        &["serve"],
         &["cli"],
         &["fuzz"],
     ],

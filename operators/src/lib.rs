@@ -9,13 +9,14 @@
 //! (`tests/floors.rs` of the workspace checks it):
 //!
 //! 1. [`named`], [`rng`]: names of options, random streams;
-//! 2. [`data`], [`hedge`], [`metrics`], [`potentials`], [`topk`]: the data model, Hedge,
-//!    the metrics, the potentials, the top-k rules;
-//! 3. [`learners`], [`thresholding`]: the weak learners and the threshold learners;
-//! 4. [`engine`]: records, stages, the terminal, the feedback join's rules
+//! 2. [`topk`]: the top-k rules (the feedback of [`data`] carries their pairs);
+//! 3. [`data`], [`hedge`], [`metrics`], [`potentials`]: the data model, Hedge, the
+//!    metrics, the potentials;
+//! 4. [`learners`], [`thresholding`]: the weak learners and the threshold learners;
+//! 5. [`engine`]: records, stages, the terminal, the feedback join's rules
 //!    ([`engine::feedback`]), the sequential runner;
-//! 5. [`boosters`]: the boosters' stages and their registry;
-//! 6. [`dataflow`]: the timely operators (the stage blocks, the terminal, the feedback
+//! 6. [`boosters`]: the boosters' stages, their registry and the model options;
+//! 7. [`dataflow`]: the timely operators (the stage blocks, the terminal, the feedback
 //!    join on differential-dataflow, the runner).
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
