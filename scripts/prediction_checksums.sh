@@ -32,7 +32,8 @@ tag="checksums-$$-$(date +%s)"
 "$FLOWBOOST" kafka create-topic --brokers "$b" --topic "$tag-pred" --partitions 2 >/dev/null
 "$FLOWBOOST" run --brokers "$b" --source "kafka:$tag-events" --sink "kafka:$tag-pred" \
     --feedback "kafka:$tag-feedback" --group "$tag-group" --generator binary \
-    --learners 10 --workers 2 --exit-when-idle 2 >/dev/null 2>&1
+    --learners 10 --workers 2 --exit-when-idle 2 >/dev/null 2>"$work/job.log" ||
+    { grep -v ' WARN ' "$work/job.log" >&2; exit 1; }
 "$FLOWBOOST" kafka read --brokers "$b" --topic "$tag-pred" --expect 20000 \
     --output "$work/replay.jsonl" >/dev/null
 python3 - "$work/replay.jsonl" >"$work/replay.sorted" <<'PY'

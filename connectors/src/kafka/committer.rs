@@ -93,29 +93,8 @@ impl OffsetCommitter {
         for &(topic, p) in partitions {
             list.add_partition(topic, p);
         }
-        // A group coordinator that is not ready yet (a broker just started, a coordinator
-        // moving) answers with a retriable error: asked again until the time limit.
-        let deadline = std::time::Instant::now() + self.timeout;
-        let list = loop {
-            let left = deadline.saturating_duration_since(std::time::Instant::now());
-            let answer = self.consumer.committed_offsets(list.clone(), left);
-            self.serve_events();
-            match answer {
-                Err(e)
-                    if matches!(
-                        e.rdkafka_error_code(),
-                        Some(
-                            RDKafkaErrorCode::NotCoordinator
-                                | RDKafkaErrorCode::CoordinatorNotAvailable
-                                | RDKafkaErrorCode::CoordinatorLoadInProgress
-                        )
-                    ) && std::time::Instant::now() + Duration::from_millis(100) < deadline =>
-                {
-                    std::thread::sleep(Duration::from_millis(100));
-                }
-                answer => break answer,
-            }
-        };
+        let list = committed_offsets(&self.consumer, &list, self.timeout);
+        self.serve_events();
         let list = list.map_err(|e| {
             KafkaError::client(
                 format!(
@@ -143,5 +122,35 @@ impl std::fmt::Debug for OffsetCommitter {
         f.debug_struct("OffsetCommitter")
             .field("group_id", &self.group_id)
             .finish_non_exhaustive()
+    }
+}
+
+/// `consumer`'s group's committed offsets of `list`, within `timeout`. A group coordinator
+/// that is not ready yet (a broker just started, a coordinator moving) answers with a
+/// retriable error: it is asked again (every 100 ms) until the time limit.
+pub(crate) fn committed_offsets(
+    consumer: &BaseConsumer<ConnectorContext>,
+    list: &TopicPartitionList,
+    timeout: Duration,
+) -> Result<TopicPartitionList, rdkafka::error::KafkaError> {
+    let deadline = std::time::Instant::now() + timeout;
+    loop {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        let answer = consumer.committed_offsets(list.clone(), left);
+        match answer {
+            Err(e)
+                if matches!(
+                    e.rdkafka_error_code(),
+                    Some(
+                        RDKafkaErrorCode::NotCoordinator
+                            | RDKafkaErrorCode::CoordinatorNotAvailable
+                            | RDKafkaErrorCode::CoordinatorLoadInProgress
+                    )
+                ) && std::time::Instant::now() + Duration::from_millis(100) < deadline =>
+            {
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            answer => return answer,
+        }
     }
 }

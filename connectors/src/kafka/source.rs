@@ -597,9 +597,7 @@ impl PartitionedSource {
         for &p in &self.partitions {
             list.add_partition(&self.topic, p);
         }
-        let list = self
-            .consumer
-            .committed_offsets(list, self.timeout)
+        let list = super::committer::committed_offsets(&self.consumer, &list, self.timeout)
             .map_err(|e| {
                 KafkaError::client(format!("fetching committed offsets of `{}`", self.topic), e)
             })?;
