@@ -10,6 +10,7 @@ use super::rank::RankPolicy;
 use super::routes::{ServeState, router};
 use super::served_model::ServedModel;
 use crate::eval::stop::{stop_on_signals, stop_requested};
+use axum::serve::ListenerExt;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -149,6 +150,14 @@ async fn serve(
     if let (Some(path), Some(every)) = (options.save_model.clone(), options.save_every) {
         tokio::spawn(save_every(path, every, state.clone()));
     }
+    // TCP_NODELAY on every connection: without it a response written while the previous
+    // one is unacknowledged (pipelined requests, a body in several writes) waits for the
+    // client's delayed ACK, up to 40 ms.
+    let listener = listener.tap_io(|tcp| {
+        if let Err(e) = tcp.set_nodelay(true) {
+            tracing::debug!("flowboost: serve: TCP_NODELAY: {e}");
+        }
+    });
     axum::serve(listener, router(state.clone()))
         .with_graceful_shutdown(stopped(state))
         .await
