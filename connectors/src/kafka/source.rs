@@ -708,9 +708,7 @@ impl GroupLag {
         for &p in &partitions {
             list.add_partition(topic, p);
         }
-        let committed = self
-            .consumer
-            .committed_offsets(list, self.timeout)
+        let committed = super::committer::committed_offsets(&self.consumer, &list, self.timeout)
             .map_err(|e| {
                 KafkaError::client(format!("fetching committed offsets of `{topic}`"), e)
             })?;
