@@ -182,6 +182,18 @@ fn answer(answers: &Answers) -> Response {
     with_type(join_answers(answers.shape, &answers.records), content_type)
 }
 
+/// The answers, with the `flowboost-model-generation` header naming the model that gave
+/// them.
+fn answered_by(answers: &Answers, model: &ServedModel) -> Response {
+    let mut response = answer(answers);
+    if let Ok(v) = HeaderValue::from_str(&model.generation().to_string()) {
+        response
+            .headers_mut()
+            .insert("flowboost-model-generation", v);
+    }
+    response
+}
+
 async fn predict(State(state): State<Arc<ServeState>>, request: Request) -> Response {
     let start = Instant::now();
     let (parts, body) = request.into_parts();
@@ -195,13 +207,7 @@ async fn predict(State(state): State<Arc<ServeState>>, request: Request) -> Resp
         };
         let answers = on_model(model.clone(), body, work).await?;
         state.metrics.predicted.inc_by(answers.records.len() as u64);
-        let mut response = answer(&answers);
-        if let Ok(v) = HeaderValue::from_str(&model.generation().to_string()) {
-            response
-                .headers_mut()
-                .insert("flowboost-model-generation", v);
-        }
-        Ok(response)
+        Ok(answered_by(&answers, &model))
     }
     .await;
     finish(&state, "/v1/predict", start, result)
@@ -237,13 +243,7 @@ async fn rank_route(State(state): State<Arc<ServeState>>, request: Request) -> R
                 })??
         };
         state.metrics.predicted.inc_by(answers.records.len() as u64);
-        let mut response = answer(&answers);
-        if let Ok(v) = HeaderValue::from_str(&model.generation().to_string()) {
-            response
-                .headers_mut()
-                .insert("flowboost-model-generation", v);
-        }
-        Ok(response)
+        Ok(answered_by(&answers, &model))
     }
     .await;
     finish(&state, "/v1/rank", start, result)
