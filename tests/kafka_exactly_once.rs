@@ -292,6 +292,12 @@ impl<'a> Job<'a> {
         }
     }
 
+    /// The checkpoint that the directory's `committed` marker names.
+    fn committed(&self) -> PathBuf {
+        let name = std::fs::read_to_string(self.dir.join("committed")).unwrap();
+        self.dir.join(name.trim_end())
+    }
+
     /// Whether the newest checkpoint is the snapshot of the stream's end.
     fn newest_at_end(&self) -> bool {
         self.checkpoints()
@@ -395,10 +401,20 @@ fn crashed_equals_uninterrupted_in(processes: usize, victims: [usize; 3], order:
     job.order = order;
     job.crash(1, Some("checkpoint-write:2"), 0);
     job.crash(2, Some("checkpoint-commit:2"), 0);
+    // The crash came after the run's second checkpoint was written, before its commit:
+    // the `committed` marker (what `serve --follow` serves) names the one before it.
+    let newest = job.checkpoints().into_keys().next_back().unwrap();
+    let marked = job.committed();
+    assert!(marked.exists(), "{}", marked.display());
+    assert!(marked < newest, "{} {}", marked.display(), newest.display());
     job.crash(3, None, victims[0]);
     job.crash(4, None, victims[1]);
     job.crash(5, None, victims[2]);
     let last = job.finish(6);
+    assert_eq!(
+        Some(job.committed()),
+        job.checkpoints().into_keys().next_back()
+    );
     // The join's counts continue from the checkpoint: over the whole stream, as in the
     // uninterrupted run.
     assert_eq!(last["join"], whole["join"], "{last}\n{whole}");

@@ -797,14 +797,39 @@ fn a_followed_model_is_swapped_20_times_under_load_without_a_failed_request() {
 }
 
 #[test]
-fn a_checkpoint_directory_is_followed_by_its_newest_checkpoint() {
+fn a_checkpoint_directory_is_followed_by_its_committed_checkpoint() {
     let dir = temp_dir("serve-checkpoints");
     let mut model = fresh_model();
-    let name = |seq: u64| dir.join(format!("checkpoint-{seq:020}-{:020}.fbm", seq));
+    let name = |seq: u64| format!("checkpoint-{seq:020}-{:020}.fbm", seq);
+    // What the Kafka job does: the checkpoint, then (once its transaction committed) the
+    // `committed` marker renamed into place.
+    let commit = |seq: u64| {
+        let tmp = dir.join("committed.tmp");
+        std::fs::write(&tmp, format!("{}\n", name(seq))).unwrap();
+        std::fs::rename(&tmp, dir.join("committed")).unwrap();
+    };
     for i in 0..30 {
         model.learn_one(&example(i, false)).unwrap();
     }
-    replace(&model, &name(30));
+    replace(&model, &dir.join(name(30)));
+    // Nothing committed yet: nothing to serve.
+    let refused = Command::new(env!("CARGO_BIN_EXE_flowboost"))
+        .args([
+            "serve",
+            "--follow",
+            dir.to_str().unwrap(),
+            "--addr",
+            "127.0.0.1:0",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        stderr.contains("no committed checkpoint in it yet"),
+        "{stderr}"
+    );
+    commit(30);
     let server = Server::start(&["--follow", dir.to_str().unwrap(), "--follow-every", "0.02"]);
     let agent = agent();
     let version = |agent: &ureq::Agent| {
@@ -816,7 +841,12 @@ fn a_checkpoint_directory_is_followed_by_its_newest_checkpoint() {
     for i in 30..60 {
         model.learn_one(&example(i, false)).unwrap();
     }
-    replace(&model, &name(60));
+    // A newer checkpoint whose transaction has not committed (a crash now would resume
+    // from 30 and delete it) is not served.
+    replace(&model, &dir.join(name(60)));
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(version(&agent), 30);
+    commit(60);
     let deadline = Instant::now() + Duration::from_secs(30);
     while version(&agent) != 60 {
         assert!(Instant::now() < deadline, "{}", server.log());

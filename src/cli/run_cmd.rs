@@ -532,6 +532,10 @@ fn checkpoints(
     if transactional && job.run.cluster.process == 0 {
         checkpoints.drop_newer(restore.as_ref().map(|r| r.path.as_path()))?;
     }
+    if job.run.cluster.process == 0 {
+        // A crash after a commit and before the marker's rewrite left it one behind.
+        checkpoints.mark_committed(restore.as_ref().map(|r| r.path.as_path()))?;
+    }
     if let Some(restore) = restore {
         tracing::info!(
             checkpoint = %restore.path.display(),

@@ -12,6 +12,13 @@
 //! (events and feedback), `OFFSETS` the sum of the source offsets (which also moves past
 //! dead letters), both zero-padded, so names sort by age and two checkpoints share a name
 //! only if they are the same cut. The newest `keep` are kept.
+//!
+//! Beside them, the file `committed` names the newest checkpoint whose outputs were
+//! committed (with transactions: once its transaction committed; without: once it is
+//! durable, as a restart resumes from it), rewritten atomically after each commit and at a
+//! restart. Readers such as `flowboost serve --follow DIR` serve only that one: the newest
+//! file can be a checkpoint whose transaction a crash left uncommitted, which the restarted
+//! job deletes.
 
 use super::job_config::JobConfig;
 use crate::model::{ModelError, SavedModel, SourceOffset};
@@ -26,6 +33,9 @@ pub struct Checkpoints {
     dir: PathBuf,
     keep: usize,
 }
+
+/// The marker file's name in a checkpoint directory.
+const COMMITTED: &str = "committed";
 
 /// Where each source partition stands: `(topic, partition)` to the next offset.
 pub type OffsetMap = BTreeMap<(String, i32), i64>;
@@ -79,6 +89,58 @@ impl Checkpoints {
             .collect();
         files.sort_unstable_by_key(|f| std::cmp::Reverse(f.0));
         Ok(files.into_iter().map(|(_, p)| p).collect())
+    }
+
+    /// The marker naming the newest committed checkpoint.
+    fn marker(&self) -> PathBuf {
+        self.dir.join(COMMITTED)
+    }
+
+    /// Records `path` (a checkpoint of this directory) as the newest committed one: a
+    /// temporary file renamed over the marker, so readers see the old name or the new.
+    /// `None` removes the marker (nothing committed: the job starts afresh).
+    pub fn mark_committed(&self, path: Option<&Path>) -> Result<(), String> {
+        let marker = self.marker();
+        let Some(path) = path else {
+            return match std::fs::remove_file(&marker) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                    Err(format!("{}: {e}", marker.display()))
+                }
+                _ => Ok(()),
+            };
+        };
+        let name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .ok_or_else(|| format!("{}: not a checkpoint file", path.display()))?;
+        let mut tmp = marker.clone().into_os_string();
+        tmp.push(format!(".tmp.{}", std::process::id()));
+        let tmp = PathBuf::from(tmp);
+        std::fs::write(&tmp, format!("{name}\n"))
+            .and_then(|()| std::fs::rename(&tmp, &marker))
+            .map_err(|e| format!("{}: {e}", marker.display()))
+    }
+
+    /// The newest committed checkpoint, as the marker names it (`None` before the first
+    /// commit, or in a directory of a job that did not write one).
+    pub fn committed(&self) -> Result<Option<PathBuf>, String> {
+        let marker = self.marker();
+        let text = match std::fs::read_to_string(&marker) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(format!("{}: {e}", marker.display())),
+        };
+        let name = text.trim_end_matches('\n');
+        let valid = name.starts_with("checkpoint-")
+            && name.ends_with(".fbm")
+            && !name.contains(['/', '\0', '\n']);
+        if !valid {
+            return Err(format!(
+                "{}: does not name a checkpoint file",
+                marker.display()
+            ));
+        }
+        Ok(Some(self.dir.join(name)))
     }
 
     /// The file of `model`'s checkpoint.
@@ -279,5 +341,27 @@ mod tests {
         assert!(!matches(&c, &more));
         // A partition of the checkpoint without a committed offset.
         assert!(!matches(&c, &map(&[("e", 0, 10), ("e", 1, 7)])));
+    }
+
+    #[test]
+    fn the_committed_marker_names_a_checkpoint_or_nothing() {
+        let dir = std::env::temp_dir().join(format!("fb-marker-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let c = Checkpoints::open(&dir, 2).unwrap();
+        assert_eq!(c.committed().unwrap(), None);
+        let file = dir.join("checkpoint-00000000000000000007-00000000000000000009.fbm");
+        c.mark_committed(Some(&file)).unwrap();
+        assert_eq!(c.committed().unwrap(), Some(file));
+        // The marker is not a checkpoint.
+        assert!(c.list().unwrap().is_empty());
+        c.mark_committed(None).unwrap();
+        assert_eq!(c.committed().unwrap(), None);
+        c.mark_committed(None).unwrap();
+        for bad in ["../etc/passwd", "checkpoint-1/../../x.fbm", "model.fbm", ""] {
+            std::fs::write(dir.join(COMMITTED), bad).unwrap();
+            let e = c.committed().unwrap_err();
+            assert!(e.contains("does not name a checkpoint file"), "{bad}: {e}");
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -475,6 +475,8 @@ fn checkpoint(
             })?;
         metrics.commits.fetch_add(1, Ordering::Relaxed);
     }
+    dir.mark_committed(Some(&path))
+        .map_err(CheckpointError::Mark)?;
     dir.prune().map_err(CheckpointError::Prune)?;
     metrics.checkpoint(bytes, started.elapsed());
     Ok(())
@@ -497,6 +499,9 @@ pub enum CheckpointError {
         /// The producer's error.
         source: Box<KafkaError>,
     },
+    /// The marker naming the committed checkpoint could not be written.
+    #[error("{0}")]
+    Mark(String),
     /// The old checkpoints could not be removed.
     #[error("{0}")]
     Prune(String),

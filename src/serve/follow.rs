@@ -4,10 +4,10 @@
 //! (damaged, or not the served model's schema) is refused with a log line, and the old
 //! model keeps serving.
 //!
-//! In a checkpoint directory, the newest checkpoint file is followed. Checkpoint files
-//! appear whole (the job renames a complete file into place), but the newest may be one
-//! whose source offsets the job has not committed yet (a job that crashes then resumes
-//! from the one before it): serve does not ask the broker which were committed.
+//! In a checkpoint directory, the checkpoint that the job's `committed` marker names is
+//! followed: the newest whose outputs (with transactions, its offsets and predictions)
+//! were committed. A newer file may be one whose transaction a crash left open, which the
+//! restarted job deletes and never resumes from.
 
 use super::model_slot::ModelSlot;
 use super::served_model::ServedModel;
@@ -59,28 +59,35 @@ impl Follower {
         }
     }
 
-    /// The model file to serve from the followed path: the file, or the newest
-    /// checkpoint of the directory.
+    /// The model file to serve from the followed path: the file, or the directory's
+    /// newest committed checkpoint.
     pub fn newest(target: &Path) -> Result<PathBuf, String> {
+        Self::committed(target)?.ok_or_else(|| {
+            format!(
+                "--follow {}: no committed checkpoint in it yet",
+                target.display()
+            )
+        })
+    }
+
+    /// The file, or the directory's newest committed checkpoint (`None` before the job's
+    /// first commit).
+    fn committed(target: &Path) -> Result<Option<PathBuf>, String> {
         if !target.is_dir() {
-            return Ok(target.to_path_buf());
+            return Ok(Some(target.to_path_buf()));
         }
-        Checkpoints::open(target, 2)?
-            .list()?
-            .into_iter()
-            .next()
-            .ok_or_else(|| format!("--follow {}: no checkpoint in it yet", target.display()))
+        Checkpoints::open(target, 2)?.committed()
     }
 
     /// Looks once: a newer file than the last tried is loaded and, if it fits, swapped
     /// into `slot`. Returns whether a model was swapped in; a refused file is an error
     /// (logged by the caller), the old model serving on.
     pub fn poll(&mut self, slot: &ModelSlot) -> Result<bool, String> {
-        if self.target.is_dir() && Checkpoints::open(&self.target, 2)?.list()?.is_empty() {
-            // A job that has not checkpointed yet (serve started on another --model).
+        let Some(path) = Self::committed(&self.target)? else {
+            // A job that has not committed a checkpoint yet (serve started on another
+            // --model).
             return Ok(false);
-        }
-        let path = Self::newest(&self.target)?;
+        };
         let Some(stamp) = FileStamp::of(&path) else {
             return Ok(false);
         };
