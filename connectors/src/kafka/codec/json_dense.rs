@@ -1,19 +1,20 @@
 //! The fast path of the JSON event decoder, for the common shape of an event: a numeric
-//! id, dense numeric features and a label (or labels), e.g.
-//! `{"features":[0.5,-0.7],"id":4,"label":"1"}`, its fields in any order.
+//! id, numeric features (dense, or named) and a label (or labels), e.g.
+//! `{"features":[0.5,-0.7],"id":4,"label":"1"}` or
+//! `{"id":4,"features":{"x":0.5,"y":-0.7}}`, its fields in any order.
 //!
 //! It reads the payload in one pass without building a JSON tree: the feature values are
-//! parsed straight into the example's vector by `lexical-core` under its JSON number
+//! parsed straight into the example's vectors by `lexical-core` under its JSON number
 //! grammar (correctly rounded, the same `f64` as `serde_json` with `float_roundtrip`
 //! gives; a test below compares them), the label and the key by `serde_json`, and any
-//! other field is skipped by `serde_json`. Anything it does not take (a string id, named
-//! features, a string among the values, a repeated field (any field: the general path
+//! other field is parsed and dropped by `serde_json`. Anything it does not take (a string id, an
+//! unknown feature name or one with an escape, a string among the values (a nominal
+//! value's name), a repeated field (any field: the general path
 //! refuses them), an escape in a field name, any error) returns `None`, and the general path, which words every error, decides: the
 //! fast path only ever gives the example the general path would give.
 
 use super::{DecodedEvent, RecordDecoder};
 use flowboost_operators::data::{Example, Features};
-use serde::de::IgnoredAny;
 use serde_json::Value;
 
 /// The JSON number grammar (no leading `+`, no leading zeros, digits on both sides of a
@@ -47,7 +48,7 @@ pub(super) fn decode(dec: &RecordDecoder, payload: &[u8]) -> Option<DecodedEvent
             c.skip_space();
             match name {
                 b"id" => set_once(&mut id, c.id()?)?,
-                b"features" => set_once(&mut features, c.dense(dec)?)?,
+                b"features" => set_once(&mut features, c.features(dec)?)?,
                 b"label" => set_once(&mut label, c.label(dec)?)?,
                 b"labels" => set_once(&mut labels, c.value::<Value>()?)?,
                 b"key" => set_once(&mut key, c.value::<Option<String>>()?)?,
@@ -57,9 +58,10 @@ pub(super) fn decode(dec: &RecordDecoder, payload: &[u8]) -> Option<DecodedEvent
                         return None;
                     }
                     others.push(other);
-                    // Skipped, but checked as the general path's parse checks it.
+                    // Skipped, but checked as the general path's parse checks it (as a
+                    // tree: skipping it unparsed would let a number out of range pass).
                     let start = c.at;
-                    c.value::<IgnoredAny>()?;
+                    c.value::<Value>()?;
                     std::str::from_utf8(&payload[start..c.at]).ok()?;
                 }
             }
@@ -88,7 +90,7 @@ pub(super) fn decode(dec: &RecordDecoder, payload: &[u8]) -> Option<DecodedEvent
     Some(DecodedEvent {
         example: Example {
             id: id?,
-            features: Features::Dense(features?),
+            features: features?,
             label,
         },
         key: key.flatten(),
@@ -166,6 +168,63 @@ impl<'a> Cursor<'a> {
         Some(id)
     }
 
+    /// The `"features"` value: an array (dense) or an object (named).
+    fn features(&mut self, dec: &RecordDecoder) -> Option<Features> {
+        match self.bytes.get(self.at)? {
+            b'[' => self.dense(dec).map(Features::Dense),
+            b'{' => self.named(dec),
+            _ => None,
+        }
+    }
+
+    /// One JSON number, as `serde_json` with `float_roundtrip` reads it.
+    fn number(&mut self) -> Option<f64> {
+        let (x, used) = lexical_core::parse_partial_with_options::<f64, JSON_NUMBER>(
+            &self.bytes[self.at..],
+            &lexical_core::ParseFloatOptions::new(),
+        )
+        .ok()?;
+        self.at += used;
+        Some(x)
+    }
+
+    /// An object of named features, each a known name without escapes and a JSON number
+    /// that passes the decoder's checks: the general path's sparse features (by index). A
+    /// repeated name (which the general path refuses) is left to it.
+    fn named(&mut self, dec: &RecordDecoder) -> Option<Features> {
+        self.expect(b'{')?;
+        self.skip_space();
+        let mut pairs: Vec<(u32, f64)> = Vec::new();
+        if !self.eat(b'}') {
+            loop {
+                let name = std::str::from_utf8(self.plain_string()?).ok()?;
+                self.skip_space();
+                self.expect(b':')?;
+                self.skip_space();
+                let j = dec.feature(name)?;
+                let x = self.number()?;
+                pairs.push((j, dec.check_value(j as usize, x).ok()?));
+                self.skip_space();
+                if self.eat(b',') {
+                    self.skip_space();
+                    continue;
+                }
+                self.expect(b'}')?;
+                break;
+            }
+        }
+        pairs.sort_unstable_by_key(|p| p.0);
+        if pairs.windows(2).any(|w| w[0].0 == w[1].0) {
+            return None;
+        }
+        let (indices, values) = pairs.into_iter().unzip();
+        Some(Features::Sparse {
+            indices,
+            values,
+            dim: dec.schema.dim() as u32,
+        })
+    }
+
     /// An array of exactly the schema's number of values, each a JSON number that passes
     /// the decoder's checks.
     fn dense(&mut self, dec: &RecordDecoder) -> Option<Vec<f64>> {
@@ -178,12 +237,7 @@ impl<'a> Cursor<'a> {
                 if values.len() == dim {
                     return None;
                 }
-                let (x, used) = lexical_core::parse_partial_with_options::<f64, JSON_NUMBER>(
-                    &self.bytes[self.at..],
-                    &lexical_core::ParseFloatOptions::new(),
-                )
-                .ok()?;
-                self.at += used;
+                let x = self.number()?;
                 values.push(dec.check_value(values.len(), x).ok()?);
                 self.skip_space();
                 if self.eat(b',') {
@@ -262,6 +316,29 @@ mod tests {
             assert_eq!(ev.example.label, Some(Label::Class(1)));
             assert_eq!(ev.key, None);
         }
+        // Named features: by index, any missing.
+        for text in [
+            r#"{"id":4,"features":{"x1":-2e-3,"x0":0.5},"label":"1"}"#,
+            r#"{ "features" : { "x1" : -0.002 } , "id" : 4 , "label" : "1" }"#,
+        ] {
+            let ev = decode(&dec, text.as_bytes()).expect(text);
+            let x0: &[f64] = if text.contains("x0") { &[0.5] } else { &[] };
+            let (indices, values) = if x0.is_empty() {
+                (vec![1], vec![-0.002])
+            } else {
+                (vec![0, 1], vec![0.5, -0.002])
+            };
+            assert_eq!(
+                ev.example.features,
+                Features::Sparse {
+                    indices,
+                    values,
+                    dim: 2
+                },
+                "{text}"
+            );
+            assert_eq!(ev.example.label, Some(Label::Class(1)));
+        }
         let ev = decode(&dec, br#"{"id":0,"features":[1,2],"key":"k"}"#).unwrap();
         assert_eq!(ev.example.label, None);
         assert_eq!(ev.key.as_deref(), Some("k"));
@@ -275,7 +352,13 @@ mod tests {
             r#"{"id":4.0,"features":[1,2]}"#,
             r#"{"id":04,"features":[1,2]}"#,
             r#"{"id":18446744073709551616,"features":[1,2]}"#,
-            r#"{"id":4,"features":{"x0":1}}"#,
+            r#"{"id":4,"features":{"zz":1}}"#,
+            r#"{"id":4,"features":{"x0":"1"}}"#,
+            r#"{"id":4,"features":{"x\u0030":1}}"#,
+            r#"{"id":4,"features":{"x0":1,"x0":2}}"#,
+            r#"{"id":4,"features":{"x0":1,}}"#,
+            r#"{"id":4,"features":{"x0":NaN}}"#,
+            r#"{"id":4,"features":5}"#,
             r#"{"id":4,"features":[1]}"#,
             r#"{"id":4,"features":[1,2,3]}"#,
             r#"{"id":4,"features":[1,"2"]}"#,
@@ -443,6 +526,12 @@ mod tests {
             r#""features":[0.25,"y",-3e2]"#,
             r#""features":[0.25,1.5,-3e2]"#,
             r#""features":{"a":1}"#,
+            r#""features":{"b":-3e2,"a":0.25,"c":1}"#,
+            r#""features":{"c":"y","a":1}"#,
+            r#""features":{"c":1.5}"#,
+            r#""features":{"a":1,"a":2}"#,
+            r#""features":{}"#,
+            r#""features":{"a":1e400,"b":2}"#,
             r#""labels":["p","r"]"#,
             r#""labels":[2,0,2]"#,
             r#""labels":[]"#,
