@@ -5,6 +5,7 @@
     scripts/serve_bench.py --models binary          # one model
     scripts/serve_bench.py --phases max,latency     # some measurements
     scripts/serve_bench.py --bin target/release/flowboost --no-build
+    scripts/serve_bench.py --models '' --phases vw   # against Vowpal Wabbit's daemon
 
 For each model (binary: `run --generator binary --algo adaboost-ol --learners 10`;
 multilabel: `run --generator multilabel --algo ada-olmr --learners 100`, both on 20,000
@@ -36,6 +37,12 @@ examples of the seeded generator, saved with --save-model):
   the model, written beforehand, renamed over PATH), against the same server with PATH
   left alone: p50, p99 and max of each, and the reloads counted by the server's metrics.
 
+- **vw** (not in the default phases): against Vowpal Wabbit's daemon (`vw --daemon`, from
+  the vowpalwabbit wheel on PyPI, installed into target/vw-venv) on the same model size:
+  AdaBoost.OL with 10 linear weak learners in both (VW's `--boosting 10 --alg adaptive`),
+  the same records, one connection from this script's client: one request at a time
+  (round-trip p50/p99), 64 in flight, and a whole batch (see `measure_vw`).
+
 --rate binary=R,multilabel=R gives the half rates (and skips the max phase).
 
 Pinning: the server (and `flowboost predict`) with `taskset -c 1`, wrk and this script
@@ -63,6 +70,7 @@ import socket
 import statistics
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -668,6 +676,272 @@ def measure_reload(bin_: str, model: Path, out: Path, events: list[str], rate: f
     return res
 
 
+# ---------------------------------------------------------------- Vowpal Wabbit's daemon
+
+VW_VERSION = "9.11.9"
+# The `vw` command line, through the Python wheel's workspace (the wheel ships no `vw`
+# binary; `run_parser` is the binary's driver loop, so `--daemon` serves as `vw --daemon`).
+VW_MAIN = ("import sys, vowpalwabbit\n"
+           "ws = vowpalwabbit.Workspace(' '.join(sys.argv[1:]))\n"
+           "ws.run_parser()\n"
+           "ws.finish()\n")
+
+
+def ensure_vw(out: Path) -> list[str]:
+    """The command that runs `vw ARGS`: a venv under target/ with the vowpalwabbit wheel
+    from PyPI (installed on first use)."""
+    venv = REPO / "target" / "vw-venv"
+    py = venv / "bin" / "python"
+    if not py.exists():
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    if subprocess.run([str(py), "-c", "import vowpalwabbit"], capture_output=True).returncode:
+        log(f"installing vowpalwabbit=={VW_VERSION} from PyPI into {venv}")
+        subprocess.run([str(py), "-m", "pip", "install", "-q", f"vowpalwabbit=={VW_VERSION}"],
+                       check=True)
+    main = out / "vw_main.py"
+    main.write_text(VW_MAIN)
+    return [str(py), str(main)]
+
+
+def vw_line(x: list[float], y: int | None = None) -> str:
+    feats = " ".join(f"f{j}:{v!r}" for j, v in enumerate(x))
+    return ("" if y is None else ("1 " if y else "-1 ")) + "|f " + feats
+
+
+class VwDaemon:
+    """`vw -i MODEL -t --daemon --foreground --num_children 1` pinned to `cpu`: one child
+    process answers one connection at a time, a line per example."""
+
+    def __init__(self, vw: list[str], model: Path, port: int, cpu: int, logf: Path):
+        self.port = port
+        self.cmd = [*taskset(cpu), *vw, "-i", str(model), "-t", "--daemon", "--foreground",
+                    "--port", str(port), "--num_children", "1", "--quiet"]
+        log(" ".join(self.cmd))
+        self.logf = open(logf, "w")
+        self.proc = subprocess.Popen(self.cmd, stdout=self.logf, stderr=self.logf)
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            if self.proc.poll() is not None:
+                raise SystemExit(f"vw exited {self.proc.returncode}: see {logf}")
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=1) as s:
+                    s.sendall(b"|f f0:1\n")
+                    if s.recv(100):
+                        return
+            except OSError:
+                time.sleep(0.1)
+        raise SystemExit("vw --daemon did not answer in 60 s")
+
+    def cpu(self) -> float:
+        """The parent's and its children's CPU seconds (the child answers)."""
+        pids = [self.proc.pid]
+        kids = subprocess.run(["pgrep", "-P", str(self.proc.pid)], capture_output=True,
+                              text=True).stdout.split()
+        pids += [int(k) for k in kids]
+        total = 0.0
+        for pid in pids:
+            try:
+                total += proc_cpu(pid)
+            except OSError:
+                pass
+        return total
+
+    def stop(self) -> None:
+        subprocess.run(["pkill", "-P", str(self.proc.pid)], capture_output=True)
+        self.proc.terminate()
+        try:
+            self.proc.wait(20)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self.logf.close()
+
+
+def count_answers(buf: bytearray, http: bool) -> tuple[int, int]:
+    """Answers begun in `buf`: (how many, bytes to drop). HTTP/1.1 responses by their
+    status lines (a non-200 status is fatal; a JSON body never holds `HTTP/1.1 `), the
+    last 8 bytes kept for a status line split between two reads; VW's answers a line
+    each. Cheap on purpose: the client must outrun the servers."""
+    if not http:
+        end = buf.rfind(b"\n") + 1
+        return buf.count(b"\n", 0, end), end
+    end = max(0, len(buf) - 8)
+    n = buf.count(b"HTTP/1.1 ", 0, end + 8)
+    if n != buf.count(b"HTTP/1.1 200 ", 0, end + 12):
+        raise SystemExit(f"a non-200 answer in {bytes(buf[:300])!r}")
+    return n, end
+
+
+def closed_loop(port: int, reqs: list[bytes], n: int, depth: int, http: bool,
+                server) -> dict:
+    """One connection, `depth` requests in flight (1: one at a time), `n` requests in
+    all: the answers per second, the round trips' p50/p99 (with depth 1), the server's
+    CPU seconds."""
+    s = socket.create_connection(("127.0.0.1", port))
+    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    buf = bytearray()
+    sent = done = 0
+    lat = []
+    starts = collections.deque()
+    clock = time.perf_counter
+    gc.disable()
+    try:
+        cpu0, t0 = server.cpu(), clock()
+        while done < n:
+            if sent - done < depth and sent < n:
+                k = min(depth - (sent - done), n - sent)
+                s.sendall(b"".join(reqs[(sent + i) % len(reqs)] for i in range(k)))
+                now = clock()
+                starts.extend([now] * k)
+                sent += k
+            data = s.recv(1 << 18)
+            if not data:
+                raise SystemExit("the server closed the connection")
+            buf += data
+            got, used = count_answers(buf, http)
+            if got:
+                del buf[:used]
+                now = clock()
+                for _ in range(got):
+                    lat.append(now - starts.popleft())
+                done += got
+        wall, cpu = clock() - t0, server.cpu() - cpu0
+    finally:
+        gc.enable()
+        s.close()
+    lat.sort()
+    q = lambda p: lat[min(len(lat) - 1, int(p * len(lat)))] * 1e3
+    return dict(requests=n, depth=depth, wall_s=wall, server_cpu_s=cpu, per_s=n / wall,
+                p50_ms=q(0.5), p99_ms=q(0.99))
+
+
+def measure_vw(bin_: str, out: Path, args) -> dict:
+    """flowboost serve against Vowpal Wabbit's daemon on the same model size: AdaBoost.OL
+    with 10 linear weak learners (flowboost `--algo adaboost-ol --weak linear --learners
+    10`; VW `--boosting 10 --alg adaptive`, its implementation of the same paper), the
+    same records. Both servers pinned to CPU 1 and one thread (one VW child), this client
+    to CPU 0, one connection: one request at a time (round trips), 64 in flight (HTTP/1.1
+    pipelining; VW's line protocol), and the whole batch at once (one NDJSON body; every
+    line written before the answers are read)."""
+    vdir = out / "vw"
+    vdir.mkdir(exist_ok=True)
+    vw = ensure_vw(vdir)
+    path = vdir / "linear10.fbm"
+    cmd = [bin_, "run", "--generator", "binary", "--algo", "adaboost-ol", "--weak", "linear",
+           "--learners", "10", "--examples", str(args.examples), "--save-model", str(path),
+           "--output", "/dev/null"]
+    log(" ".join(cmd))
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    info = json.loads(subprocess.run([bin_, "inspect", "--json", str(path)], check=True,
+                                     capture_output=True, text=True).stdout)
+    train = make_records(info, args.examples, args.seed + 2)
+    train_file = vdir / "train.vw"
+    train_file.write_text("".join(vw_line(x, y[0]) + "\n" for x, y in train))
+    vw_model = vdir / "boosting10.vw"
+    vw_train = [*vw, "-d", str(train_file), "--boosting", "10", "--alg", "adaptive",
+                "--loss_function", "logistic", "-f", str(vw_model), "--quiet"]
+    log(" ".join(vw_train))
+    subprocess.run(vw_train, check=True)
+    names = [f"f{i}" for i in range(info["features"])]
+    recs = make_records(info, args.batch_binary, args.seed + 1)
+    http_reqs = [http_post("/v1/predict", 0, event_json(i, x, names).encode())
+                 for i, (x, _) in enumerate(recs[:1000])]
+    vw_reqs = [(vw_line(x) + "\n").encode() for x, _ in recs[:1000]]
+    body = "".join(event_json(i, x, names) + "\n" for i, (x, _) in enumerate(recs)).encode()
+    vw_body = b"".join((vw_line(x) + "\n").encode() for x, _ in recs)
+    res = dict(model=" ".join(cmd[2:10]), vw_version=VW_VERSION, vw_train=" ".join(vw_train[2:]),
+               features=info["features"], flowboost_bytes=path.stat().st_size,
+               vw_bytes=vw_model.stat().st_size, batch=len(recs))
+    seq_n, pipe_n = args.vw_requests, 10 * args.vw_requests
+    srv = Server(bin_, path, free_port(), ["--max-body-bytes", str(2 * len(body))], 1,
+                 vdir / "serve.log")
+    res["serve_cmd"] = " ".join(srv.cmd)
+    try:
+        for what, n, depth in (("one_at_a_time", seq_n, 1), ("pipelined_64", pipe_n, 64)):
+            runs = []
+            for _ in range(args.runs):
+                busy = quiet()
+                r = closed_loop(srv.port, http_reqs, n, depth, True, srv)
+                r["busy_before"] = busy
+                runs.append(r)
+            res.setdefault("flowboost", {})[what] = runs
+            log(f"  serve {what}: {[round(r['per_s']) for r in runs]}/s")
+        runs = []
+        for _ in range(args.runs):
+            status, answers, wall, cpu, busy = post_batch(srv, body)
+            if status != 200:
+                raise SystemExit(f"batch: HTTP {status}")
+            runs.append(dict(wall_s=wall, server_cpu_s=cpu, per_s=len(recs) / wall,
+                             busy_before=busy))
+        res["flowboost"]["batch"] = runs
+        log(f"  serve batch: {[round(r['per_s']) for r in runs]}/s")
+    finally:
+        srv.stop()
+    d = VwDaemon(vw, vw_model, free_port(), 1, vdir / "vw.log")
+    res["vw_cmd"] = " ".join(d.cmd)
+    try:
+        for what, n, depth in (("one_at_a_time", seq_n, 1), ("pipelined_64", pipe_n, 64)):
+            runs = []
+            for _ in range(args.runs):
+                busy = quiet()
+                r = closed_loop(d.port, vw_reqs, n, depth, False, d)
+                r["busy_before"] = busy
+                runs.append(r)
+            res.setdefault("vw", {})[what] = runs
+            log(f"  vw {what}: {[round(r['per_s']) for r in runs]}/s")
+        runs = []
+        for _ in range(args.runs):
+            busy = quiet()
+            r = vw_batch(d, vw_body, len(recs))
+            r["busy_before"] = busy
+            runs.append(r)
+        res["vw"]["batch"] = runs
+        log(f"  vw batch: {[round(r['per_s']) for r in runs]}/s")
+    finally:
+        d.stop()
+    return res
+
+
+def vw_batch(d: VwDaemon, body: bytes, n: int) -> dict:
+    """Every line written (by a thread) while the answers are read."""
+    s = socket.create_connection(("127.0.0.1", d.port))
+    cpu0, t0 = d.cpu(), time.perf_counter()
+    writer = threading.Thread(target=s.sendall, args=(body,))
+    writer.start()
+    got = 0
+    while got < n:
+        data = s.recv(1 << 20)
+        if not data:
+            raise SystemExit("vw closed the connection")
+        got += data.count(b"\n")
+    wall, cpu = time.perf_counter() - t0, d.cpu() - cpu0
+    writer.join()
+    s.close()
+    return dict(wall_s=wall, server_cpu_s=cpu, per_s=n / wall)
+
+
+def vw_table(r: dict) -> str:
+    lines = [f"AdaBoost.OL, 10 linear weak learners, {r['features']} features; flowboost "
+             f"model {r['flowboost_bytes']:,} bytes, VW {r['vw_version']} model "
+             f"{r['vw_bytes']:,} bytes; medians of the runs", "",
+             "| server | one at a time: req/s, p50 / p99 ms | 64 in flight: req/s | "
+             f"batch of {r['batch']:,}: predictions/s | server CPU µs an answer (one at a time; "
+             "64 in flight; batch) |",
+             "| --- | --- | --- | --- | --- |"]
+    for name, title in (("flowboost", "flowboost serve (HTTP/1.1, JSON)"),
+                        ("vw", "vw --daemon (TCP lines)")):
+        m = r[name]
+        one, pipe, batch = m["one_at_a_time"], m["pipelined_64"], m["batch"]
+        med = lambda runs, k: statistics.median(x[k] for x in runs)
+        us = lambda runs: statistics.median(x["server_cpu_s"] / (x["per_s"] * x["wall_s"]) * 1e6
+                                            for x in runs)
+        lines.append(
+            f"| {title} | {med(one, 'per_s'):,.0f}, {med(one, 'p50_ms'):.3f} / "
+            f"{med(one, 'p99_ms'):.3f} | {med(pipe, 'per_s'):,.0f} | {med(batch, 'per_s'):,.0f} | "
+            f"{us(one):.1f}; {us(pipe):.1f}; {us(batch):.2f} |")
+    return "\n".join(lines)
+
+
 # ---------------------------------------------------------------- main
 
 
@@ -694,6 +968,8 @@ def main() -> None:
     ap.add_argument("--batch-binary", type=int, default=100000)
     ap.add_argument("--batch-multilabel", type=int, default=20000)
     ap.add_argument("--batch-runs", type=int, default=3)
+    ap.add_argument("--vw-requests", type=int, default=20000,
+                    help="vw phase: requests one at a time (10 times as many 64 in flight)")
     args = ap.parse_args()
 
     pin_self(0)
@@ -712,7 +988,11 @@ def main() -> None:
     results = dict(date=datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
                    commit=commit, nproc=os.cpu_count(), args=vars(args), models={})
     resfile = out / "results.json"
-    for name in args.models.split(","):
+    if "vw" in phases:
+        log("vw: flowboost serve against Vowpal Wabbit's daemon")
+        results["vw"] = measure_vw(bin_, out, args)
+        resfile.write_text(json.dumps(results, indent=1))
+    for name in [m for m in args.models.split(",") if m]:
         mdir = out / name
         mdir.mkdir(exist_ok=True)
         model, info = make_model(bin_, name, mdir, args.examples)
@@ -773,6 +1053,9 @@ def main() -> None:
             resfile.write_text(json.dumps(results, indent=1))
     resfile.write_text(json.dumps(results, indent=1))
     print(table(results))
+    if "vw" in results:
+        print()
+        print(vw_table(results["vw"]))
 
 
 def table(results: dict) -> str:
