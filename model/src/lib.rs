@@ -10,6 +10,12 @@
 //!
 //! Loading a model and continuing its stream gives predictions and a final model
 //! bit-identical to a run that never stopped, on both engines and for any worker count.
+//!
+//! This crate is the model layer of flowboost (`flowboost::model` re-exports it): it uses
+//! only `flowboost-operators`, no Kafka client, so that `flowboost serve` and the Python
+//! package use it without librdkafka.
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
 
 mod api;
 mod body;

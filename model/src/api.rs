@@ -36,10 +36,10 @@ pub enum FeedbackOutcome {
 /// --save-model` loaded here).
 ///
 /// ```
-/// use flowboost::model::Model;
-/// use flowboost::operators::boosters::{Algorithm, BoosterConfig};
-/// use flowboost::operators::data::{Attribute, Example, Features, Label, Schema, Task};
-/// use flowboost::operators::learners::WeakKind;
+/// use flowboost_model::Model;
+/// use flowboost_operators::boosters::{Algorithm, BoosterConfig};
+/// use flowboost_operators::data::{Attribute, Example, Features, Label, Schema, Task};
+/// use flowboost_operators::learners::WeakKind;
 ///
 /// let schema = Schema {
 ///     attributes: vec![Attribute::numeric("x")],
@@ -91,10 +91,10 @@ impl Model {
     /// now keeps waiting, under the new limit (a loaded model too).
     ///
     /// ```
-    /// use flowboost::model::Model;
-    /// use flowboost::operators::boosters::{Algorithm, BoosterConfig};
-    /// use flowboost::operators::data::{Attribute, Example, Features, Schema, Task};
-    /// use flowboost::operators::learners::WeakKind;
+    /// use flowboost_model::Model;
+    /// use flowboost_operators::boosters::{Algorithm, BoosterConfig};
+    /// use flowboost_operators::data::{Attribute, Example, Features, Schema, Task};
+    /// use flowboost_operators::learners::WeakKind;
     ///
     /// let schema = Schema {
     ///     attributes: vec![Attribute::numeric("x")],
