@@ -54,7 +54,7 @@ const CONNECTORS: Floors = Floors {
 const MODEL: Floors = Floors {
     src: "model/src",
     floors: &[
-        &["error", "header", "scorer", "schema_map"],
+        &["columns", "error", "header", "scorer", "schema_map"],
         &["body"],
         &["legacy"],
         &["file"],

@@ -19,6 +19,7 @@
 
 mod api;
 mod body;
+mod columns;
 mod error;
 mod file;
 mod header;
@@ -32,6 +33,7 @@ mod start_chains;
 mod writer;
 
 pub use api::{DEFAULT_PENDING_TTL, FeedbackOutcome, Model};
+pub use columns::{Columns, ColumnsError, FREE_PREFIX, free_name, is_free_name};
 pub use body::{FeedbackRun, KeyModel, ModelBody, Progress, StageBytes};
 pub use error::{EncodeError, ModelError};
 pub use file::{
