@@ -338,6 +338,13 @@ class _SingleLabel(_Flowboost, _Classifier):
             return self._class(self._core.predict_pending(x, id))
         return self._class(self._core.predict(x))
 
+    def predict_learn_one(self, x: dict, y):
+        """Predicts ``x``, then learns from ``y``, in one pass (test-then-train): the
+        prediction ``flowboost eval --protocol prequential`` makes, bit for bit. (A
+        ``predict_one`` followed by ``learn_one`` predicts twice: where the weak learners
+        break ties at random, the model's random streams advance differently.)"""
+        return self._class(self._core.predict_learn(x, self._index(y, True)))
+
     def predict_proba_one(self, x: dict) -> dict:
         """Class probabilities: the logistic (binary) or the softmax (multiclass) of the
         chosen expert's scores, over the classes seen. Not calibrated."""

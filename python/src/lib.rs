@@ -365,6 +365,20 @@ impl Core {
         prediction(py, &self.model.predict_one(&example))
     }
 
+    /// Predicts `x`, then learns from `y` in the same pass (test-then-train, as `flowboost
+    /// eval --protocol prequential` does): (class, labels, scores, top, shown).
+    fn predict_learn<'py>(
+        &mut self,
+        py: Python<'py>,
+        x: &Bound<'py, PyAny>,
+        y: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        let label = self.label(y)?;
+        let features = self.dict_features(x, true)?;
+        let example = self.example(features, Some(label));
+        prediction(py, &self.model.predict_learn_one(&example))
+    }
+
     /// Predicts `x` and keeps it under `id` until its feedback comes.
     fn predict_pending<'py>(
         &mut self,
