@@ -10,7 +10,7 @@ mod options;
 use flowboost_connectors::readers::{DataSource, ReadOptions};
 use flowboost_model::{Columns, FeedbackOutcome, Model, ModelError, free_name};
 use flowboost_operators::boosters::Algorithm;
-use flowboost_operators::data::{AttributeKind, Example, Feedback, Features, Label, Schema, Task};
+use flowboost_operators::data::{AttributeKind, Example, Features, Feedback, Label, Schema, Task};
 use flowboost_operators::engine::Prediction;
 use pyo3::create_exception;
 use pyo3::exceptions::{PyException, PyTypeError, PyValueError};
@@ -221,7 +221,9 @@ impl Core {
         };
         if let Ok(l) = y.extract::<i64>() {
             if self.model.schema().task == Task::Multilabel {
-                return Err(PyTypeError::new_err("a multi-label model learns label sets"));
+                return Err(PyTypeError::new_err(
+                    "a multi-label model learns label sets",
+                ));
             }
             return Ok(Label::Class(check(l)?));
         }
@@ -229,9 +231,13 @@ impl Core {
             .extract()
             .map_err(|_| PyTypeError::new_err("y: expected a label index or a list of them"))?;
         if self.model.schema().task != Task::Multilabel {
-            return Err(PyTypeError::new_err("a single-label model learns one class"));
+            return Err(PyTypeError::new_err(
+                "a single-label model learns one class",
+            ));
         }
-        Ok(Label::set(set.into_iter().map(check).collect::<PyResult<_>>()?))
+        Ok(Label::set(
+            set.into_iter().map(check).collect::<PyResult<_>>()?,
+        ))
     }
 
     fn example(&mut self, features: Features, label: Option<Label>) -> Example {
@@ -270,7 +276,14 @@ fn outcome(o: FeedbackOutcome) -> &'static str {
 
 /// A prediction as a tuple: (class, labels, scores, top, shown).
 fn prediction<'py>(py: Python<'py>, p: &Prediction) -> PyResult<Bound<'py, PyTuple>> {
-    (p.class, p.labels.clone(), p.scores.clone(), p.top.clone(), p.shown.clone()).into_pyobject(py)
+    (
+        p.class,
+        p.labels.clone(),
+        p.scores.clone(),
+        p.top.clone(),
+        p.shown.clone(),
+    )
+        .into_pyobject(py)
 }
 
 /// Rows of little-endian f64s, `cols` a row.
@@ -316,7 +329,7 @@ impl Core {
         let config = given
             .config(algo, seed, &schema)
             .map_err(PyValueError::new_err)?;
-        let model = Model::new(config, schema).map_err(model_err)?;
+        let model = Model::new(config, schema).map_err(|e| PyValueError::new_err(e.to_string()))?;
         Ok(Core::from_model(model))
     }
 
@@ -359,7 +372,11 @@ impl Core {
     }
 
     /// Predicts `x` (a dict), learning nothing: (class, labels, scores, top, shown).
-    fn predict<'py>(&mut self, py: Python<'py>, x: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyTuple>> {
+    fn predict<'py>(
+        &mut self,
+        py: Python<'py>,
+        x: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyTuple>> {
         let features = self.dict_features(x, false)?;
         let example = self.example(features, None);
         prediction(py, &self.model.predict_one(&example))
@@ -397,30 +414,47 @@ impl Core {
     }
 
     /// The label (an index, or a list) of event `id`: "joined", "held", "late" or "repeated".
-    fn learn_feedback(&mut self, id: &Bound<'_, PyAny>, y: &Bound<'_, PyAny>) -> PyResult<&'static str> {
+    fn learn_feedback(
+        &mut self,
+        id: &Bound<'_, PyAny>,
+        y: &Bound<'_, PyAny>,
+    ) -> PyResult<&'static str> {
         let id = event_id(id)?;
         let label = self.label(y)?;
-        Ok(outcome(self.model.learn_feedback(id, Feedback::Label(label))))
+        Ok(outcome(
+            self.model.learn_feedback(id, Feedback::Label(label)),
+        ))
     }
 
     /// Clicks (label indices) on the labels shown for event `id`.
     fn learn_clicks(&mut self, id: &Bound<'_, PyAny>, clicked: Vec<u32>) -> PyResult<&'static str> {
         let id = event_id(id)?;
         self.check_labels(&clicked)?;
-        Ok(outcome(self.model.learn_feedback(id, Feedback::Clicks(clicked))))
+        Ok(outcome(
+            self.model.learn_feedback(id, Feedback::Clicks(clicked)),
+        ))
     }
 
     /// Logged clicks (label index, propensity) for event `id`.
-    fn learn_logged(&mut self, id: &Bound<'_, PyAny>, clicks: Vec<(u32, f64)>) -> PyResult<&'static str> {
+    fn learn_logged(
+        &mut self,
+        id: &Bound<'_, PyAny>,
+        clicks: Vec<(u32, f64)>,
+    ) -> PyResult<&'static str> {
         let id = event_id(id)?;
         let labels: Vec<u32> = clicks.iter().map(|c| c.0).collect();
         self.check_labels(&labels)?;
-        if let Some((_, p)) = clicks.iter().find(|(_, p)| !(p.is_finite() && *p > 0.0 && *p <= 1.0)) {
+        if let Some((_, p)) = clicks
+            .iter()
+            .find(|(_, p)| !(p.is_finite() && *p > 0.0 && *p <= 1.0))
+        {
             return Err(PyValueError::new_err(format!(
                 "propensities: {p} is not in (0, 1]"
             )));
         }
-        Ok(outcome(self.model.learn_feedback(id, Feedback::Logged(clicks))))
+        Ok(outcome(
+            self.model.learn_feedback(id, Feedback::Logged(clicks)),
+        ))
     }
 
     /// The number of events waiting for feedback.
@@ -447,7 +481,9 @@ impl Core {
         let values = rows_of(data, rows, names.len())?;
         let k = self.model.schema().num_labels() as i64;
         if let Some(l) = labels.iter().find(|&&l| l < 0 || l >= k) {
-            return Err(PyValueError::new_err(format!("label index {l}: the model has {k} labels")));
+            return Err(PyValueError::new_err(format!(
+                "label index {l}: the model has {k} labels"
+            )));
         }
         let examples = self.row_examples(names, &values, rows, true, Some(&labels))?;
         let model = &mut self.model;
@@ -502,7 +538,9 @@ impl Core {
     /// Reads the model file `path`.
     #[staticmethod]
     fn load(path: PathBuf) -> PyResult<Core> {
-        Model::load_file(&path).map(Core::from_model).map_err(model_err)
+        Model::load_file(&path)
+            .map(Core::from_model)
+            .map_err(model_err)
     }
 }
 
@@ -510,7 +548,9 @@ impl Core {
     fn check_labels(&self, labels: &[u32]) -> PyResult<()> {
         let k = self.model.schema().num_labels();
         match labels.iter().find(|&&l| l as usize >= k) {
-            Some(l) => Err(PyValueError::new_err(format!("label index {l}: the model has {k} labels"))),
+            Some(l) => Err(PyValueError::new_err(format!(
+                "label index {l}: the model has {k} labels"
+            ))),
             None => Ok(()),
         }
     }

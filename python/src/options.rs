@@ -237,7 +237,12 @@ impl Given {
 
     /// The configuration of `algo` on a stream of `schema`, as `flowboost run --algo
     /// ALGO` with these options builds it (the same defaults), or why not.
-    pub fn config(&self, algo: Algorithm, seed: u64, schema: &Schema) -> Result<BoosterConfig, String> {
+    pub fn config(
+        &self,
+        algo: Algorithm,
+        seed: u64,
+        schema: &Schema,
+    ) -> Result<BoosterConfig, String> {
         self.check_applicable(algo)?;
         let mut config = BoosterConfig::new(algo, WeakKind::Vfdt, 1);
         config.topk = TopKConfig::default();
@@ -261,9 +266,13 @@ impl Given {
             };
         }
         if self.repetitions.is_none()
-            && matches!(algo, Algorithm::Falt | Algorithm::Salt | Algorithm::FaltKernel)
+            && matches!(
+                algo,
+                Algorithm::Falt | Algorithm::Salt | Algorithm::FaltKernel
+            )
         {
-            config.threshold.repetitions = ThresholdConfig::default_repetitions(schema.num_labels());
+            config.threshold.repetitions =
+                ThresholdConfig::default_repetitions(schema.num_labels());
         }
         self.check_schema(&config, schema)?;
         Ok(config)
@@ -290,7 +299,10 @@ impl Given {
             ));
         }
         let stages = algo.stages(config.learners).max(1);
-        let per_learner = config.feature_subset.unwrap_or(usize::MAX).min(schema.dim());
+        let per_learner = config
+            .feature_subset
+            .unwrap_or(usize::MAX)
+            .min(schema.dim());
         if stages.saturating_mul(per_learner) > MAX_LEARNER_FEATURES {
             return Err(format!(
                 "learners={}: {stages} learners on {per_learner} features each pass the limit of {MAX_LEARNER_FEATURES} learner-features; use fewer learners, fewer features (max_features) or feature_subset",
@@ -315,13 +327,18 @@ impl Given {
         if !stray.is_empty() {
             return Err(format!("{} do not apply to {algo}", stray.join(", ")));
         }
-        if algo == Algorithm::Salt && (self.kernel == Some(Kernel::Rbf) || self.kernel_width.is_some()) {
+        if algo == Algorithm::Salt
+            && (self.kernel == Some(Kernel::Rbf) || self.kernel_width.is_some())
+        {
             return Err("salt has no kernel version (the paper kernelizes FALT only)".into());
         }
         if (self.budget.is_some() || self.kernel_width.is_some())
             && !(self.kernel == Some(Kernel::Rbf) || algo == Algorithm::FaltKernel)
         {
-            return Err("budget and kernel_width apply to kernel models (kernel=\"rbf\" or FALTKernel)".into());
+            return Err(
+                "budget and kernel_width apply to kernel models (kernel=\"rbf\" or FALTKernel)"
+                    .into(),
+            );
         }
         Ok(())
     }
