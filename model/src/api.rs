@@ -251,9 +251,10 @@ impl Model {
     /// Names label `l` (as [`name_attribute`](Model::name_attribute) names a feature).
     pub fn name_label(&mut self, l: usize, name: &str) -> Result<(), ModelError> {
         let k = self.schema.labels.len();
-        let label = self.schema.labels.get_mut(l).ok_or_else(|| {
-            ModelError::Invalid(format!("label {l}: the model has {k} labels"))
-        })?;
+        let label =
+            self.schema.labels.get_mut(l).ok_or_else(|| {
+                ModelError::Invalid(format!("label {l}: the model has {k} labels"))
+            })?;
         *label = name.to_string();
         Ok(())
     }

@@ -33,8 +33,8 @@ mod start_chains;
 mod writer;
 
 pub use api::{DEFAULT_PENDING_TTL, FeedbackOutcome, Model};
-pub use columns::{Columns, ColumnsError, FREE_PREFIX, free_name, is_free_name};
 pub use body::{FeedbackRun, KeyModel, ModelBody, Progress, StageBytes};
+pub use columns::{Columns, ColumnsError, FREE_PREFIX, free_name, is_free_name};
 pub use error::{EncodeError, ModelError};
 pub use file::{
     MAX_MODEL_FILE_BYTES, check_save_path, read_all, read_bytes, read_header, read_limited,

@@ -48,7 +48,12 @@ fn named_columns_are_saved_and_read_back() {
     let mut bytes = Vec::new();
     model.save(&mut bytes).unwrap();
     let mut loaded = Model::load(&bytes[..]).unwrap();
-    let names: Vec<&str> = loaded.schema().attributes.iter().map(|a| a.name.as_str()).collect();
+    let names: Vec<&str> = loaded
+        .schema()
+        .attributes
+        .iter()
+        .map(|a| a.name.as_str())
+        .collect();
     assert_eq!(names, ["red", "green", "blue", "(free 3)"]);
     assert_eq!(loaded.schema().labels, ["a", "b", "c"]);
     let again = Columns::new(names.iter().map(|n| n.to_string()));
