@@ -51,12 +51,22 @@ echo "== cargo test (workspace, profile ci: optimized, no LTO) =="
 export FLOWBOOST_FUZZ_SECONDS="${FLOWBOOST_FUZZ_SECONDS:-30}"
 cargo test --workspace --profile ci --no-fail-fast
 
+echo "== the Python package (python/): pip install ./python in target/python-venv, pytest =="
+# The package builds its own Rust core (python/ is not a workspace member); its tests
+# compare it with the command line built above (target/ci/flowboost).
+[[ -x target/python-venv/bin/python ]] || python3 -m venv target/python-venv
+target/python-venv/bin/python -m pip install --quiet --disable-pip-version-check "./python[test]"
+(cd python && FLOWBOOST_BIN="$PWD/../target/ci/flowboost" ../target/python-venv/bin/python -m pytest -q -rxs tests)
+
 echo "== cargo fmt --check =="
 cargo fmt --all --check
+(cd python && cargo fmt --check)
 
 echo "== cargo clippy --all-targets -D warnings =="
 cargo clippy --version >/dev/null 2>&1 || rustup component add clippy
 cargo clippy --workspace --all-targets --profile ci -- -D warnings
+
+(cd python && cargo clippy --all-targets --profile ci -- -D warnings)
 
 echo "== cargo doc (warnings are errors) =="
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --profile ci --quiet

@@ -36,10 +36,10 @@ pub enum FeedbackOutcome {
 /// --save-model` loaded here).
 ///
 /// ```
-/// use flowboost::model::Model;
-/// use flowboost::operators::boosters::{Algorithm, BoosterConfig};
-/// use flowboost::operators::data::{Attribute, Example, Features, Label, Schema, Task};
-/// use flowboost::operators::learners::WeakKind;
+/// use flowboost_model::Model;
+/// use flowboost_operators::boosters::{Algorithm, BoosterConfig};
+/// use flowboost_operators::data::{Attribute, Example, Features, Label, Schema, Task};
+/// use flowboost_operators::learners::WeakKind;
 ///
 /// let schema = Schema {
 ///     attributes: vec![Attribute::numeric("x")],
@@ -91,10 +91,10 @@ impl Model {
     /// now keeps waiting, under the new limit (a loaded model too).
     ///
     /// ```
-    /// use flowboost::model::Model;
-    /// use flowboost::operators::boosters::{Algorithm, BoosterConfig};
-    /// use flowboost::operators::data::{Attribute, Example, Features, Schema, Task};
-    /// use flowboost::operators::learners::WeakKind;
+    /// use flowboost_model::Model;
+    /// use flowboost_operators::boosters::{Algorithm, BoosterConfig};
+    /// use flowboost_operators::data::{Attribute, Example, Features, Schema, Task};
+    /// use flowboost_operators::learners::WeakKind;
     ///
     /// let schema = Schema {
     ///     attributes: vec![Attribute::numeric("x")],
@@ -233,6 +233,30 @@ impl Model {
     /// The schema.
     pub fn schema(&self) -> &Schema {
         &self.schema
+    }
+
+    /// Names feature `j` (the model's schema, as a saved model writes it): a column of a
+    /// model built with room for more features than it has seen takes the name of the
+    /// feature that first uses it (see [`Columns`](crate::Columns)). Only the name
+    /// changes: the learners know features by index.
+    pub fn name_attribute(&mut self, j: usize, name: &str) -> Result<(), ModelError> {
+        let dim = self.schema.attributes.len();
+        let attribute = self.schema.attributes.get_mut(j).ok_or_else(|| {
+            ModelError::Invalid(format!("feature {j}: the model has {dim} features"))
+        })?;
+        attribute.name = name.to_string();
+        Ok(())
+    }
+
+    /// Names label `l` (as [`name_attribute`](Model::name_attribute) names a feature).
+    pub fn name_label(&mut self, l: usize, name: &str) -> Result<(), ModelError> {
+        let k = self.schema.labels.len();
+        let label =
+            self.schema.labels.get_mut(l).ok_or_else(|| {
+                ModelError::Invalid(format!("label {l}: the model has {k} labels"))
+            })?;
+        *label = name.to_string();
+        Ok(())
     }
 
     /// Predictions made and records learned so far.

@@ -21,8 +21,8 @@ enum FeatureMap {
 /// Fits the records of a file (read with the file's schema) to a model's schema.
 ///
 /// ```
-/// use flowboost::model::SchemaMap;
-/// use flowboost::operators::data::{Attribute, Example, Features, Label, Schema, Task};
+/// use flowboost_model::SchemaMap;
+/// use flowboost_operators::data::{Attribute, Example, Features, Label, Schema, Task};
 ///
 /// let model = Schema {
 ///     attributes: vec![Attribute::numeric("f0"), Attribute::numeric("f1"), Attribute::numeric("f2")],

@@ -10,9 +10,16 @@
 //!
 //! Loading a model and continuing its stream gives predictions and a final model
 //! bit-identical to a run that never stopped, on both engines and for any worker count.
+//!
+//! This crate is the model layer of flowboost (`flowboost::model` re-exports it): it uses
+//! only `flowboost-operators`, no Kafka client, so that `flowboost serve` and the Python
+//! package use it without librdkafka.
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
 
 mod api;
 mod body;
+mod columns;
 mod error;
 mod file;
 mod header;
@@ -27,6 +34,7 @@ mod writer;
 
 pub use api::{DEFAULT_PENDING_TTL, FeedbackOutcome, Model};
 pub use body::{FeedbackRun, KeyModel, ModelBody, Progress, StageBytes};
+pub use columns::{Columns, ColumnsError, FREE_PREFIX, free_name, is_free_name};
 pub use error::{EncodeError, ModelError};
 pub use file::{
     MAX_MODEL_FILE_BYTES, check_save_path, read_all, read_bytes, read_header, read_limited,
