@@ -447,3 +447,61 @@ fn build_thresholding(schema: &Schema, config: &BoosterConfig) -> Result<Booster
         position: Position::default(),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::data::LimitError;
+
+    #[test]
+    fn error_messages_are_the_documented_ones() {
+        assert_eq!(
+            "nope".parse::<Algorithm>().unwrap_err().to_string(),
+            format!(
+                "unknown algorithm 'nope' (expected one of: {})",
+                REGISTRY
+                    .iter()
+                    .map(|a| a.name)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        );
+        assert_eq!(
+            BuildError::LabelSetTask(LabelSetKind::Learned).to_string(),
+            format!(
+                "the label-set rule ({}) applies to multi-label streams only",
+                LabelSetKind::Learned.name()
+            )
+        );
+        assert_eq!(
+            BuildError::LearnedTopK.to_string(),
+            "the learned threshold needs every relevant label; top-k boosters see only the \
+             shown ones (use --label-set top-m)"
+        );
+        assert_eq!(
+            BuildError::NotThresholding(Algorithm::AdaBoostOl).to_string(),
+            "adaboost-ol is not a thresholding algorithm"
+        );
+        let topk = TopKError::Rho(2.0);
+        assert_eq!(BuildError::from(topk.clone()).to_string(), topk.to_string());
+        assert_eq!(
+            LimitError::Labels(5000).to_string(),
+            format!(
+                "5000 labels: at most {} are supported",
+                crate::data::MAX_LABELS
+            )
+        );
+        assert_eq!(
+            LimitError::Features(7).to_string(),
+            format!("7 features: at most {} are supported", crate::data::MAX_DIM)
+        );
+        assert_eq!(
+            LimitError::NominalValues {
+                name: "city".into(),
+                values: 2000
+            }
+            .to_string(),
+            crate::data::nominal_limit_error("city", "2000")
+        );
+    }
+}

@@ -307,3 +307,49 @@ pub enum ThresholdConfigError {
     #[error("too many labels: {0}")]
     TooManyLabels(usize),
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn validation_messages_name_the_parameter() {
+        let message = |c: ThresholdConfig| c.validate().unwrap_err().to_string();
+        let salt = ThresholdConfig::new(ThresholdAlgorithm::Salt);
+        assert_eq!(
+            message(ThresholdConfig {
+                eta: 0.0,
+                ..ThresholdConfig::default()
+            }),
+            "eta must be a finite number > 0, got 0"
+        );
+        assert_eq!(
+            message(ThresholdConfig {
+                kernel_width: Some(1.0),
+                ..salt
+            }),
+            "SALT has no kernel version (the paper kernelizes FALT only); drop the kernel width or use FALT"
+        );
+        assert_eq!(
+            message(ThresholdConfig {
+                repetitions: 0,
+                ..ThresholdConfig::default()
+            }),
+            "repetitions (M) must be at least 1"
+        );
+        assert_eq!(
+            ThresholdConfigError::GridMembers(300).to_string(),
+            format!(
+                "the grid has 300 members (at most {})",
+                ThresholdGrid::MAX_MEMBERS
+            )
+        );
+        assert_eq!(
+            message(ThresholdConfig {
+                budget: Some(3),
+                ..ThresholdConfig::default()
+            }),
+            "budget applies to kernel models only; set a kernel width too"
+        );
+    }
+}

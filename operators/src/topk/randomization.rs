@@ -384,4 +384,49 @@ mod tests {
             assert!(bad.validate(6).is_err(), "{bad:?}");
         }
     }
+
+    #[test]
+    fn validation_messages_name_the_option() {
+        let ok = TopKConfig::default();
+        let message = |c: TopKConfig, m: usize| c.validate(m).unwrap_err().to_string();
+        assert_eq!(
+            message(TopKConfig { k: 0, ..ok }, 6),
+            "--k must be at least 1"
+        );
+        assert_eq!(
+            message(TopKConfig { rho: 1.5, ..ok }, 6),
+            "--rho must lie in (0, 1), got 1.5"
+        );
+        assert_eq!(
+            message(
+                TopKConfig {
+                    clip_probability: 0.5,
+                    ..ok
+                },
+                6
+            ),
+            "the probability clip must lie in [0, 0.5), got 0.5"
+        );
+        assert_eq!(
+            message(
+                TopKConfig {
+                    clip_gradient: -1.0,
+                    ..ok
+                },
+                6
+            ),
+            "the gradient clip must be >= 0, got -1"
+        );
+        assert_eq!(
+            message(
+                TopKConfig {
+                    randomization: Randomization::SingleSwap,
+                    k: 3,
+                    ..ok
+                },
+                3
+            ),
+            "single-swap randomization needs 3 <= k < m (k = 3, m = 3)"
+        );
+    }
 }
