@@ -768,29 +768,28 @@ pub fn run(args: RunArgs) -> Result<(), String> {
         model: model_writer.clone(),
     };
     let source_data = data.clone();
-    let (scorer, seen) = Engine::Dataflow(options.clone())
-        .run(
-            chains,
-            move || {
-                let mut streams = Vec::new();
-                for part in 0..source_data.parts() {
-                    streams.push(source_data.stream(part)?);
-                }
-                // SIGTERM or SIGINT ends the stream here: what was read finishes, the model
-                // is saved, the run exits 0.
-                let examples = crate::eval::stop::until_stopped(
-                    streams
-                        .into_iter()
-                        .flatten()
-                        .skip(usize::try_from(skip).unwrap_or(usize::MAX)),
-                );
-                let sequencer = Sequencer::new(rule, resumed_source.clone());
-                Ok(ItemStream::new(examples, None, sequencer, snapshots))
-            },
-            make_sink,
-            None,
-        )
-        .map_err(|e| e.to_string())??;
+    let run = Engine::Dataflow(options.clone()).run(
+        chains,
+        move || {
+            let mut streams = Vec::new();
+            for part in 0..source_data.parts() {
+                streams.push(source_data.stream(part)?);
+            }
+            // SIGTERM or SIGINT ends the stream here: what was read finishes, the model
+            // is saved, the run exits 0.
+            let examples = crate::eval::stop::until_stopped(
+                streams
+                    .into_iter()
+                    .flatten()
+                    .skip(usize::try_from(skip).unwrap_or(usize::MAX)),
+            );
+            let sequencer = Sequencer::new(rule, resumed_source.clone());
+            Ok(ItemStream::new(examples, None, sequencer, snapshots))
+        },
+        make_sink,
+        None,
+    );
+    let (scorer, seen) = run.map_err(|e| e.to_string())??;
     crate::eval::stop::log_if_stopped("run");
     let secs = start.elapsed().as_secs_f64();
     let (name, value) = scorer.headline();

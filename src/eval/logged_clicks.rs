@@ -772,32 +772,31 @@ pub fn replay_clicks(
     let source_spec = spec.clone();
     let (source_inbox, source_board) = (inbox.clone(), board.clone());
     let rule = epoch_rule(spec.epoch_size, !spec.batch_feedback);
-    let mut sink = engine
-        .run(
-            move |_, _| build(&build_schema, &build_config).map_err(|e| e.to_string()),
-            move || {
-                let examples = events(
-                    &source_log,
-                    &source_spec,
-                    k,
-                    clip,
-                    source_inbox.clone(),
-                    source_board.clone(),
-                )?;
-                let oracle = Oracle::new(OracleKind::Logged, options.delay, Default::default())
-                    .with_inbox(source_inbox.clone());
-                let sequencer = Sequencer::new(rule, SourceState::default());
-                Ok(ItemStream::new(
-                    examples,
-                    Some(oracle),
-                    sequencer,
-                    SnapshotPolicy::default(),
-                ))
-            },
-            make_sink,
-            Some(setup),
-        )
-        .map_err(|e| e.to_string())?;
+    let run = engine.run(
+        move |_, _| build(&build_schema, &build_config),
+        move || {
+            let examples = events(
+                &source_log,
+                &source_spec,
+                k,
+                clip,
+                source_inbox.clone(),
+                source_board.clone(),
+            )?;
+            let oracle = Oracle::new(OracleKind::Logged, options.delay, Default::default())
+                .with_inbox(source_inbox.clone());
+            let sequencer = Sequencer::new(rule, SourceState::default());
+            Ok(ItemStream::new(
+                examples,
+                Some(oracle),
+                sequencer,
+                SnapshotPolicy::default(),
+            ))
+        },
+        make_sink,
+        Some(setup),
+    );
+    let mut sink = run.map_err(|e| e.to_string())?;
     if let Some(mut out) = sink.dump.take() {
         out.flush().map_err(|e| e.to_string())?;
     }

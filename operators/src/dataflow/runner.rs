@@ -39,6 +39,10 @@ impl Default for DataflowOptions {
     }
 }
 
+/// What a worker's closure returns: worker 0 its sink's output or the first error, the
+/// others nothing.
+type Outcome<T> = Option<Result<T, RunError>>;
+
 /// What the source and the sink of worker 0 share: the first error, the sink, the join's
 /// final counts.
 struct Shared<K> {
@@ -345,55 +349,51 @@ where
     }
     let config = timely::Config::process(options.workers);
     let options = options.clone();
-    let guards = timely::execute(
-        config,
-        move |worker| -> Option<Result<K::Output, RunError>> {
-            let index = worker.index();
-            let peers = worker.peers();
-            let chain = match build(index, peers) {
-                Ok(b) => b,
-                Err(e) => return Some(Err(RunError::Build(e.into()))),
-            };
-            let n = chain.stages.len();
-            let score_dim = chain.score_dim;
-            let source_items = if index == 0 {
-                match items() {
-                    Ok(it) => Some(it),
-                    Err(e) => return Some(Err(RunError::Source(e))),
-                }
-            } else {
-                None
-            };
-            let shared = Rc::new(RefCell::new(Shared {
-                error: None,
-                sink: (index == 0).then(&sink),
-                join_counts: None,
-            }));
-            let probe = ProbeHandle::new();
-            let restored_counts = feedback
-                .as_ref()
-                .and_then(|f| f.restored.as_ref())
-                .map(|s| s.counts)
-                .unwrap_or_default();
-            worker.dataflow::<u64, _, _>(|scope| {
-                let items =
-                    item_source(scope, source_items, probe.clone(), &options, shared.clone());
-                let streams = pipeline(items.clone(), index, peers, vec![chain], feedback.clone());
-                let outputs = streams.outputs.probe_with(&probe);
-                prediction_sink(
-                    outputs,
-                    items,
-                    streams.join,
-                    shared.clone(),
-                    n,
-                    score_dim,
-                    restored_counts,
-                );
-            });
-            while worker.step_or_park(None) {}
-            (index == 0).then(|| finish(&mut shared.borrow_mut()))?
-        },
-    )
+    let guards = timely::execute(config, move |worker| -> Outcome<K::Output> {
+        let index = worker.index();
+        let peers = worker.peers();
+        let chain = match build(index, peers) {
+            Ok(b) => b,
+            Err(e) => return Some(Err(RunError::Build(e.into()))),
+        };
+        let n = chain.stages.len();
+        let score_dim = chain.score_dim;
+        let source_items = if index == 0 {
+            match items() {
+                Ok(it) => Some(it),
+                Err(e) => return Some(Err(RunError::Source(e))),
+            }
+        } else {
+            None
+        };
+        let shared = Rc::new(RefCell::new(Shared {
+            error: None,
+            sink: (index == 0).then(&sink),
+            join_counts: None,
+        }));
+        let probe = ProbeHandle::new();
+        let restored_counts = feedback
+            .as_ref()
+            .and_then(|f| f.restored.as_ref())
+            .map(|s| s.counts)
+            .unwrap_or_default();
+        worker.dataflow::<u64, _, _>(|scope| {
+            let items = item_source(scope, source_items, probe.clone(), &options, shared.clone());
+            let streams = pipeline(items.clone(), index, peers, vec![chain], feedback.clone());
+            let outputs = streams.outputs.probe_with(&probe);
+            prediction_sink(
+                outputs,
+                items,
+                streams.join,
+                shared.clone(),
+                n,
+                score_dim,
+                restored_counts,
+            );
+        });
+        while worker.step_or_park(None) {}
+        (index == 0).then(|| finish(&mut shared.borrow_mut()))?
+    })
     .map_err(RunError::Start)?;
     let mut out = None;
     for r in guards.join() {
@@ -408,7 +408,7 @@ where
 
 /// Worker 0's result once the dataflow is done: the first error, or what its sink's
 /// `finish` returns (after the join's final counts); `None` without a sink.
-fn finish<K: PredictionSink>(shared: &mut Shared<K>) -> Option<Result<K::Output, RunError>> {
+fn finish<K: PredictionSink>(shared: &mut Shared<K>) -> Outcome<K::Output> {
     if let Some(e) = shared.error.take() {
         return Some(Err(e));
     }
