@@ -8,7 +8,9 @@ use flowboost::connectors::generators::{Generator, GeneratorConfig};
 use flowboost::operators::boosters::{Algorithm, BoosterConfig, TreeParams, build};
 use flowboost::operators::data::Example;
 use flowboost::operators::dataflow::{DataflowOptions, run_dataflow};
-use flowboost::operators::engine::{ItemStream, Prediction, PredictionSink};
+use flowboost::operators::engine::{
+    ItemStream, Prediction, PredictionSink, SinkError, SourceError,
+};
 use flowboost::operators::learners::WeakKind;
 use std::sync::Arc;
 
@@ -22,7 +24,7 @@ struct Score {
 
 impl PredictionSink for Score {
     type Output = Score;
-    fn accept(&mut self, p: Prediction, ex: Arc<Example>) -> Result<(), String> {
+    fn accept(&mut self, p: Prediction, ex: Arc<Example>) -> Result<(), SinkError> {
         let truth = ex.label.as_ref().and_then(|l| l.class());
         self.correct += u64::from(truth == Some(p.class));
         self.seen += 1;
@@ -34,21 +36,16 @@ impl PredictionSink for Score {
     }
 }
 
-fn main() -> Result<(), String> {
+fn main() -> Result<(), Box<dyn std::error::Error>> {
     let stream = GeneratorConfig::binary(7);
-    let schema = Generator::new(stream.clone())
-        .map_err(|e| e.to_string())?
-        .schema()
-        .clone();
+    let schema = Generator::new(stream.clone())?.schema().clone();
     let mut config = BoosterConfig::new(Algorithm::AdaBoostOl, WeakKind::Vfdt, 1);
     config.learners = 10;
     config.tree_params = TreeParams::Random;
 
     let mut runner = build(&schema, &config)?.into_sequential();
     let sequential = runner.run(
-        Generator::new(stream.clone())
-            .map_err(|e| e.to_string())?
-            .map(Ok),
+        Generator::new(stream.clone())?.map(Ok::<_, SourceError>),
         Score::default(),
     )?;
     println!(
@@ -69,8 +66,8 @@ fn main() -> Result<(), String> {
         move || {
             Ok(ItemStream::plain(
                 Generator::new(g.clone())
-                    .map_err(|e| e.to_string())?
-                    .map(Ok),
+                    .map_err(SourceError::new)?
+                    .map(Ok::<_, SourceError>),
                 256,
             ))
         },

@@ -16,7 +16,7 @@ use flowboost::operators::dataflow::{DataflowOptions, run_dataflow};
 use flowboost::operators::engine::feedback::{JoinConfig, JoinCounts};
 use flowboost::operators::engine::{
     EpochRule, FeedbackSetup, ItemStream, Oracle, OracleKind, OracleState, Prediction,
-    PredictionSink, Sequencer, SnapshotPolicy, SourceState,
+    PredictionSink, Sequencer, SinkError, SnapshotPolicy, SourceState,
 };
 use flowboost::operators::learners::WeakKind;
 use flowboost::operators::topk::{Randomization, TopKConfig};
@@ -27,7 +27,7 @@ struct Collect(Vec<Prediction>, Option<JoinCounts>);
 
 impl PredictionSink for Collect {
     type Output = (Vec<Prediction>, Option<JoinCounts>);
-    fn accept(&mut self, p: Prediction, _ex: Arc<Example>) -> Result<(), String> {
+    fn accept(&mut self, p: Prediction, _ex: Arc<Example>) -> Result<(), SinkError> {
         self.0.push(p);
         Ok(())
     }

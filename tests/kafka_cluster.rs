@@ -20,7 +20,8 @@ use flowboost::operators::boosters::{Algorithm, BoosterConfig, TreeParams, build
 use flowboost::operators::data::Example;
 use flowboost::operators::engine::feedback::JoinConfig;
 use flowboost::operators::engine::{
-    EpochRule, FeedbackSetup, Input, Prediction, PredictionSink, Sequencer, SourceState,
+    EpochRule, FeedbackSetup, Input, Prediction, PredictionSink, Sequencer, SinkError, SourceError,
+    SourceState,
 };
 use flowboost::operators::learners::WeakKind;
 use std::sync::Arc;
@@ -129,13 +130,13 @@ fn sequential_reference(b: &str, events: &str, feedback: &str) -> Vec<String> {
     let mut items = Vec::new();
     for r in merger.release_all() {
         if let Some(input) = r.body {
-            items.push(Ok(sequencer.stamp(input)));
+            items.push(Ok::<_, SourceError>(sequencer.stamp(input)));
         }
     }
     struct Lines(PredictionEncoder, Vec<String>);
     impl PredictionSink for Lines {
         type Output = Vec<String>;
-        fn accept(&mut self, p: Prediction, _ex: Arc<Example>) -> Result<(), String> {
+        fn accept(&mut self, p: Prediction, _ex: Arc<Example>) -> Result<(), SinkError> {
             let mut buf = Vec::new();
             self.0.encode_into(
                 &PredictionOutput {

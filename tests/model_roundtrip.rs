@@ -17,7 +17,7 @@ use flowboost::operators::dataflow::{DataflowOptions, run_dataflow};
 use flowboost::operators::engine::feedback::JoinConfig;
 use flowboost::operators::engine::{
     ChainSnapshot, EpochRule, FeedbackSetup, ItemStream, Oracle, OracleKind, Prediction,
-    PredictionSink, Sequencer, SnapshotPolicy,
+    PredictionSink, Sequencer, SinkError, SnapshotPolicy,
 };
 use flowboost::operators::learners::WeakKind;
 use std::sync::Arc;
@@ -59,15 +59,16 @@ fn bits(p: &Prediction) -> Vec<u64> {
 impl PredictionSink for Recorder {
     type Output = Recorded;
 
-    fn accept(&mut self, p: Prediction, _ex: Arc<Example>) -> Result<(), String> {
+    fn accept(&mut self, p: Prediction, _ex: Arc<Example>) -> Result<(), SinkError> {
         self.out.predictions.push(bits(&p));
         Ok(())
     }
 
-    fn snapshot(&mut self, snapshot: ChainSnapshot) -> Result<(), String> {
+    fn snapshot(&mut self, snapshot: ChainSnapshot) -> Result<(), SinkError> {
         let events = snapshot.source.as_ref().map_or(0, |s| s.events);
         let bytes = SavedModel::from_snapshot(&self.config, &self.schema, snapshot, None, None)
-            .to_bytes()?;
+            .to_bytes()
+            .map_err(SinkError::new)?;
         self.out.snapshots.push(Snapshot { events, bytes });
         Ok(())
     }

@@ -280,7 +280,7 @@ impl Model {
         let snapshot = self
             .runner
             .snapshot(Some(join), Some(source))
-            .map_err(ModelError::Invalid)?;
+            .map_err(|e| ModelError::Invalid(e.to_string()))?;
         Ok(SavedModel::from_snapshot(
             &self.config,
             &self.schema,

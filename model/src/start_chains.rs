@@ -127,7 +127,7 @@ pub fn worker_chains(
             .take(index, peers)
             .pop()
             .ok_or_else(|| format!("worker {index}: the start model was handed out already")),
-        None => build(&schema, &config).map_err(String::from),
+        None => build(&schema, &config).map_err(|e| e.to_string()),
     })
 }
 

@@ -19,6 +19,19 @@ pub fn one_of(names: &[&str]) -> String {
     }
 }
 
+/// A name that is none of an enum's ([`named_values!`](crate::named_values)'s
+/// [`FromStr`](std::str::FromStr)): ``unknown vote rule `x` (expected paper or moa)``.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown {what} `{value}` (expected {})", one_of(expected))]
+pub struct UnknownName {
+    /// What the values are (`"vote rule"`).
+    pub what: &'static str,
+    /// The name given (spaces around removed).
+    pub value: String,
+    /// The names expected.
+    pub expected: &'static [&'static str],
+}
+
 /// Gives a field-less `Copy` enum its names from one table: `NAMES` (in declaration
 /// order, also as [`Named`](crate::named::Named)), `name()`, [`Display`](std::fmt::Display) (the name) and
 /// [`FromStr`](std::str::FromStr), which takes a name or one of its aliases in any ASCII
@@ -38,8 +51,8 @@ pub fn one_of(names: &[&str]) -> String {
 /// assert_eq!(Shape::NAMES, &["round", "square"]);
 /// assert_eq!(" Circle ".parse::<Shape>(), Ok(Shape::Round));
 /// assert_eq!(
-///     "oval".parse::<Shape>(),
-///     Err("unknown shape `oval` (expected round or square)".to_string())
+///     "oval".parse::<Shape>().unwrap_err().to_string(),
+///     "unknown shape `oval` (expected round or square)"
 /// );
 /// ```
 #[macro_export]
@@ -68,19 +81,18 @@ macro_rules! named_values {
         }
 
         impl ::std::str::FromStr for $ty {
-            type Err = String;
+            type Err = $crate::named::UnknownName;
 
             /// A name (or an alias) in any ASCII case, spaces around ignored.
-            fn from_str(s: &str) -> Result<Self, String> {
+            fn from_str(s: &str) -> Result<Self, $crate::named::UnknownName> {
                 let s = s.trim();
                 match s.to_ascii_lowercase().as_str() {
                     $($name $(| $alias)* => Ok($ty::$variant),)+
-                    _ => Err(format!(
-                        "unknown {} `{}` (expected {})",
-                        $what,
-                        s,
-                        $crate::named::one_of(Self::NAMES)
-                    )),
+                    _ => Err($crate::named::UnknownName {
+                        what: $what,
+                        value: s.to_string(),
+                        expected: Self::NAMES,
+                    }),
                 }
             }
         }
@@ -109,12 +121,12 @@ mod tests {
         assert_eq!("BEE".parse::<Three>(), Ok(Three::B));
         assert_eq!("\tc ".parse::<Three>(), Ok(Three::C));
         assert_eq!(
-            " d ".parse::<Three>(),
-            Err("unknown letter `d` (expected a, b or c)".to_string())
+            " d ".parse::<Three>().unwrap_err().to_string(),
+            "unknown letter `d` (expected a, b or c)"
         );
         assert_eq!(
-            "".parse::<Three>(),
-            Err("unknown letter `` (expected a, b or c)".to_string())
+            "".parse::<Three>().unwrap_err().to_string(),
+            "unknown letter `` (expected a, b or c)"
         );
     }
 

@@ -941,7 +941,7 @@ fn invalid_configurations_are_errors() {
     ];
     for cfg in &bad {
         let err = ThresholdLearner::new(cfg, 3, 2, 0).expect_err(&format!("{cfg:?}"));
-        assert!(!err.is_empty());
+        assert!(!err.to_string().is_empty());
     }
     assert!(ThresholdLearner::new(&ThresholdConfig::default(), 3, 0, 0).is_err());
     for cfg in all_configs(1.0, Some(5), 2) {
@@ -1308,6 +1308,6 @@ fn invalid_grids_are_errors() {
         ),
     ] {
         let err = ThresholdLearner::new(&cfg, 3, 2, 0).unwrap_err();
-        assert!(err.contains(needle), "{cfg:?}: {err}");
+        assert!(err.to_string().contains(needle), "{cfg:?}: {err}");
     }
 }

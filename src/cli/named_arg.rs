@@ -19,7 +19,8 @@ pub fn named<T>() -> NamedValues<T> {
 
 impl<T> TypedValueParser for NamedValues<T>
 where
-    T: Named + FromStr<Err = String> + Clone + Send + Sync,
+    T: Named + FromStr + Clone + Send + Sync,
+    T::Err: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
     type Value = T;
 

@@ -20,7 +20,7 @@ use flowboost_connectors::kafka::{PREDICTION_SCHEMA, PredictionFormat, RecordFor
 use flowboost_operators::boosters::build;
 use flowboost_operators::data::{Attribute, Example, Schema, Task};
 use flowboost_operators::engine::{
-    ChainSnapshot, ItemStream, Prediction, PredictionSink, Sequencer,
+    ChainSnapshot, ItemStream, Prediction, PredictionSink, Sequencer, SinkError,
 };
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
@@ -592,7 +592,7 @@ fn run_kafka(args: RunArgs) -> Result<(), String> {
             .schema()
             .clone(),
     };
-    schema.check_limits()?;
+    schema.check_limits().map_err(|e| e.to_string())?;
     let (config, plan) = io.plan(start, &args.model, &schema)?;
     options.run.start_model = plan.start;
     options.sink.save_model = plan.save;
@@ -643,7 +643,7 @@ struct RunSink {
 impl PredictionSink for RunSink {
     type Output = Result<(Scorer, u64), String>;
 
-    fn snapshot(&mut self, snapshot: ChainSnapshot) -> Result<(), String> {
+    fn snapshot(&mut self, snapshot: ChainSnapshot) -> Result<(), SinkError> {
         let Some(writer) = &self.model else {
             return Ok(());
         };
@@ -651,11 +651,13 @@ impl PredictionSink for RunSink {
             seen: self.seen,
             scorer: self.scorer.clone(),
         };
-        writer.write(snapshot, Some(progress), None)?;
+        writer
+            .write(snapshot, Some(progress), None)
+            .map_err(SinkError::new)?;
         Ok(())
     }
 
-    fn accept(&mut self, p: Prediction, ex: Arc<Example>) -> Result<(), String> {
+    fn accept(&mut self, p: Prediction, ex: Arc<Example>) -> Result<(), SinkError> {
         PredictionLine::new(&p, self.task).write(&mut self.out)?;
         self.scorer.update(&p, ex.label.as_ref());
         self.seen += 1;
@@ -718,7 +720,7 @@ pub fn run(args: RunArgs) -> Result<(), String> {
     let data = Arc::new(args.data.open(seed(&args.model, start_model.as_deref()))?);
     let schema = data.schema().clone();
     let (config, plan) = args.model_io.plan(start_model, &args.model, &schema)?;
-    let fresh = build(&schema, &config)?;
+    let fresh = build(&schema, &config).map_err(|e| e.to_string())?;
     if let Some(saved) = &plan.start
         && plan.resume
         && saved.body.feedback_run.is_some()
@@ -770,7 +772,7 @@ pub fn run(args: RunArgs) -> Result<(), String> {
         model: model_writer.clone(),
     };
     let source_data = data.clone();
-    let (scorer, seen) = Engine::Dataflow(options.clone()).run(
+    let run = Engine::Dataflow(options.clone()).run(
         chains,
         move || {
             let mut streams = Vec::new();
@@ -790,7 +792,8 @@ pub fn run(args: RunArgs) -> Result<(), String> {
         },
         make_sink,
         None,
-    )??;
+    );
+    let (scorer, seen) = run.map_err(|e| e.to_string())??;
     crate::eval::stop::log_if_stopped("run");
     let secs = start.elapsed().as_secs_f64();
     let (name, value) = scorer.headline();

@@ -3,7 +3,9 @@
 
 use flowboost_operators::boosters::Booster;
 use flowboost_operators::dataflow::{DataflowOptions, run_dataflow};
-use flowboost_operators::engine::{EpochRule, FeedbackSetup, Item, PredictionSink};
+use flowboost_operators::engine::{
+    BoxError, EpochRule, FeedbackSetup, Item, PredictionSink, RunError, SourceError,
+};
 
 /// Which engine runs the stages.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -34,27 +36,29 @@ impl Engine {
     /// Runs the model that `build(worker, peers)` makes (see [`run_dataflow`]; the
     /// sequential engine is worker 0 of 1) on the stamped stream that `items` makes,
     /// handing predictions and snapshots to the sink that `sink` makes, with the feedback
-    /// join when `feedback` is given. Both engines give the same result.
-    pub fn run<K, KF, I, Src>(
+    /// join when `feedback` is given. Both engines give the same result, and stop at the
+    /// same first error of the source, the sink or `build`.
+    pub fn run<K, KF, I, X, E, Src>(
         &self,
-        build: impl Fn(usize, usize) -> Result<Booster, String> + Send + Sync + 'static,
+        build: impl Fn(usize, usize) -> Result<Booster, E> + Send + Sync + 'static,
         items: Src,
         sink: KF,
         feedback: Option<FeedbackSetup>,
-    ) -> Result<K::Output, String>
+    ) -> Result<K::Output, RunError>
     where
         K: PredictionSink + 'static,
         K::Output: Send + 'static,
         KF: Fn() -> K + Send + Sync + 'static,
-        I: Iterator<Item = Result<Item, String>> + 'static,
-        Src: Fn() -> Result<I, String> + Send + Sync + 'static,
+        I: Iterator<Item = Result<Item, X>> + 'static,
+        X: Into<SourceError> + 'static,
+        E: Into<BoxError>,
+        Src: Fn() -> Result<I, SourceError> + Send + Sync + 'static,
     {
         match self {
-            Engine::Sequential => {
-                build(0, 1)?
-                    .into_sequential()
-                    .run_items(items()?, sink(), feedback)
-            }
+            Engine::Sequential => build(0, 1)
+                .map_err(|e| RunError::Build(e.into()))?
+                .into_sequential()
+                .run_items(items()?, sink(), feedback),
             Engine::Dataflow(options) => run_dataflow(options, build, items, sink, feedback),
         }
     }

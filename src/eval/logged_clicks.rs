@@ -39,7 +39,7 @@ use flowboost_operators::data::{Example, Label, Schema, Task};
 use flowboost_operators::engine::feedback::{JoinConfig, JoinCounts, JoinReport};
 use flowboost_operators::engine::{
     FeedbackInbox, FeedbackSetup, ItemStream, Oracle, OracleKind, Prediction, PredictionSink,
-    Sequencer, SnapshotPolicy, SourceState,
+    Sequencer, SinkError, SnapshotPolicy, SourceState,
 };
 use flowboost_operators::topk::logged_pairs;
 use flowboost_operators::topk::randomization::ranking;
@@ -342,7 +342,7 @@ impl PredictionSink for ReplaySink {
         self.counters = counts;
     }
 
-    fn accept(&mut self, out: Prediction, ex: Arc<Example>) -> Result<(), String> {
+    fn accept(&mut self, out: Prediction, ex: Arc<Example>) -> Result<(), SinkError> {
         let (slots, truth) = self
             .slots
             .lock()
@@ -703,8 +703,8 @@ pub fn replay_clicks(
         labels: (0..items).map(|i| format!("item_{i}")).collect(),
         task: Task::Multilabel,
     };
-    config.topk.validate(items)?;
-    build(&schema, config)?;
+    config.topk.validate(items).map_err(|e| e.to_string())?;
+    build(&schema, config).map_err(|e| e.to_string())?;
     let dump: DumpFile = match &spec.dump_rows {
         Some(path) => {
             let mut f =
@@ -772,8 +772,8 @@ pub fn replay_clicks(
     let source_spec = spec.clone();
     let (source_inbox, source_board) = (inbox.clone(), board.clone());
     let rule = epoch_rule(spec.epoch_size, !spec.batch_feedback);
-    let mut sink = engine.run(
-        move |_, _| build(&build_schema, &build_config).map_err(String::from),
+    let run = engine.run(
+        move |_, _| build(&build_schema, &build_config),
         move || {
             let examples = events(
                 &source_log,
@@ -795,7 +795,8 @@ pub fn replay_clicks(
         },
         make_sink,
         Some(setup),
-    )?;
+    );
+    let mut sink = run.map_err(|e| e.to_string())?;
     if let Some(mut out) = sink.dump.take() {
         out.flush().map_err(|e| e.to_string())?;
     }

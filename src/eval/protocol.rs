@@ -7,7 +7,7 @@ use flowboost_operators::data::{Example, Label, Task};
 use flowboost_operators::engine::feedback::{JoinConfig, JoinCounts, JoinReport};
 use flowboost_operators::engine::{
     ChainSnapshot, FeedbackSetup, ItemStream, Oracle, OracleKind, Prediction, PredictionSink,
-    Sequencer,
+    Sequencer, SinkError, SourceError,
 };
 use flowboost_operators::metrics::rank_loss;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -136,7 +136,7 @@ impl PredictionSink for EvalSink {
         self.counters = Some(counts);
     }
 
-    fn snapshot(&mut self, snapshot: ChainSnapshot) -> Result<(), String> {
+    fn snapshot(&mut self, snapshot: ChainSnapshot) -> Result<(), SinkError> {
         let Some(writer) = &self.model else {
             return Ok(());
         };
@@ -144,11 +144,13 @@ impl PredictionSink for EvalSink {
             seen: self.seen,
             scorer: self.scorer.clone(),
         };
-        writer.write(snapshot, Some(progress), self.feedback_run)?;
+        writer
+            .write(snapshot, Some(progress), self.feedback_run)
+            .map_err(SinkError::new)?;
         Ok(())
     }
 
-    fn accept(&mut self, out: Prediction, ex: Arc<Example>) -> Result<(), String> {
+    fn accept(&mut self, out: Prediction, ex: Arc<Example>) -> Result<(), SinkError> {
         if let (Some(curve), Some(label)) = (self.curve.as_mut(), ex.label.as_ref()) {
             curve.push(match label.class() {
                 Some(y) => f64::from(u8::from(out.class != y)),
@@ -288,7 +290,7 @@ pub fn evaluate(
         })
     };
     // Fail early (and identically for both engines) on a configuration that cannot work.
-    let fresh = build(&schema, config)?;
+    let fresh = build(&schema, config).map_err(|e| e.to_string())?;
     // The chain to start from: a fresh one, or the start model's (checked against a fresh
     // build); a resumed run continues its stream, its metrics and its pending feedback.
     let plan = &spec.model;
@@ -429,7 +431,7 @@ pub fn evaluate(
     let snapshots = plan.snapshots;
     let start_state = resumed_source.unwrap_or_default();
     let frozen_examples = frozen.map(|f| f.examples);
-    let source_of = move |data: &Dataset| -> Result<ItemStream<ExampleStream>, String> {
+    let source_of = move |data: &Dataset| -> Result<ItemStream<ExampleStream>, SourceError> {
         let scaled = |s: ExampleStream| -> ExampleStream {
             match &scaling {
                 Some(sc) => {
@@ -479,7 +481,9 @@ pub fn evaluate(
         counters,
         curve,
         eval_started,
-    } = engine.run(chains, move || source_of(&source_data), make_sink, setup)??;
+    } = engine
+        .run(chains, move || source_of(&source_data), make_sink, setup)
+        .map_err(|e| e.to_string())??;
     let end = Instant::now();
     let seconds = (end - start).as_secs_f64();
     let (train_seconds, test_seconds) = match (spec.protocol, eval_started) {

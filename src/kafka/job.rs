@@ -148,7 +148,7 @@ fn start_chains(
         }
         Some(saved) => Ok(vec![saved.chain(saved.name())?; models]),
         None => (0..models)
-            .map(|_| build(schema, config).map_err(String::from))
+            .map(|_| build(schema, config).map_err(|e| e.to_string()))
             .collect(),
     }
 }
@@ -240,7 +240,7 @@ fn plan(
     }
     // The options build a model (checked before anything is created); a fresh build is
     // also what the workers' placeholders are cloned from.
-    let fresh = build(schema, config)?;
+    let fresh = build(schema, config).map_err(|e| e.to_string())?;
     let (partitions, events) = topics(job)?;
     let metrics = start_metrics(job, schema)?;
     if job.run.cluster.process == 0 {

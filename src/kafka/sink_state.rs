@@ -334,7 +334,11 @@ impl SinkState {
         let snapshot = self
             .assembler
             .take(epoch, m.stages, m.score_dim, self.has_join, models)?;
-        Some(snapshot.map(|s| self.saved_model(epoch, s)))
+        Some(
+            snapshot
+                .map(|s| self.saved_model(epoch, s))
+                .map_err(|e| e.to_string()),
+        )
     }
 
     /// A snapshot as a model file, with the progress and the offsets it stands at.

@@ -6,7 +6,9 @@ use flowboost::connectors::generators::{Generator, GeneratorConfig};
 use flowboost::operators::boosters::{BoosterConfig, build};
 use flowboost::operators::data::Example;
 use flowboost::operators::dataflow::{DataflowOptions, run_dataflow};
-use flowboost::operators::engine::{ItemStream, Prediction, PredictionSink};
+use flowboost::operators::engine::{
+    ItemStream, Prediction, PredictionSink, SinkError, SourceError,
+};
 use std::sync::Arc;
 
 /// A sink that keeps every prediction.
@@ -15,7 +17,7 @@ pub struct Collect(Vec<Prediction>);
 
 impl PredictionSink for Collect {
     type Output = Vec<Prediction>;
-    fn accept(&mut self, p: Prediction, _ex: Arc<Example>) -> Result<(), String> {
+    fn accept(&mut self, p: Prediction, _ex: Arc<Example>) -> Result<(), SinkError> {
         self.0.push(p);
         Ok(())
     }
@@ -66,7 +68,9 @@ pub fn sequential_equals_dataflow(
     let mut runner = build(&schema, config).unwrap().into_sequential();
     let sequential = runner
         .run(
-            Generator::new(gen_config.clone()).unwrap().map(Ok),
+            Generator::new(gen_config.clone())
+                .unwrap()
+                .map(Ok::<_, SourceError>),
             Collect::default(),
         )
         .unwrap();
@@ -85,7 +89,7 @@ pub fn sequential_equals_dataflow(
                 Ok(ItemStream::plain(
                     Generator::new(g.clone())
                         .map_err(|e| e.to_string())?
-                        .map(Ok),
+                        .map(Ok::<_, SourceError>),
                     7,
                 ))
             },

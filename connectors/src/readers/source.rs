@@ -116,7 +116,7 @@ impl DataSource {
         // (LIBSVM); this catches the rest (an ARFF header or a CSV row of more columns).
         schema
             .check_limits()
-            .map_err(|reason| ReadError::file(first, reason))?;
+            .map_err(|reason| ReadError::file(first, reason.to_string()))?;
         let source = DataSource {
             files: files.to_vec(),
             format,

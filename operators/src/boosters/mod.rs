@@ -47,8 +47,10 @@ use crate::learners::{
 };
 use crate::potentials::PairLoss;
 use crate::rng::{seeded, splitmix64};
-use crate::thresholding::{ScoreThresholdConfig, ThresholdAlgorithm, ThresholdConfig};
-use crate::topk::TopKConfig;
+use crate::thresholding::{
+    ScoreThresholdConfig, ThresholdAlgorithm, ThresholdConfig, ThresholdConfigError,
+};
+use crate::topk::{TopKConfig, TopKError};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
@@ -111,18 +113,24 @@ impl fmt::Display for Algorithm {
 }
 
 impl FromStr for Algorithm {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = UnknownAlgorithm;
+    fn from_str(s: &str) -> Result<Self, UnknownAlgorithm> {
         registry::by_name(s)
             .map(|spec| spec.algorithm)
-            .ok_or_else(|| {
-                let names: Vec<_> = REGISTRY.iter().map(|a| a.name).collect();
-                format!(
-                    "unknown algorithm '{s}' (expected one of: {})",
-                    names.join(", ")
-                )
-            })
+            .ok_or_else(|| UnknownAlgorithm(s.to_string()))
     }
+}
+
+/// A name that is no algorithm's ([`Algorithm`]'s `FromStr`); the message lists the
+/// algorithms.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown algorithm '{0}' (expected one of: {names})", names = algorithm_names())]
+pub struct UnknownAlgorithm(pub String);
+
+/// The algorithms' names, in the registry's order, separated by commas.
+fn algorithm_names() -> String {
+    let names: Vec<_> = REGISTRY.iter().map(|a| a.name).collect();
+    names.join(", ")
 }
 
 /// How each Hoeffding tree of an ensemble gets its parameters.
@@ -323,20 +331,26 @@ pub enum BuildError {
     #[error("gamma must lie in [0, 1), got {0}")]
     Gamma(f64),
     /// The top-k setting does not fit the labels.
-    #[error("{0}")]
-    TopK(String),
+    #[error(transparent)]
+    TopK(#[from] TopKError),
     /// A thresholding learner's hyper-parameters are invalid.
-    #[error("{0}")]
-    Thresholding(String),
-    /// The label-set rule cannot be used here.
-    #[error("{0}")]
-    LabelSet(String),
-}
-
-impl From<BuildError> for String {
-    fn from(e: BuildError) -> String {
-        e.to_string()
-    }
+    #[error(transparent)]
+    Thresholding(ThresholdConfigError),
+    /// The stage builder of a thresholding learner got another algorithm.
+    #[error("{0} is not a thresholding algorithm")]
+    NotThresholding(Algorithm),
+    /// A label-set rule on a stream that is not multi-label.
+    #[error("the label-set rule ({}) applies to multi-label streams only", .0.name())]
+    LabelSetTask(LabelSetKind),
+    /// The learned threshold with a top-k booster.
+    #[error(
+        "the learned threshold needs every relevant label; top-k boosters see only \
+                 the shown ones (use --label-set top-m)"
+    )]
+    LearnedTopK,
+    /// The learned threshold's hyper-parameters are invalid.
+    #[error(transparent)]
+    LabelSet(ThresholdConfigError),
 }
 
 /// Builds the stages and terminal of `config.algorithm` for streams of `schema`: the
@@ -380,7 +394,7 @@ pub fn build(schema: &Schema, config: &BoosterConfig) -> Result<Booster, BuildEr
         ScoreKind::Votes => k,
     };
     if alg.is_topk() {
-        config.topk.validate(k).map_err(BuildError::TopK)?;
+        config.topk.validate(k)?;
     }
     let mut stages = (0..n)
         .map(|i| (spec.stage)(&StageContext::new(schema, config, i, n)))
@@ -391,17 +405,10 @@ pub fn build(schema: &Schema, config: &BoosterConfig) -> Result<Booster, BuildEr
     }
     if let Some(kind) = config.label_set {
         if schema.task != Task::Multilabel {
-            return Err(BuildError::LabelSet(format!(
-                "the label-set rule ({}) applies to multi-label streams only",
-                kind.name()
-            )));
+            return Err(BuildError::LabelSetTask(kind));
         }
         if kind == LabelSetKind::Learned && alg.is_topk() {
-            return Err(BuildError::LabelSet(
-                "the learned threshold needs every relevant label; top-k boosters see only \
-                 the shown ones (use --label-set top-m)"
-                    .into(),
-            ));
+            return Err(BuildError::LearnedTopK);
         }
         terminal = terminal.with_label_set(
             LabelSetRule::new(kind, schema.dim(), &config.score_threshold)
@@ -439,4 +446,62 @@ fn build_thresholding(schema: &Schema, config: &BoosterConfig) -> Result<Booster
         score_dim: k,
         position: Position::default(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::data::LimitError;
+
+    #[test]
+    fn error_messages_are_the_documented_ones() {
+        assert_eq!(
+            "nope".parse::<Algorithm>().unwrap_err().to_string(),
+            format!(
+                "unknown algorithm 'nope' (expected one of: {})",
+                REGISTRY
+                    .iter()
+                    .map(|a| a.name)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        );
+        assert_eq!(
+            BuildError::LabelSetTask(LabelSetKind::Learned).to_string(),
+            format!(
+                "the label-set rule ({}) applies to multi-label streams only",
+                LabelSetKind::Learned.name()
+            )
+        );
+        assert_eq!(
+            BuildError::LearnedTopK.to_string(),
+            "the learned threshold needs every relevant label; top-k boosters see only the \
+             shown ones (use --label-set top-m)"
+        );
+        assert_eq!(
+            BuildError::NotThresholding(Algorithm::AdaBoostOl).to_string(),
+            "adaboost-ol is not a thresholding algorithm"
+        );
+        let topk = TopKError::Rho(2.0);
+        assert_eq!(BuildError::from(topk.clone()).to_string(), topk.to_string());
+        assert_eq!(
+            LimitError::Labels(5000).to_string(),
+            format!(
+                "5000 labels: at most {} are supported",
+                crate::data::MAX_LABELS
+            )
+        );
+        assert_eq!(
+            LimitError::Features(7).to_string(),
+            format!("7 features: at most {} are supported", crate::data::MAX_DIM)
+        );
+        assert_eq!(
+            LimitError::NominalValues {
+                name: "city".into(),
+                values: 2000
+            }
+            .to_string(),
+            crate::data::nominal_limit_error("city", "2000")
+        );
+    }
 }

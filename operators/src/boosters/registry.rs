@@ -135,9 +135,10 @@ const fn thresholding(algorithm: ThresholdAlgorithm, kernel: bool) -> Family {
 /// [`BoosterConfig::threshold_config`]: super::BoosterConfig::threshold_config
 fn threshold_stage(cx: &StageContext<'_>) -> Result<AnyStage, BuildError> {
     let algorithm = cx.config.algorithm;
-    let config = cx.config.threshold_config().ok_or_else(|| {
-        BuildError::Thresholding(format!("{algorithm} is not a thresholding algorithm"))
-    })?;
+    let config = cx
+        .config
+        .threshold_config()
+        .ok_or(BuildError::NotThresholding(algorithm))?;
     let learner = ThresholdLearner::new(&config, cx.schema.dim(), cx.labels, cx.seed)
         .map_err(BuildError::Thresholding)?;
     Ok(AnyStage::Threshold(ThresholdStage::new(learner)))

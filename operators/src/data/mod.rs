@@ -11,6 +11,6 @@ pub use features::Features;
 pub use feedback::{Feedback, FeedbackItem};
 pub use label::Label;
 pub use schema::{
-    Attribute, AttributeKind, MAX_DIM, MAX_LABELS, MAX_NOMINAL_VALUES, Schema, Task,
+    Attribute, AttributeKind, LimitError, MAX_DIM, MAX_LABELS, MAX_NOMINAL_VALUES, Schema, Task,
     nominal_limit_error,
 };

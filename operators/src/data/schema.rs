@@ -90,6 +90,25 @@ pub fn nominal_limit_error(name: &str, values: &str) -> String {
     )
 }
 
+/// Why a schema is over a limit ([`Schema::check_limits`]).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum LimitError {
+    /// A nominal attribute of more than [`MAX_NOMINAL_VALUES`] values.
+    #[error("{}", nominal_limit_error(name, &values.to_string()))]
+    NominalValues {
+        /// The attribute.
+        name: String,
+        /// Its number of values.
+        values: usize,
+    },
+    /// More than [`MAX_DIM`] features.
+    #[error("{0} features: at most {MAX_DIM} are supported")]
+    Features(usize),
+    /// More than [`MAX_LABELS`] labels.
+    #[error("{0} labels: at most {MAX_LABELS} are supported")]
+    Labels(usize),
+}
+
 /// What a stream looks like: its attributes, its labels and its task.
 ///
 /// Every reader knows the schema before the first example (from the file header or a
@@ -113,26 +132,22 @@ impl Schema {
     /// An error naming the limit when the schema has more than [`MAX_DIM`] features, more
     /// than [`MAX_LABELS`] labels, or a nominal attribute of more than
     /// [`MAX_NOMINAL_VALUES`] values.
-    pub fn check_limits(&self) -> Result<(), String> {
+    pub fn check_limits(&self) -> Result<(), LimitError> {
         if let Some(a) = self
             .attributes
             .iter()
             .find(|a| a.cardinality().is_some_and(|v| v > MAX_NOMINAL_VALUES))
         {
-            let values = a.cardinality().unwrap_or(0).to_string();
-            return Err(nominal_limit_error(&a.name, &values));
+            return Err(LimitError::NominalValues {
+                name: a.name.clone(),
+                values: a.cardinality().unwrap_or(0),
+            });
         }
         if self.dim() > MAX_DIM {
-            return Err(format!(
-                "{} features: at most {MAX_DIM} are supported",
-                self.dim()
-            ));
+            return Err(LimitError::Features(self.dim()));
         }
         if self.num_labels() > MAX_LABELS {
-            return Err(format!(
-                "{} labels: at most {MAX_LABELS} are supported",
-                self.num_labels()
-            ));
+            return Err(LimitError::Labels(self.num_labels()));
         }
         Ok(())
     }

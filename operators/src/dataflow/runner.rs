@@ -2,7 +2,10 @@ use super::JoinOutputs;
 use super::pipeline;
 use super::sink_parts::{CountsTracker, SinkSideInputs, SnapshotAssembler};
 use crate::engine::feedback::JoinCounts;
-use crate::engine::{Chain, ChainOutput, FeedbackSetup, Item, PredictionSink, SourceState, Stage};
+use crate::engine::{
+    BoxError, Chain, ChainOutput, FeedbackSetup, Item, PredictionSink, RunError, SourceError,
+    SourceState, Stage,
+};
 use serde::Serialize;
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
@@ -36,10 +39,14 @@ impl Default for DataflowOptions {
     }
 }
 
+/// What a worker's closure returns: worker 0 its sink's output or the first error, the
+/// others nothing.
+type Outcome<T> = Option<Result<T, RunError>>;
+
 /// What the source and the sink of worker 0 share: the first error, the sink, the join's
 /// final counts.
 struct Shared<K> {
-    error: Option<String>,
+    error: Option<RunError>,
     sink: Option<K>,
     join_counts: Option<JoinCounts>,
 }
@@ -48,7 +55,7 @@ struct Shared<K> {
 /// number of epochs ahead of `probe`; parks while the model is behind; stops at the first
 /// error (of its own or of the sink). Snapshot markers also go, with the source's state,
 /// to `snapshots`.
-fn item_source<'scope, I, K>(
+fn item_source<'scope, I, X, K>(
     scope: timely::dataflow::Scope<'scope, u64>,
     items: Option<I>,
     probe: ProbeHandle<u64>,
@@ -56,7 +63,8 @@ fn item_source<'scope, I, K>(
     shared: Rc<RefCell<Shared<K>>>,
 ) -> Stream<'scope, u64, Vec<Item>>
 where
-    I: Iterator<Item = Result<Item, String>> + 'static,
+    I: Iterator<Item = Result<Item, X>> + 'static,
+    X: Into<SourceError>,
     K: 'static,
 {
     let lag = options.max_epochs_in_flight.max(1);
@@ -85,6 +93,7 @@ where
                     Ok(item) => item.epoch,
                     Err(_) => {
                         if let Some(Err(e)) = items.next() {
+                            let e = RunError::Source(e.into());
                             shared.borrow_mut().error.get_or_insert(e);
                         }
                         open = false;
@@ -234,15 +243,18 @@ impl PendingEpochs {
                     }
                 };
                 if let Err(e) = result {
-                    shared.error.get_or_insert(e);
+                    shared.error.get_or_insert(RunError::Sink(e));
                 }
             }
             let (stages, score_dim, join) = (self.stages, self.score_dim, self.has_join);
             if let Some(snapshot) = self.assembler.take(t, stages, score_dim, join, 1) {
-                let result = snapshot.and_then(|s| match shared.sink.as_mut() {
-                    Some(sink) => sink.snapshot(s),
-                    None => Ok(()),
-                });
+                let result =
+                    snapshot
+                        .map_err(RunError::from)
+                        .and_then(|s| match shared.sink.as_mut() {
+                            Some(sink) => sink.snapshot(s).map_err(RunError::from),
+                            None => Ok(()),
+                        });
                 if let Err(e) = result {
                     shared.error.get_or_insert(e);
                 }
@@ -262,19 +274,24 @@ impl PendingEpochs {
 /// ahead of the terminal), and the sink that `sink()`
 /// makes gets every prediction, with its event, in order, and every snapshot; with
 /// `feedback`, the feedback join runs on every worker. Returns what the sink's `finish`
-/// returns.
+/// returns, or the first error: of the source (`items()` or an item:
+/// [`RunError::Source`]), of the sink ([`RunError::Sink`]), of `build`
+/// ([`RunError::Build`]), of a snapshot, or of a worker.
 ///
 /// ```
 /// use flowboost_operators::boosters::{Algorithm, BoosterConfig, build};
 /// use flowboost_operators::data::{Attribute, Example, Features, Label, Schema, Task};
 /// use flowboost_operators::dataflow::{DataflowOptions, run_dataflow};
-/// use flowboost_operators::engine::{EpochRule, Input, Item, Prediction, PredictionSink, Sequencer, SourceState};
+/// use flowboost_operators::engine::{
+///     EpochRule, Input, Item, Prediction, PredictionSink, Sequencer, SinkError, SourceError,
+///     SourceState,
+/// };
 /// use std::sync::Arc;
 ///
 /// struct Count(u64);
 /// impl PredictionSink for Count {
 ///     type Output = u64;
-///     fn accept(&mut self, _p: Prediction, _ex: Arc<Example>) -> Result<(), String> {
+///     fn accept(&mut self, _p: Prediction, _ex: Arc<Example>) -> Result<(), SinkError> {
 ///         self.0 += 1;
 ///         Ok(())
 ///     }
@@ -296,7 +313,7 @@ impl PendingEpochs {
 ///     (0..100u64).map(move |i| {
 ///         let label = Some(Label::Class((i % 2) as u32));
 ///         let example = Arc::new(Example { id: i, features: Features::Dense(vec![(i % 2) as f64]), label });
-///         Ok(sequencer.stamp(Input::Event { example, wait: false, model: 0 }))
+///         Ok::<_, SourceError>(sequencer.stamp(Input::Event { example, wait: false, model: 0 }))
 ///     })
 /// };
 /// let count = run_dataflow(
@@ -309,41 +326,42 @@ impl PendingEpochs {
 /// .unwrap();
 /// assert_eq!(count, 100);
 /// ```
-pub fn run_dataflow<S, B, E, Src, I, KF, K>(
+pub fn run_dataflow<S, B, E, Src, I, X, KF, K>(
     options: &DataflowOptions,
     build: B,
     items: Src,
     sink: KF,
     feedback: Option<FeedbackSetup>,
-) -> Result<K::Output, String>
+) -> Result<K::Output, RunError>
 where
     S: Stage + Serialize + 'static,
     B: Fn(usize, usize) -> Result<Chain<S>, E> + Send + Sync + 'static,
-    E: std::fmt::Display,
-    Src: Fn() -> Result<I, String> + Send + Sync + 'static,
-    I: Iterator<Item = Result<Item, String>> + 'static,
+    E: Into<BoxError>,
+    Src: Fn() -> Result<I, SourceError> + Send + Sync + 'static,
+    I: Iterator<Item = Result<Item, X>> + 'static,
+    X: Into<SourceError> + 'static,
     KF: Fn() -> K + Send + Sync + 'static,
     K: PredictionSink + 'static,
     K::Output: Send + 'static,
 {
     if options.workers == 0 {
-        return Err("the number of workers must be at least 1".into());
+        return Err(RunError::NoWorkers);
     }
     let config = timely::Config::process(options.workers);
     let options = options.clone();
-    let guards = timely::execute(config, move |worker| -> Option<Result<K::Output, String>> {
+    let guards = timely::execute(config, move |worker| -> Outcome<K::Output> {
         let index = worker.index();
         let peers = worker.peers();
         let chain = match build(index, peers) {
             Ok(b) => b,
-            Err(e) => return Some(Err(e.to_string())),
+            Err(e) => return Some(Err(RunError::Build(e.into()))),
         };
         let n = chain.stages.len();
         let score_dim = chain.score_dim;
         let source_items = if index == 0 {
             match items() {
                 Ok(it) => Some(it),
-                Err(e) => return Some(Err(e)),
+                Err(e) => return Some(Err(RunError::Source(e))),
             }
         } else {
             None
@@ -375,21 +393,22 @@ where
         });
         while worker.step_or_park(None) {}
         (index == 0).then(|| finish(&mut shared.borrow_mut()))?
-    })?;
+    })
+    .map_err(RunError::Start)?;
     let mut out = None;
     for r in guards.join() {
         match r {
             Ok(Some(v)) => out = Some(v),
             Ok(None) => {}
-            Err(e) => return Err(format!("a worker failed: {e}")),
+            Err(e) => return Err(RunError::Worker(e)),
         }
     }
-    out.unwrap_or_else(|| Err("worker 0 returned nothing".into()))
+    out.unwrap_or(Err(RunError::NoResult))
 }
 
 /// Worker 0's result once the dataflow is done: the first error, or what its sink's
 /// `finish` returns (after the join's final counts); `None` without a sink.
-fn finish<K: PredictionSink>(shared: &mut Shared<K>) -> Option<Result<K::Output, String>> {
+fn finish<K: PredictionSink>(shared: &mut Shared<K>) -> Outcome<K::Output> {
     if let Some(e) = shared.error.take() {
         return Some(Err(e));
     }

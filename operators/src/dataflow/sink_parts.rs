@@ -1,6 +1,8 @@
 use crate::dataflow::JoinPart;
 use crate::engine::feedback::{COUNT_NAMES, JoinCounts, JoinState};
-use crate::engine::{ChainParts, ChainSnapshot, Input, Item, KeyChainState, SourceState};
+use crate::engine::{
+    ChainParts, ChainSnapshot, Input, Item, KeyChainState, SnapshotError, SourceState,
+};
 use std::collections::BTreeMap;
 use timely::dataflow::Stream;
 use timely::dataflow::channels::pact::Pipeline;
@@ -43,16 +45,18 @@ impl SnapshotAssembler {
         score_dim: usize,
         join: bool,
         models: usize,
-    ) -> Option<Result<ChainSnapshot, String>> {
+    ) -> Option<Result<ChainSnapshot, SnapshotError>> {
         let source = self.source.remove(&epoch)?;
         let parts = self.join.remove(&epoch);
         let mut chains = self.chain.remove(&epoch).unwrap_or_default();
         chains.sort_by_key(|c| c.model);
         let found: Vec<u32> = chains.iter().map(|c| c.model).collect();
         if found.iter().copied().ne(0..models as u32) {
-            return Some(Err(format!(
-                "the snapshot after epoch {epoch} has the chain states of models {found:?}, not of the {models} model(s)"
-            )));
+            return Some(Err(SnapshotError::Models {
+                epoch,
+                found,
+                models,
+            }));
         }
         let mut chains = chains.into_iter();
         let first = chains.next()?;
@@ -84,8 +88,7 @@ impl SnapshotAssembler {
                         source: Some(source),
                         keyed: keyed?,
                     })
-                })
-                .map_err(|e| e.to_string()),
+                }),
         )
     }
 }

@@ -308,7 +308,8 @@ impl Oracle {
 /// A stream of examples as a stamped sequence: each example an event (through an
 /// evaluation's oracle, with its feedback later, when there is one), stamped by a
 /// [`Sequencer`], with snapshot markers after every `every` events (once the feedback due
-/// by then is in) and at the end.
+/// by then is in) and at the end. An error of the examples (whatever their type) comes
+/// through as it is, and ends the stream.
 pub struct ItemStream<E> {
     examples: E,
     oracle: Option<Oracle>,
@@ -321,7 +322,7 @@ pub struct ItemStream<E> {
     frozen_part: Option<Rc<Cell<bool>>>,
 }
 
-impl<E: Iterator<Item = Result<Example, String>>> ItemStream<E> {
+impl<E: Iterator<Item = Result<Example, X>>, X> ItemStream<E> {
     /// The stamped stream of `examples`.
     pub fn new(
         examples: E,
@@ -369,8 +370,8 @@ impl<E: Iterator<Item = Result<Example, String>>> ItemStream<E> {
     }
 }
 
-impl<E: Iterator<Item = Result<Example, String>>> Iterator for ItemStream<E> {
-    type Item = Result<Item, String>;
+impl<E: Iterator<Item = Result<Example, X>>, X> Iterator for ItemStream<E> {
+    type Item = Result<Item, X>;
 
     fn next(&mut self) -> Option<Self::Item> {
         loop {

@@ -1,5 +1,5 @@
 use crate::data::Features;
-use crate::thresholding::{ScoreThreshold, ScoreThresholdConfig};
+use crate::thresholding::{ScoreThreshold, ScoreThresholdConfig, ThresholdConfigError};
 use serde::{Deserialize, Serialize};
 
 /// Which rule turns a multi-label score vector into a label set (the command line's
@@ -52,7 +52,7 @@ impl LabelSetRule {
         kind: LabelSetKind,
         dim: usize,
         config: &ScoreThresholdConfig,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, ThresholdConfigError> {
         let threshold = match kind {
             LabelSetKind::Learned => Some(ScoreThreshold::new(config, dim, 0)?),
             _ => None,

@@ -23,6 +23,7 @@ mod item;
 mod label_set;
 mod prediction;
 mod record;
+mod run_error;
 mod sequential;
 mod sink;
 mod snapshot;
@@ -39,6 +40,7 @@ pub use item::{
 pub use label_set::{LabelSetKind, LabelSetRule};
 pub use prediction::{ChainOutput, Emitted, Prediction};
 pub use record::{ChainParts, InFlight, SnapshotError};
+pub use run_error::{BoxError, RunError, SinkError, SourceError};
 pub use sequential::{FeedbackSetup, SequentialRunner};
 pub use sink::PredictionSink;
 pub use snapshot::{

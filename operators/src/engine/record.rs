@@ -85,6 +85,18 @@ pub enum SnapshotError {
     /// The position is missing.
     #[error("a snapshot is incomplete: no position")]
     NoPosition,
+    /// The chain states gathered are not those of every model (one per key).
+    #[error(
+        "the snapshot after epoch {epoch} has the chain states of models {found:?}, not of the {models} model(s)"
+    )]
+    Models {
+        /// The snapshot's epoch.
+        epoch: u64,
+        /// The models whose chain states came, in order.
+        found: Vec<u32>,
+        /// The number of models.
+        models: usize,
+    },
 }
 
 impl ChainParts {

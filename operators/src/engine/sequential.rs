@@ -1,6 +1,7 @@
 use super::{
-    Chain, ChainSnapshot, InFlight, Input, Item, Position, Prediction, PredictionSink,
-    SnapshotPolicy, SourceState, Stage, Terminal, WAVEFRONT, encode, process_stage_major,
+    Chain, ChainSnapshot, CodecError, InFlight, Input, Item, Position, Prediction, PredictionSink,
+    RunError, SnapshotPolicy, SourceError, SourceState, Stage, Terminal, WAVEFRONT, encode,
+    process_stage_major,
 };
 use crate::data::{Example, FeedbackItem};
 use crate::engine::feedback::{
@@ -121,13 +122,14 @@ impl<S: Stage + Serialize> SequentialRunner<S> {
     /// learned from if labeled), handing each prediction to `sink`; stops at the first
     /// error of the source or the sink. Snapshots follow the runner's
     /// [`SnapshotPolicy`].
-    pub fn run<I, K>(&mut self, source: I, mut sink: K) -> Result<K::Output, String>
+    pub fn run<I, X, K>(&mut self, source: I, mut sink: K) -> Result<K::Output, RunError>
     where
-        I: IntoIterator<Item = Result<Example, String>>,
+        I: IntoIterator<Item = Result<Example, X>>,
+        X: Into<SourceError>,
         K: PredictionSink,
     {
         for ex in source {
-            let ex = Arc::new(ex?);
+            let ex = Arc::new(ex.map_err(|e| RunError::Source(e.into()))?);
             let mut out = Prediction::default();
             self.process(ex.clone(), &mut out);
             sink.accept(out, ex)?;
@@ -146,14 +148,15 @@ impl<S: Stage + Serialize> SequentialRunner<S> {
     /// `feedback` is given, handing every prediction to `sink` and every snapshot to its
     /// [`snapshot`](PredictionSink::snapshot). After the last item, the epochs that the
     /// join still has work in (learning passes, expiries) run too.
-    pub fn run_items<I, K>(
+    pub fn run_items<I, X, K>(
         &mut self,
         items: I,
         mut sink: K,
         feedback: Option<FeedbackSetup>,
-    ) -> Result<K::Output, String>
+    ) -> Result<K::Output, RunError>
     where
-        I: IntoIterator<Item = Result<Item, String>>,
+        I: IntoIterator<Item = Result<Item, X>>,
+        X: Into<SourceError>,
         K: PredictionSink,
     {
         let mut run = ItemRun::new(feedback);
@@ -164,7 +167,7 @@ impl<S: Stage + Serialize> SequentialRunner<S> {
                 Err(e) => {
                     // What came before the error is predicted (and learned), as it came.
                     run.flush(self, &mut sink)?;
-                    return Err(e);
+                    return Err(RunError::Source(e.into()));
                 }
             };
             if current != Some(item.epoch) {
@@ -199,10 +202,9 @@ impl<S: Stage + Serialize> SequentialRunner<S> {
         &self,
         join: Option<JoinState>,
         source: Option<SourceState>,
-    ) -> Result<ChainSnapshot, String> {
+    ) -> Result<ChainSnapshot, CodecError> {
         Ok(ChainSnapshot {
-            stages: (self.stages.iter().map(encode).collect::<Result<_, _>>())
-                .map_err(|e| e.to_string())?,
+            stages: self.stages.iter().map(encode).collect::<Result<_, _>>()?,
             terminal: self.terminal.clone(),
             score_dim: self.score_dim,
             position: self.position,
@@ -295,7 +297,7 @@ impl ItemRun {
         mut rec: InFlight,
         then: Then,
         sink: &mut K,
-    ) -> Result<(), String> {
+    ) -> Result<(), RunError> {
         runner.position.count(&mut rec);
         self.records.push(rec);
         self.then.push(then);
@@ -311,7 +313,7 @@ impl ItemRun {
         &mut self,
         runner: &mut SequentialRunner<S>,
         sink: &mut K,
-    ) -> Result<(), String> {
+    ) -> Result<(), RunError> {
         process_stage_major(&mut runner.stages, &mut self.records);
         for (rec, then) in self.records.drain(..).zip(self.then.drain(..)) {
             let mut out = Prediction::default();
@@ -355,7 +357,7 @@ impl ItemRun {
         runner: &mut SequentialRunner<S>,
         t: u64,
         sink: &mut K,
-    ) -> Result<(), String> {
+    ) -> Result<(), RunError> {
         let (Some(pairs), Some(setup)) = (self.due.remove(&t), &self.setup) else {
             return Ok(());
         };
@@ -374,7 +376,7 @@ impl ItemRun {
         runner: &mut SequentialRunner<S>,
         item: Item,
         sink: &mut K,
-    ) -> Result<(), String> {
+    ) -> Result<(), RunError> {
         let dim = runner.score_dim;
         match item.input {
             Input::Event { example, wait, .. } => {
@@ -413,7 +415,7 @@ impl ItemRun {
         runner: &mut SequentialRunner<S>,
         t: u64,
         sink: &mut K,
-    ) -> Result<(), String> {
+    ) -> Result<(), RunError> {
         self.flush(runner, sink)?;
         if let (Some(join), Some(setup)) = (self.join.as_mut(), &self.setup) {
             let waiting = std::mem::take(&mut self.waiting);

@@ -193,12 +193,12 @@ impl ThresholdConfig {
     }
 
     /// Checks every parameter; the error names the parameter and the valid range.
-    pub fn validate(&self) -> Result<(), String> {
-        let positive = |name: &str, v: f64| {
-            if v.is_finite() && v > 0.0 {
+    pub fn validate(&self) -> Result<(), ThresholdConfigError> {
+        let positive = |name: &'static str, value: f64| {
+            if value.is_finite() && value > 0.0 {
                 Ok(())
             } else {
-                Err(format!("{name} must be a finite number > 0, got {v}"))
+                Err(ThresholdConfigError::NotPositive { name, value })
             }
         };
         match self.algorithm {
@@ -210,16 +210,12 @@ impl ThresholdConfig {
             ThresholdAlgorithm::Pa1Br | ThresholdAlgorithm::Pa2Br => positive("C", self.c)?,
         }
         if self.repetitions == 0 {
-            return Err("repetitions (M) must be at least 1".into());
+            return Err(ThresholdConfigError::NoRepetitions);
         }
         if let Some(width) = self.kernel_width {
             positive("kernel width (delta^2)", width)?;
             if self.algorithm == ThresholdAlgorithm::Salt {
-                return Err(
-                    "SALT has no kernel version (the paper kernelizes FALT only); \
-                            drop the kernel width or use FALT"
-                        .into(),
-                );
+                return Err(ThresholdConfigError::SaltKernel);
             }
         }
         if let Some(grid) = &self.grid {
@@ -227,20 +223,20 @@ impl ThresholdConfig {
                 self.algorithm,
                 ThresholdAlgorithm::Pa1Br | ThresholdAlgorithm::Pa2Br
             ) {
-                return Err("the grid applies to falt, salt and falt-kernel".into());
+                return Err(ThresholdConfigError::GridAlgorithm);
             }
             if grid.etas.is_empty() {
-                return Err("the grid needs at least one step size".into());
+                return Err(ThresholdConfigError::GridNoEtas);
             }
             for &eta in &grid.etas {
                 positive("the grid's eta", eta)?;
             }
             match self.kernel_width {
                 Some(_) if grid.kernel_widths.is_empty() => {
-                    return Err("the grid needs at least one kernel width".into());
+                    return Err(ThresholdConfigError::GridNoKernelWidths);
                 }
                 None if !grid.kernel_widths.is_empty() => {
-                    return Err("the grid's kernel widths apply to kernel models only".into());
+                    return Err(ThresholdConfigError::GridKernelWidths);
                 }
                 _ => {}
             }
@@ -249,18 +245,111 @@ impl ThresholdConfig {
             }
             let members = grid.etas.len() * grid.kernel_widths.len().max(1);
             if members > ThresholdGrid::MAX_MEMBERS {
-                return Err(format!(
-                    "the grid has {members} members (at most {})",
-                    ThresholdGrid::MAX_MEMBERS
-                ));
+                return Err(ThresholdConfigError::GridMembers(members));
             }
         }
         match (self.budget, self.kernel_width) {
-            (Some(0), _) => Err("budget must be at least 1 support vector".into()),
-            (Some(_), None) => {
-                Err("budget applies to kernel models only; set a kernel width too".into())
-            }
+            (Some(0), _) => Err(ThresholdConfigError::ZeroBudget),
+            (Some(_), None) => Err(ThresholdConfigError::BudgetWithoutKernel),
             _ => Ok(()),
         }
+    }
+}
+
+/// Why a thresholding learner's hyper-parameters are invalid
+/// ([`ThresholdConfig::validate`], [`ThresholdLearner::new`](super::ThresholdLearner::new),
+/// [`ScoreThresholdConfig::validate`](super::ScoreThresholdConfig::validate)); the message
+/// names the parameter and the valid range.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum ThresholdConfigError {
+    /// A parameter that must be a finite number > 0 is not.
+    #[error("{name} must be a finite number > 0, got {value}")]
+    NotPositive {
+        /// The parameter.
+        name: &'static str,
+        /// Its value.
+        value: f64,
+    },
+    /// M is 0.
+    #[error("repetitions (M) must be at least 1")]
+    NoRepetitions,
+    /// A kernel width for SALT.
+    #[error(
+        "SALT has no kernel version (the paper kernelizes FALT only); \
+                            drop the kernel width or use FALT"
+    )]
+    SaltKernel,
+    /// A grid of a passive-aggressive learner.
+    #[error("the grid applies to falt, salt and falt-kernel")]
+    GridAlgorithm,
+    /// A grid without step sizes.
+    #[error("the grid needs at least one step size")]
+    GridNoEtas,
+    /// A kernel model's grid without kernel widths.
+    #[error("the grid needs at least one kernel width")]
+    GridNoKernelWidths,
+    /// Kernel widths in a linear model's grid.
+    #[error("the grid's kernel widths apply to kernel models only")]
+    GridKernelWidths,
+    /// A grid of more than [`ThresholdGrid::MAX_MEMBERS`] members.
+    #[error("the grid has {0} members (at most {max})", max = ThresholdGrid::MAX_MEMBERS)]
+    GridMembers(usize),
+    /// A budget of 0 support vectors.
+    #[error("budget must be at least 1 support vector")]
+    ZeroBudget,
+    /// A budget for a linear model.
+    #[error("budget applies to kernel models only; set a kernel width too")]
+    BudgetWithoutKernel,
+    /// No labels.
+    #[error("the number of labels must be at least 1")]
+    NoLabels,
+    /// More labels than a `u32` counts.
+    #[error("too many labels: {0}")]
+    TooManyLabels(usize),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn validation_messages_name_the_parameter() {
+        let message = |c: ThresholdConfig| c.validate().unwrap_err().to_string();
+        let salt = ThresholdConfig::new(ThresholdAlgorithm::Salt);
+        assert_eq!(
+            message(ThresholdConfig {
+                eta: 0.0,
+                ..ThresholdConfig::default()
+            }),
+            "eta must be a finite number > 0, got 0"
+        );
+        assert_eq!(
+            message(ThresholdConfig {
+                kernel_width: Some(1.0),
+                ..salt
+            }),
+            "SALT has no kernel version (the paper kernelizes FALT only); drop the kernel width or use FALT"
+        );
+        assert_eq!(
+            message(ThresholdConfig {
+                repetitions: 0,
+                ..ThresholdConfig::default()
+            }),
+            "repetitions (M) must be at least 1"
+        );
+        assert_eq!(
+            ThresholdConfigError::GridMembers(300).to_string(),
+            format!(
+                "the grid has 300 members (at most {})",
+                ThresholdGrid::MAX_MEMBERS
+            )
+        );
+        assert_eq!(
+            message(ThresholdConfig {
+                budget: Some(3),
+                ..ThresholdConfig::default()
+            }),
+            "budget applies to kernel models only; set a kernel width too"
+        );
     }
 }

@@ -41,7 +41,7 @@ pub mod salt;
 pub mod scaling;
 pub mod score_threshold;
 
-pub use config::{ThresholdAlgorithm, ThresholdConfig, ThresholdGrid};
+pub use config::{ThresholdAlgorithm, ThresholdConfig, ThresholdConfigError, ThresholdGrid};
 pub use grid::HedgeGrid;
 pub use scaling::{FeatureScaling, OnlineMinMax};
 pub use score_threshold::{ScoreThreshold, ScoreThresholdConfig};
@@ -92,14 +92,14 @@ impl ThresholdLearner {
         dim: usize,
         num_labels: usize,
         seed: u64,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, ThresholdConfigError> {
         let _ = seed;
         config.validate()?;
         if num_labels == 0 {
-            return Err("the number of labels must be at least 1".into());
+            return Err(ThresholdConfigError::NoLabels);
         }
         if u32::try_from(num_labels).is_err() {
-            return Err(format!("too many labels: {num_labels}"));
+            return Err(ThresholdConfigError::TooManyLabels(num_labels));
         }
         let c = config;
         let scaler = (c.scaling == FeatureScaling::MinMax).then(|| OnlineMinMax::new(dim));

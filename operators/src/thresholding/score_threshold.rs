@@ -37,6 +37,7 @@
 //! 0). A label whose score is NaN is never predicted; an example with any non-finite
 //! score is not learned (neither the statistics nor `v` change).
 
+use super::ThresholdConfigError;
 use super::linalg::for_each_active;
 use super::loss::alt_terms;
 use crate::data::Features;
@@ -74,12 +75,15 @@ impl Default for ScoreThresholdConfig {
 
 impl ScoreThresholdConfig {
     /// Checks every parameter.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), ThresholdConfigError> {
         if !(self.eta.is_finite() && self.eta > 0.0) {
-            return Err(format!("eta must be a finite number > 0, got {}", self.eta));
+            return Err(ThresholdConfigError::NotPositive {
+                name: "eta",
+                value: self.eta,
+            });
         }
         if self.repetitions == 0 {
-            return Err("repetitions (M) must be at least 1".into());
+            return Err(ThresholdConfigError::NoRepetitions);
         }
         Ok(())
     }
@@ -105,7 +109,11 @@ pub struct ScoreThreshold {
 impl ScoreThreshold {
     /// A zero threshold for `dim` features. `seed` is accepted for uniformity with the
     /// other learners; the algorithm is deterministic and does not use it.
-    pub fn new(config: &ScoreThresholdConfig, dim: usize, seed: u64) -> Result<Self, String> {
+    pub fn new(
+        config: &ScoreThresholdConfig,
+        dim: usize,
+        seed: u64,
+    ) -> Result<Self, ThresholdConfigError> {
         let _ = seed;
         config.validate()?;
         Ok(ScoreThreshold {

@@ -16,4 +16,4 @@ pub mod randomization;
 
 pub use estimator::{PairFeedback, WeightedPair, full_information_pairs, observe};
 pub use logged::logged_pairs;
-pub use randomization::{Randomization, TopKConfig, pair_probability, show};
+pub use randomization::{Randomization, TopKConfig, TopKError, pair_probability, show};

@@ -46,32 +46,48 @@ impl Default for TopKConfig {
     }
 }
 
+/// Why a [`TopKConfig`] does not fit a stream ([`TopKConfig::validate`]).
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum TopKError {
+    /// `k` is 0.
+    #[error("--k must be at least 1")]
+    NoneShown,
+    /// The exploration rate is outside `(0, 1)`.
+    #[error("--rho must lie in (0, 1), got {0}")]
+    Rho(f64),
+    /// The probability clip is outside `[0, 0.5)`.
+    #[error("the probability clip must lie in [0, 0.5), got {0}")]
+    ClipProbability(f64),
+    /// The gradient clip is negative or NaN.
+    #[error("the gradient clip must be >= 0, got {0}")]
+    ClipGradient(f64),
+    /// Single-swap randomization without `3 <= k < m`.
+    #[error("single-swap randomization needs 3 <= k < m (k = {k}, m = {m})")]
+    SingleSwap {
+        /// The labels shown.
+        k: usize,
+        /// The labels.
+        m: usize,
+    },
+}
+
 impl TopKConfig {
     /// Checks the setting against `m` labels.
-    pub fn validate(&self, m: usize) -> Result<(), String> {
+    pub fn validate(&self, m: usize) -> Result<(), TopKError> {
         if self.k == 0 {
-            return Err("--k must be at least 1".into());
+            return Err(TopKError::NoneShown);
         }
         if !(self.rho > 0.0 && self.rho < 1.0) {
-            return Err(format!("--rho must lie in (0, 1), got {}", self.rho));
+            return Err(TopKError::Rho(self.rho));
         }
         if !(0.0..0.5).contains(&self.clip_probability) {
-            return Err(format!(
-                "the probability clip must lie in [0, 0.5), got {}",
-                self.clip_probability
-            ));
+            return Err(TopKError::ClipProbability(self.clip_probability));
         }
         if self.clip_gradient.is_nan() || self.clip_gradient < 0.0 {
-            return Err(format!(
-                "the gradient clip must be >= 0, got {}",
-                self.clip_gradient
-            ));
+            return Err(TopKError::ClipGradient(self.clip_gradient));
         }
         if self.randomization == Randomization::SingleSwap && !(3 <= self.k && self.k < m) {
-            return Err(format!(
-                "single-swap randomization needs 3 <= k < m (k = {}, m = {m})",
-                self.k
-            ));
+            return Err(TopKError::SingleSwap { k: self.k, m });
         }
         Ok(())
     }
@@ -367,5 +383,50 @@ mod tests {
         ] {
             assert!(bad.validate(6).is_err(), "{bad:?}");
         }
+    }
+
+    #[test]
+    fn validation_messages_name_the_option() {
+        let ok = TopKConfig::default();
+        let message = |c: TopKConfig, m: usize| c.validate(m).unwrap_err().to_string();
+        assert_eq!(
+            message(TopKConfig { k: 0, ..ok }, 6),
+            "--k must be at least 1"
+        );
+        assert_eq!(
+            message(TopKConfig { rho: 1.5, ..ok }, 6),
+            "--rho must lie in (0, 1), got 1.5"
+        );
+        assert_eq!(
+            message(
+                TopKConfig {
+                    clip_probability: 0.5,
+                    ..ok
+                },
+                6
+            ),
+            "the probability clip must lie in [0, 0.5), got 0.5"
+        );
+        assert_eq!(
+            message(
+                TopKConfig {
+                    clip_gradient: -1.0,
+                    ..ok
+                },
+                6
+            ),
+            "the gradient clip must be >= 0, got -1"
+        );
+        assert_eq!(
+            message(
+                TopKConfig {
+                    randomization: Randomization::SingleSwap,
+                    k: 3,
+                    ..ok
+                },
+                3
+            ),
+            "single-swap randomization needs 3 <= k < m (k = 3, m = 3)"
+        );
     }
 }
