@@ -47,7 +47,8 @@ enum FeatureMap {
 /// let wide = Schema { attributes: vec![Attribute::numeric("f0"), Attribute::numeric("f7")], ..model.clone() };
 /// let map = SchemaMap::new(&model, &wide).unwrap();
 /// let record = Example { id: 5, features: Features::Sparse { indices: vec![1], values: vec![1.0], dim: 2 }, label: None };
-/// assert_eq!(map.fit(record).unwrap_err(), "record 5: feature `f7` is not one of the model's 3 features");
+/// let e = map.fit(record).unwrap_err();
+/// assert_eq!(e.to_string(), "record 5: feature `f7` is not one of the model's 3 features");
 /// ```
 #[derive(Clone, Debug)]
 pub struct SchemaMap {
@@ -63,7 +64,7 @@ pub struct SchemaMap {
 impl SchemaMap {
     /// The map from `file`'s schema to `model`'s. Refused when a feature is numeric in
     /// one and nominal in the other.
-    pub fn new(model: &Schema, file: &Schema) -> Result<Self, String> {
+    pub fn new(model: &Schema, file: &Schema) -> Result<Self, SchemaMapError> {
         let names = file.attributes.iter().map(|a| a.name.clone()).collect();
         if model == file {
             return Ok(SchemaMap {
@@ -92,16 +93,18 @@ impl SchemaMap {
                     )
                 }
                 (AttributeKind::Numeric, AttributeKind::Nominal(_)) => {
-                    return Err(format!(
-                        "feature `{}` is nominal in the model, numeric in the data",
-                        a.name
-                    ));
+                    return Err(SchemaMapError::Kinds {
+                        feature: a.name.clone(),
+                        model: "nominal",
+                        data: "numeric",
+                    });
                 }
                 (AttributeKind::Nominal(_), AttributeKind::Numeric) => {
-                    return Err(format!(
-                        "feature `{}` is numeric in the model, nominal in the data",
-                        a.name
-                    ));
+                    return Err(SchemaMapError::Kinds {
+                        feature: a.name.clone(),
+                        model: "numeric",
+                        data: "nominal",
+                    });
                 }
             });
         }
@@ -125,35 +128,36 @@ impl SchemaMap {
 
     /// The model's feature and value of the file's feature `j` of value `x` (`None`: a
     /// feature the model does not have, 0 or missing here), or why it does not fit.
-    fn value(&self, map: &FeatureMap, j: usize, x: f64) -> Result<Option<(u32, f64)>, String> {
+    fn value(&self, map: &FeatureMap, j: usize, x: f64) -> Result<Option<(u32, f64)>, Misfit> {
         match map {
             FeatureMap::Same(m) => Ok(Some((*m, x))),
             FeatureMap::Nominal(m, _) if x.is_nan() => Ok(Some((*m, x))),
             FeatureMap::Nominal(m, values) => match values.get(x as usize).copied().flatten() {
                 Some(v) => Ok(Some((*m, f64::from(v)))),
-                None => Err(format!(
-                    "feature `{}`: a value the model does not know",
-                    self.names[j]
-                )),
+                None => Err(Misfit::UnknownValue {
+                    feature: self.names[j].clone(),
+                }),
             },
             FeatureMap::Absent if x == 0.0 || x.is_nan() => Ok(None),
-            FeatureMap::Absent => Err(format!(
-                "feature `{}` is not one of the model's {} features",
-                self.names[j], self.dim
-            )),
+            FeatureMap::Absent => Err(Misfit::NotInModel {
+                feature: self.names[j].clone(),
+                dim: self.dim,
+            }),
         }
     }
 
     /// The record in the model's schema (its label left out), or why it does not fit.
-    pub fn fit(&self, record: Example) -> Result<Example, String> {
+    pub fn fit(&self, record: Example) -> Result<Example, SchemaMapError> {
         let Some(map) = &self.features else {
             return Ok(record);
         };
         if let (Features::Dense(_), Some(name)) = (&record.features, &self.lacking) {
-            return Err(format!(
-                "record {}: the data has no feature `{name}`, one of the model's",
-                record.id
-            ));
+            return Err(SchemaMapError::Record {
+                record: record.id,
+                misfit: Misfit::Lacking {
+                    feature: name.clone(),
+                },
+            });
         }
         let mut pairs: Vec<(u32, f64)> = Vec::with_capacity(record.features.stored());
         let mut bad = None;
@@ -166,8 +170,11 @@ impl SchemaMap {
                 }
             }
         });
-        if let Some(reason) = bad {
-            return Err(format!("record {}: {reason}", record.id));
+        if let Some(misfit) = bad {
+            return Err(SchemaMapError::Record {
+                record: record.id,
+                misfit,
+            });
         }
         let features = match record.features {
             Features::Dense(_) => {
@@ -193,4 +200,52 @@ impl SchemaMap {
             label: None,
         })
     }
+}
+
+/// Why a data file's schema or record does not fit the model's.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum SchemaMapError {
+    /// A feature of both is numeric in one and nominal in the other.
+    #[error("feature `{feature}` is {model} in the model, {data} in the data")]
+    Kinds {
+        /// The feature.
+        feature: String,
+        /// Its kind in the model.
+        model: &'static str,
+        /// Its kind in the data.
+        data: &'static str,
+    },
+    /// A record does not fit.
+    #[error("record {record}: {misfit}")]
+    Record {
+        /// The record's id.
+        record: u64,
+        /// Why.
+        misfit: Misfit,
+    },
+}
+
+/// Why a record does not fit the model's schema.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum Misfit {
+    /// A dense record lacks a feature of the model.
+    #[error("the data has no feature `{feature}`, one of the model's")]
+    Lacking {
+        /// The model's feature.
+        feature: String,
+    },
+    /// A nominal value the model's attribute does not have.
+    #[error("feature `{feature}`: a value the model does not know")]
+    UnknownValue {
+        /// The feature.
+        feature: String,
+    },
+    /// A non-zero value of a feature the model does not have.
+    #[error("feature `{feature}` is not one of the model's {dim} features")]
+    NotInModel {
+        /// The feature.
+        feature: String,
+        /// The model's number of features.
+        dim: usize,
+    },
 }

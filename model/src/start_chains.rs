@@ -10,7 +10,7 @@
 //! fresh build's (a placeholder the dataflow drops, never run), with the chain's position.
 
 use super::{ModelError, SavedModel};
-use flowboost_operators::boosters::{Booster, BoosterConfig, build};
+use flowboost_operators::boosters::{Booster, BoosterConfig, BuildError, build};
 use flowboost_operators::data::Schema;
 use flowboost_operators::dataflow::block_range;
 use std::sync::Mutex;
@@ -113,7 +113,10 @@ pub fn worker_chains(
     workers: usize,
     schema: Schema,
     config: BoosterConfig,
-) -> Result<impl Fn(usize, usize) -> Result<Booster, String> + Send + Sync + 'static, ModelError> {
+) -> Result<
+    impl Fn(usize, usize) -> Result<Booster, WorkerChainError> + Send + Sync + 'static,
+    ModelError,
+> {
     let start = match start {
         Some(saved) => Some(StartChains::new(
             vec![saved.chain(saved.name())?],
@@ -126,9 +129,23 @@ pub fn worker_chains(
         Some(chains) => chains
             .take(index, peers)
             .pop()
-            .ok_or_else(|| format!("worker {index}: the start model was handed out already")),
-        None => build(&schema, &config).map_err(|e| e.to_string()),
+            .ok_or(WorkerChainError::HandedOut { worker: index }),
+        None => Ok(build(&schema, &config)?),
     })
+}
+
+/// Why a worker got no chain from [`worker_chains`].
+#[derive(Debug, thiserror::Error)]
+pub enum WorkerChainError {
+    /// The worker asked twice.
+    #[error("worker {worker}: the start model was handed out already")]
+    HandedOut {
+        /// The worker's index.
+        worker: usize,
+    },
+    /// The fresh model could not be built.
+    #[error(transparent)]
+    Build(#[from] BuildError),
 }
 
 #[cfg(test)]

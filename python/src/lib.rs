@@ -312,10 +312,13 @@ impl Core {
         seed: u64,
         options: &Bound<'_, PyDict>,
     ) -> PyResult<Core> {
-        let algo = Algorithm::from_str(algorithm).map_err(PyValueError::new_err)?;
+        let algo =
+            Algorithm::from_str(algorithm).map_err(|e| PyValueError::new_err(e.to_string()))?;
         let schema: Schema = serde_json::from_str(schema)
             .map_err(|e| PyValueError::new_err(format!("schema: {e}")))?;
-        schema.check_limits().map_err(PyValueError::new_err)?;
+        schema
+            .check_limits()
+            .map_err(|e| PyValueError::new_err(e.to_string()))?;
         let mut given = options::Given::default();
         for (k, v) in options.iter() {
             let name: String = k.extract()?;
