@@ -252,7 +252,8 @@ impl Adwin {
 
     /// Merges the two oldest buckets of each row holding `M + 1` into the next row.
     fn compress(&mut self) {
-        let full = self.config.max_buckets + 1;
+        // At least 3 (`max_buckets` is at least 2), even for a state read from a file.
+        let full = self.config.max_buckets.max(2) + 1;
         let mut i = 0;
         while i < self.rows.len() && self.rows[i].len() == full {
             let n = row_size(i) as f64;

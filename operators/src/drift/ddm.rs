@@ -75,16 +75,20 @@ impl DdmConfig {
 /// ```
 ///
 /// and once `t > warm_start`: if `p_t + s_t ≤ p_min + s_min`, then `(p_min, s_min) =
-/// (p_t, s_t)`; then it is a [`Drift`](DriftState::Drift) if `p_t + s_t > p_min +
-/// drift_threshold · s_min`, else a [`Warning`](DriftState::Warning) if `p_t + s_t > p_min
-/// + warning_threshold · s_min`, else [`Stable`](DriftState::Stable).
+/// (p_t, s_t)`; then the answer is
+///
+/// ```text
+/// Drift     if p_t + s_t > p_min + drift_threshold · s_min,
+/// Warning   else if p_t + s_t > p_min + warning_threshold · s_min,
+/// Stable    else.
+/// ```
 ///
 /// **As River 0.26 (the default), where it departs from the paper:** the comparisons are
 /// strict (`>`; the paper writes `≥`, which differs only on exact ties); the minimum is
-/// taken and the test made only after more than `warm_start` values (the paper: "after
-/// 30 errors" is read as 30 values); after a drift the next value starts afresh. As in
-/// River and MOA, an error-free warm start gives `p_min = s_min = 0`, so the first
-/// mistake after it is a drift.
+/// kept and the test made only once more than `warm_start` values have been seen (MOA's
+/// `minNumInstances`, 30, likewise counts values); after a drift the next value starts
+/// afresh. As in River and MOA, an error-free warm start gives `p_min = s_min = 0`, so the
+/// first mistake after it is a drift.
 ///
 /// ```
 /// use flowboost_operators::drift::{Ddm, DriftDetector, DriftState};
