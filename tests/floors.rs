@@ -22,8 +22,8 @@ struct Floors {
     macros: &'static [(&'static str, &'static str)],
 }
 
-/// `flowboost-operators`: names and random streams; the data model, Hedge, metrics,
-/// potentials and the top-k rules; the weak learners and the threshold learners; the
+/// `flowboost-operators`: names and random streams; the data model, the drift detectors,
+/// Hedge, metrics, potentials and the top-k rules; the weak learners and the threshold learners; the
 /// stage engine (records, terminal, the feedback join's rules, the sequential runner);
 /// the boosters (stages and their registry); the timely dataflow operators.
 const OPERATORS: Floors = Floors {
@@ -31,7 +31,7 @@ const OPERATORS: Floors = Floors {
     floors: &[
         &["named", "rng"],
         &["topk"],
-        &["data", "hedge", "metrics", "potentials"],
+        &["data", "drift", "hedge", "metrics", "potentials"],
         &["learners", "thresholding"],
         &["engine"],
         &["boosters"],

@@ -10,8 +10,8 @@
 //!
 //! 1. [`named`], [`rng`]: names of options, random streams;
 //! 2. [`topk`]: the top-k rules (the feedback of [`data`] carries their pairs);
-//! 3. [`data`], [`hedge`], [`metrics`], [`potentials`]: the data model, Hedge, the
-//!    metrics, the potentials;
+//! 3. [`data`], [`drift`], [`hedge`], [`metrics`], [`potentials`]: the data model, the
+//!    drift detectors, Hedge, the metrics, the potentials;
 //! 4. [`learners`], [`thresholding`]: the weak learners and the threshold learners;
 //! 5. [`engine`]: records, stages, the terminal, the feedback join's rules
 //!    ([`engine::feedback`]), the sequential runner;
@@ -24,6 +24,7 @@
 pub mod boosters;
 pub mod data;
 pub mod dataflow;
+pub mod drift;
 pub mod engine;
 pub mod hedge;
 pub mod learners;
