@@ -56,7 +56,9 @@ echo "== the Python package (python/): pip install ./python in target/python-ven
 # compare it with the command line built above (target/ci/flowboost).
 [[ -x target/python-venv/bin/python ]] || python3 -m venv target/python-venv
 target/python-venv/bin/python -m pip install --quiet --disable-pip-version-check "./python[test]"
-(cd python && FLOWBOOST_BIN="$PWD/../target/ci/flowboost" ../target/python-venv/bin/python -m pytest -q -rxs tests)
+# From the root: in python/, `python -m` would put the source folder (without the built
+# extension) ahead of the installed package.
+FLOWBOOST_BIN="$PWD/target/ci/flowboost" target/python-venv/bin/python -m pytest -q -rxs python/tests
 
 echo "== cargo fmt --check =="
 cargo fmt --all --check

@@ -280,6 +280,17 @@ class _Flowboost:
             for x, label in zip(rows, labels):
                 self._core.learn(x, label)
 
+    def _predict_learn_block(self, X, y):
+        labels = [self._index(v, True) for v in y]
+        block = self._numeric_block(X)
+        if block is not None:
+            names, data, rows = block
+            return self._core.predict_learn_rows(names, data, rows, labels)
+        rows = self._rows(X)
+        if len(rows) != len(labels):
+            raise ValueError(f"y: {len(labels)} labels for {len(rows)} rows")
+        return [self._core.predict_learn(x, label) for x, label in zip(rows, labels)]
+
     @staticmethod
     def _series(values, X, name=None):
         try:
@@ -359,6 +370,13 @@ class _SingleLabel(_Flowboost, _Classifier):
     def predict_many(self, X):
         """The predicted classes of a batch (a pandas Series for a DataFrame)."""
         return self._series([self._class(p) for p in self._predict_block(X)], X)
+
+    def predict_learn_many(self, X, y):
+        """Predicts each row of a batch, then learns from its class, in one pass (the
+        batch form of ``predict_learn_one``: ``flowboost eval``'s prequential predictions,
+        bit for bit); the predicted classes (a pandas Series for a DataFrame).
+        ``predict_many`` then ``learn_many`` on the same rows predicts twice."""
+        return self._series([self._class(p) for p in self._predict_learn_block(X, list(y))], X)
 
     def predict_proba_many(self, X):
         """The class probabilities of a batch, as a pandas DataFrame."""

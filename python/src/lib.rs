@@ -176,9 +176,18 @@ impl Core {
             }
             cells.push((j, x));
         }
+        Ok(Self::assemble(cells, dim))
+    }
+
+    /// The features of `(column, value)` cells (the first of a repeated column kept):
+    /// dense when at least a quarter of the columns are not zero, else sparse (its
+    /// non-zero values). The trees learn and predict the same either way (they fold a
+    /// sparse example's zeros in); sparse costs work for the non-zero values only.
+    fn assemble(mut cells: Vec<(usize, f64)>, dim: usize) -> Features {
         cells.sort_by_key(|&(j, _)| j);
         cells.dedup_by_key(|c| c.0);
-        Ok(if cells.len() * 4 >= dim {
+        let nonzero = cells.iter().filter(|&&(_, x)| x != 0.0).count();
+        if nonzero * 4 >= dim {
             let mut values = vec![0.0; dim];
             for (j, x) in cells {
                 values[j] = x;
@@ -191,7 +200,7 @@ impl Core {
                 values: cells.iter().map(|&(_, x)| x).collect(),
                 dim: dim as u32,
             }
-        })
+        }
     }
 
     fn dict_features(&mut self, x: &Bound<'_, PyAny>, claim: bool) -> PyResult<Features> {
@@ -499,6 +508,45 @@ impl Core {
         .map_err(model_err)
     }
 
+    /// Predicts each row, then learns from its label, in one pass (as `predict_learn`),
+    /// rows of numbers as `learn_rows`, with the GIL released: per row (class, labels,
+    /// scores, top, shown) as `predict_rows`.
+    fn predict_learn_rows<'py>(
+        &mut self,
+        py: Python<'py>,
+        names: Vec<String>,
+        data: &[u8],
+        rows: usize,
+        labels: Vec<i64>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        if labels.len() != rows {
+            return Err(PyValueError::new_err(format!(
+                "y: {} labels for {rows} rows",
+                labels.len()
+            )));
+        }
+        let values = rows_of(data, rows, names.len())?;
+        let k = self.model.schema().num_labels() as i64;
+        if let Some(l) = labels.iter().find(|&&l| l < 0 || l >= k) {
+            return Err(PyValueError::new_err(format!(
+                "label index {l}: the model has {k} labels"
+            )));
+        }
+        let examples = self.row_examples(names, &values, rows, true, Some(&labels))?;
+        let model = &mut self.model;
+        let predictions: Vec<Prediction> = py.detach(|| {
+            examples
+                .iter()
+                .map(|e| model.predict_learn_one(e))
+                .collect()
+        });
+        let out = PyList::empty(py);
+        for p in &predictions {
+            out.append(prediction(py, p)?)?;
+        }
+        Ok(out)
+    }
+
     /// Predicts rows of numbers (as `learn_rows`), with the GIL released: per row
     /// (class, labels, scores, top, shown).
     fn predict_rows<'py>(
@@ -568,21 +616,47 @@ impl Core {
     ) -> PyResult<Vec<Example>> {
         let cols = names.len();
         let mut examples = Vec::with_capacity(rows);
+        // The block's columns, looked up once (again after a row claims new ones).
+        let mut column: Vec<Option<usize>> = names.iter().map(|n| self.columns.get(n)).collect();
         for r in 0..rows {
             let row = &values[r * cols..(r + 1) * cols];
-            let mut pairs = Vec::with_capacity(cols);
-            for (name, &x) in names.iter().zip(row) {
-                if x.is_nan() {
-                    continue;
-                }
-                if !x.is_finite() {
-                    return Err(PyValueError::new_err(format!(
-                        "row {r}, feature `{name}`: {x} is not a finite number"
-                    )));
-                }
-                pairs.push((name.clone(), Value::Number(x)));
+            if let Some((name, x)) = names.iter().zip(row).find(|(_, x)| x.is_infinite()) {
+                return Err(PyValueError::new_err(format!(
+                    "row {r}, feature `{name}`: {x} is not a finite number"
+                )));
             }
-            let features = self.features(pairs, claim)?;
+            let new = claim
+                && row
+                    .iter()
+                    .zip(&column)
+                    .any(|(x, c)| c.is_none() && !x.is_nan());
+            let features = if new {
+                // New names: the dict path claims them (in name order), as for a dict.
+                let pairs = names
+                    .iter()
+                    .zip(row)
+                    .filter(|(_, x)| !x.is_nan())
+                    .map(|(n, &x)| (n.clone(), Value::Number(x)))
+                    .collect();
+                let features = self.features(pairs, claim)?;
+                column = names.iter().map(|n| self.columns.get(n)).collect();
+                features
+            } else {
+                let mut cells = Vec::with_capacity(cols);
+                for (k, &x) in row.iter().enumerate() {
+                    let Some(j) = column[k].filter(|_| !x.is_nan()) else {
+                        continue;
+                    };
+                    if self.nominal.get(j).is_some_and(|m| m.is_some()) {
+                        return Err(PyTypeError::new_err(format!(
+                            "feature `{}` is nominal: give one of its values as a string",
+                            names[k]
+                        )));
+                    }
+                    cells.push((j, x));
+                }
+                Self::assemble(cells, self.columns.capacity())
+            };
             let label = labels.map(|l| Label::Class(l[r] as u32));
             examples.push(self.example(features, label));
         }

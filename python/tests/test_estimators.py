@@ -126,3 +126,26 @@ def test_batches_match_one_at_a_time():
     arr.learn_many(X.to_numpy(), np.array(y))
     assert len(arr.predict_many(X.to_numpy())) == len(y)
     assert list(many.predict_proba_many(X).columns) == [False, True]
+
+
+def test_predict_learn_many_is_predict_learn_one_over_a_batch(a9a_head):
+    """One pass per row over a DataFrame block (the batch form of predict_learn_one):
+    the same predictions and the same model, whatever the batch size; and the block's
+    dense rows with explicit zeros learn what the file's sparse rows learn."""
+    import json
+
+    pd = pytest.importorskip("pandas")
+    ds = flowboost.read_dataset(a9a_head)
+    names = [a["name"] for a in json.loads(ds.schema)["attributes"]]
+    frame = pd.DataFrame([x for x, _ in ds.rows], columns=names).fillna(0.0)
+    ys = [y for _, y in ds.rows]
+    batched = flowboost.AdaBoostOL(learners=5, seed=3, schema=ds.schema)
+    got = []
+    for lo in range(0, len(ys), 700):
+        got += list(batched.predict_learn_many(frame.iloc[lo:lo + 700], ys[lo:lo + 700]))
+    single = flowboost.AdaBoostOL(learners=5, seed=3, schema=ds.schema)
+    want = [single.predict_learn_one(x, y) for x, y in ds.rows]
+    assert got == want
+    assert batched.to_bytes() == single.to_bytes()
+    with pytest.raises(ValueError, match="labels for"):
+        batched.predict_learn_many(frame.iloc[:3], ys[:2])
