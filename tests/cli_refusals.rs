@@ -93,7 +93,11 @@ fn saving_a_model_refuses_links_devices_and_pipes() {
             if cmd == "run" {
                 args.extend(["--output", s(&predictions)]);
             }
-            check_error(&flowboost(&args), &args, &[s(path), what, "regular file"]);
+            check_error(
+                &flowboost(&args),
+                &args,
+                &["--save-model", s(path), what, "regular file"],
+            );
         }
     }
     // Nothing was replaced.
@@ -107,7 +111,11 @@ fn saving_a_model_refuses_links_devices_and_pipes() {
     assert!(!Path::new("/dev/null").metadata().unwrap().is_file());
     // A directory, and a folder that does not exist.
     let args = ["eval", "--data", s(&data), "--save-model", s(&dir)];
-    check_error(&flowboost(&args), &args, &["is a directory"]);
+    check_error(
+        &flowboost(&args),
+        &args,
+        &["--save-model", "is a directory"],
+    );
     let nowhere = dir.join("no/such/folder/m.fbm");
     let args = ["eval", "--data", s(&data), "--save-model", s(&nowhere)];
     check_error(&flowboost(&args), &args, &["does not exist"]);
@@ -116,6 +124,18 @@ fn saving_a_model_refuses_links_devices_and_pipes() {
     save_model(&data, &model, "adaboost-olm");
     save_model(&data, &model, "adaboost-olm");
     assert!(std::fs::metadata(&model).unwrap().is_file());
+    // `serve --learn --save-model` checks its path before it serves.
+    for (path, what) in [(&link, "a symbolic link"), (&dir, "is a directory")] {
+        let args = [
+            "serve",
+            "--model",
+            s(&model),
+            "--learn",
+            "--save-model",
+            s(path),
+        ];
+        check_error(&flowboost(&args), &args, &["--save-model", s(path), what]);
+    }
 }
 
 /// A model file whose header does not describe its body is refused before anything is
@@ -241,6 +261,52 @@ fn size_shaping_options_have_limits_checked_first() {
         &["simulate-clicks", "--output", s(&out), "--items", "1000000"],
         &["--items", "at most 65536"],
     );
+    // The other commands' size-shaping options: a generator's examples (which ran until
+    // killed), passes, curve runs, the server's threads and body limit.
+    let max = "18446744073709551615";
+    for (args, expected) in [
+        (
+            vec!["eval", "--generator", "binary", "--examples", max],
+            vec!["--examples", "at most 10000000000"],
+        ),
+        (
+            vec!["run", "--generator", "binary", "--examples", max],
+            vec!["--examples", "at most 10000000000"],
+        ),
+        (
+            vec![
+                "kafka",
+                "produce",
+                "--topic",
+                "t",
+                "--brokers",
+                "127.0.0.1:1",
+                "--examples",
+                max,
+            ],
+            vec!["--examples", "at most 10000000000"],
+        ),
+        (
+            vec!["eval", "--generator", "binary", "--loops", "10001"],
+            vec!["--loops", "at most 10000"],
+        ),
+        (
+            vec!["eval", "--generator", "binary", "--curve-runs", "1001"],
+            vec!["--curve-runs", "at most 1000"],
+        ),
+        (
+            vec!["serve", "--model", "m.fbm", "--threads", "100000000"],
+            vec!["--threads", "at most 1024"],
+        ),
+        (
+            vec!["serve", "--model", "m.fbm", "--max-body-bytes", max],
+            vec!["--max-body-bytes", "at most 1073741824"],
+        ),
+    ] {
+        let started = Instant::now();
+        usage_error(&args, &expected);
+        assert!(started.elapsed() < Duration::from_secs(30));
+    }
     // The limits are in the help.
     let help = flowboost(&["replay-clicks", "--help"]);
     let help = String::from_utf8_lossy(&help.stdout);
@@ -274,6 +340,18 @@ fn options_that_would_be_ignored_are_errors() {
         (
             vec!["eval", "--data", d, "--examples", "10"],
             vec!["--examples 10", "--generator", d],
+        ),
+        (
+            vec!["eval", "--generator", "multiclass", "--labels", "1"],
+            vec!["--labels", "data file", "generator multiclass"],
+        ),
+        (
+            vec!["run", "--generator", "binary", "--nominal", "a"],
+            vec!["--nominal", "data file", "generator binary"],
+        ),
+        (
+            vec!["eval", "--format", "csv"],
+            vec!["--format", "data file", "generator binary"],
         ),
         (
             vec!["run", "--data", d, "--processes", "2"],

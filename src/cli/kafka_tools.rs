@@ -79,8 +79,8 @@ pub struct ProduceArgs {
     /// impressions), impressions on --topic, their clicks on --feedback-topic.
     #[arg(long, default_value = "multiclass")]
     pub generator: String,
-    /// How many events.
-    #[arg(long, default_value_t = 300)]
+    /// How many events, 0 to 10000000000.
+    #[arg(long, default_value_t = 300, value_parser = super::limits::examples, allow_negative_numbers = true)]
     pub examples: u64,
     /// The generator's seed (the click simulator's too).
     #[arg(long, default_value_t = 1)]

@@ -86,7 +86,7 @@ impl ModelIoArgs {
         model.check_schema(&config, schema)?;
         // A save path that cannot be saved to is refused before the run, not after it.
         if let Some(path) = &self.save_model {
-            crate::model::check_save_path(path)?;
+            crate::model::check_save_path(path).map_err(|e| format!("--save-model {e}"))?;
         }
         let save = self.save_model.as_ref().map(|path| ModelWriter {
             path: path.clone(),

@@ -371,7 +371,10 @@ impl SpaceArgs {
             self.label_names.clone()
         };
         if labels.len() < 2 {
-            return Err("the feature space needs at least 2 labels".into());
+            return Err(format!(
+                "--label-names {}: the feature space needs at least 2 labels",
+                labels.join(",")
+            ));
         }
         let task = match self.task {
             None if labels.len() == 2 => Task::Binary,
