@@ -316,6 +316,46 @@ fn size_shaping_options_have_limits_checked_first() {
     );
 }
 
+/// The small files read whole (a job file, Kafka client properties, a hostfile) are read
+/// at most 64 MiB: `/dev/zero` grew until the memory ran out.
+#[test]
+fn small_files_read_whole_are_bounded() {
+    if !Path::new("/dev/zero").exists() {
+        common::skip_note("small_files_read_whole_are_bounded: no /dev/zero");
+        return;
+    }
+    let kafka = [
+        "run",
+        "--brokers",
+        "127.0.0.1:1",
+        "--source",
+        "kafka:x",
+        "--sink",
+        "kafka:y",
+        "--generator",
+        "binary",
+    ];
+    let cases: [(&[&str], &[&str]); 3] = [
+        (
+            &["run", "--config", "/dev/zero"],
+            &["/dev/zero", "job file", "larger than 64 MiB"],
+        ),
+        (
+            &[&kafka[..], &["--kafka-config", "/dev/zero"]].concat(),
+            &["--kafka-config /dev/zero", "larger than 64 MiB"],
+        ),
+        (
+            &[&kafka[..], &["--processes", "2", "--hostfile", "/dev/zero"]].concat(),
+            &["/dev/zero", "hostfile", "larger than 64 MiB"],
+        ),
+    ];
+    for (args, expected) in cases {
+        let started = Instant::now();
+        usage_error(args, expected);
+        assert!(started.elapsed() < Duration::from_secs(30));
+    }
+}
+
 /// Options that a run would ignore are errors naming them.
 #[test]
 fn options_that_would_be_ignored_are_errors() {
