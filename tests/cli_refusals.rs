@@ -394,6 +394,14 @@ fn options_that_would_be_ignored_are_errors() {
             vec!["--format", "data file", "generator binary"],
         ),
         (
+            vec!["eval", "--data", d, "--compress-model"],
+            vec!["--compress-model", "--save-model"],
+        ),
+        (
+            vec!["predict", "--model", "m.fbm", "--data", d, "--seed", "4"],
+            vec!["--seed 4", "--data", d],
+        ),
+        (
             vec!["run", "--data", d, "--processes", "2"],
             vec!["--processes", "Kafka job"],
         ),
@@ -482,6 +490,21 @@ fn kafka_tools_check_their_options_before_connecting() {
         (
             vec!["kafka", "produce", "--topic", "a b"],
             vec!["--topic `a b`", "ASCII letters"],
+        ),
+        (
+            vec!["kafka", "produce", "--topic", "t", "--click-delay", "2"],
+            vec!["--click-delay 2", "--generator clicks"],
+        ),
+        (
+            vec![
+                "kafka",
+                "produce",
+                "--topic",
+                "t",
+                "--logging-policy",
+                "bts",
+            ],
+            vec!["--logging-policy", "--generator clicks"],
         ),
         (
             vec!["kafka", "create-topic", "--topic", ""],

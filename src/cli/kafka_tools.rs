@@ -451,6 +451,17 @@ fn produce(a: ProduceArgs) -> Result<(), String> {
     if a.impressions.is_some() {
         return Err("--impressions is for --generator clicks (else --examples)".into());
     }
+    if a.click_delay != 0.0 {
+        return Err(format!(
+            "--click-delay {} is for --generator clicks (the delay of its clicks)",
+            a.click_delay
+        ));
+    }
+    if a.logging_policy != LoggingPolicy::Uniform {
+        return Err(
+            "--logging-policy is for --generator clicks (the policy of its logged slates)".into(),
+        );
+    }
     let config = a.client.config()?;
     // Confluent Avro: the event schema's id in the registry (registered under the
     // subject TOPIC-value, Confluent's TopicNameStrategy).

@@ -51,6 +51,11 @@ impl ModelIoArgs {
         if self.save_every.is_some() && self.save_model.is_none() {
             return Err("--save-every needs --save-model FILE".into());
         }
+        if self.compress_model && self.save_model.is_none() {
+            return Err(
+                "--compress-model needs --save-model FILE (it compresses the saved model)".into(),
+            );
+        }
         match &self.load_model {
             Some(p) => Ok(Some(Arc::new(SavedModel::read(p)?))),
             None => Ok(None),
