@@ -526,6 +526,56 @@ fn kafka_tools_check_their_options_before_connecting() {
     }
 }
 
+/// SIGTERM while a reader settles the schema of an endless pipe (a pass that never ends)
+/// ends the process at once, as by default: it was caught and ignored, since only the
+/// stream looked at the stop flag. Memory stays bounded meanwhile.
+#[test]
+fn sigterm_ends_the_schema_pass_of_an_endless_pipe() {
+    for (cmd, line) in [("eval", "1,2,x"), ("run", "1 1:1")] {
+        let mut yes = Command::new("yes")
+            .arg(line)
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut args = vec![cmd, "--data", "/dev/stdin"];
+        let dir = temp_dir(&format!("endless-schema-{cmd}"));
+        let out = dir.join("p.jsonl");
+        if cmd == "run" {
+            args.extend(["--output", s(&out)]);
+        }
+        let mut child = Command::new(env!("CARGO_BIN_EXE_flowboost"))
+            .args(&args)
+            .stdin(Stdio::from(yes.stdout.take().unwrap()))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(1500));
+        assert!(child.try_wait().unwrap().is_none(), "{args:?} ended early");
+        // SAFETY: `kill` with the id of our own child process.
+        assert_eq!(
+            unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) },
+            0
+        );
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let status = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break Some(status);
+            }
+            if Instant::now() > deadline {
+                let _ = child.kill();
+                let _ = child.wait();
+                break None;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let _ = yes.kill();
+        let _ = yes.wait();
+        let status = status.unwrap_or_else(|| panic!("{args:?} ignored SIGTERM"));
+        assert!(!status.success(), "{args:?}: {status}");
+    }
+}
+
 /// Whether process `pid` catches `signal` (its handler is installed), from
 /// /proc/PID/status.
 fn catches(pid: u32, signal: i32) -> bool {

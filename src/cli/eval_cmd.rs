@@ -110,9 +110,12 @@ pub fn run(args: EvalArgs) -> Result<(), String> {
         ));
     }
     let curve_runs = args.curve_runs.unwrap_or(1);
-    crate::eval::stop::stop_on_signals()?;
     let start = args.model_io.load()?;
     let data = Arc::new(args.data.open(seed(&args.model, start.as_deref()))?);
+    // The signals stop gracefully once the data are open: before, while a reader settles
+    // the schema (a pass over the files, endless on an endless pipe), nothing is learned
+    // yet, and SIGTERM or SIGINT end the process at once as by default.
+    crate::eval::stop::stop_on_signals()?;
     let protocol = match (args.protocol, &args.data.test) {
         (None, Some(_)) => Protocol::Holdout,
         (None, None) => Protocol::Prequential,

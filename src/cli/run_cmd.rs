@@ -716,9 +716,12 @@ pub fn run(args: RunArgs) -> Result<(), String> {
             "{option} is for the Kafka job (--source kafka:TOPIC); a run on a file or a generator is one process without a feedback join (use --workers for threads)"
         ));
     }
-    crate::eval::stop::stop_on_signals()?;
     let start_model = args.model_io.load()?;
     let data = Arc::new(args.data.open(seed(&args.model, start_model.as_deref()))?);
+    // The signals stop gracefully once the data are open: before, while a reader settles
+    // the schema (a pass over the files, endless on an endless pipe), nothing is learned
+    // yet, and SIGTERM or SIGINT end the process at once as by default.
+    crate::eval::stop::stop_on_signals()?;
     let schema = data.schema().clone();
     let (config, plan) = args.model_io.plan(start_model, &args.model, &schema)?;
     let fresh = build(&schema, &config)?;
