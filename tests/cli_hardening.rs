@@ -224,8 +224,6 @@ fn named_option_values_are_listed_parsed_and_checked() {
         " MOA ",
         "--engine",
         "Dataflow",
-        "--format",
-        "svmlight",
         "--json",
     ]);
     assert_eq!(
@@ -236,6 +234,25 @@ fn named_option_values_are_listed_parsed_and_checked() {
     );
     let report = common::last_json(&out);
     assert_eq!(report["engine"], "dataflow");
+    // The alias svmlight, on a data file (with a generator --format is an error: the
+    // generator would ignore it).
+    let dir = temp_dir("named-values");
+    let svm = dir.join("a.svm");
+    std::fs::write(&svm, "1 1:0.5\n-1 2:1\n1 1:1\n-1 2:0.5\n").unwrap();
+    let out = flowboost(&[
+        "eval",
+        "--data",
+        svm.to_str().unwrap(),
+        "--format",
+        "svmlight",
+        "--json",
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     for (option, value, expected) in [
         (
             "--oza-votes",

@@ -235,6 +235,9 @@ fn duplicate_names_are_errors() {
     let mut args = kafka.to_vec();
     args.extend(["--feature-names", "u,v", "--label-names", "n,p,n"]);
     usage_error(&args, &["--label-names", "`n` is given twice"]);
+    let mut args = kafka.to_vec();
+    args.extend(["--feature-names", "u,v", "--label-names", "n"]);
+    usage_error(&args, &["--label-names n", "at least 2 labels"]);
 }
 
 #[test]

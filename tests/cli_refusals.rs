@@ -93,7 +93,11 @@ fn saving_a_model_refuses_links_devices_and_pipes() {
             if cmd == "run" {
                 args.extend(["--output", s(&predictions)]);
             }
-            check_error(&flowboost(&args), &args, &[s(path), what, "regular file"]);
+            check_error(
+                &flowboost(&args),
+                &args,
+                &["--save-model", s(path), what, "regular file"],
+            );
         }
     }
     // Nothing was replaced.
@@ -107,7 +111,11 @@ fn saving_a_model_refuses_links_devices_and_pipes() {
     assert!(!Path::new("/dev/null").metadata().unwrap().is_file());
     // A directory, and a folder that does not exist.
     let args = ["eval", "--data", s(&data), "--save-model", s(&dir)];
-    check_error(&flowboost(&args), &args, &["is a directory"]);
+    check_error(
+        &flowboost(&args),
+        &args,
+        &["--save-model", "is a directory"],
+    );
     let nowhere = dir.join("no/such/folder/m.fbm");
     let args = ["eval", "--data", s(&data), "--save-model", s(&nowhere)];
     check_error(&flowboost(&args), &args, &["does not exist"]);
@@ -116,6 +124,18 @@ fn saving_a_model_refuses_links_devices_and_pipes() {
     save_model(&data, &model, "adaboost-olm");
     save_model(&data, &model, "adaboost-olm");
     assert!(std::fs::metadata(&model).unwrap().is_file());
+    // `serve --learn --save-model` checks its path before it serves.
+    for (path, what) in [(&link, "a symbolic link"), (&dir, "is a directory")] {
+        let args = [
+            "serve",
+            "--model",
+            s(&model),
+            "--learn",
+            "--save-model",
+            s(path),
+        ];
+        check_error(&flowboost(&args), &args, &["--save-model", s(path), what]);
+    }
 }
 
 /// A model file whose header does not describe its body is refused before anything is
@@ -241,6 +261,52 @@ fn size_shaping_options_have_limits_checked_first() {
         &["simulate-clicks", "--output", s(&out), "--items", "1000000"],
         &["--items", "at most 65536"],
     );
+    // The other commands' size-shaping options: a generator's examples (which ran until
+    // killed), passes, curve runs, the server's threads and body limit.
+    let max = "18446744073709551615";
+    for (args, expected) in [
+        (
+            vec!["eval", "--generator", "binary", "--examples", max],
+            vec!["--examples", "at most 10000000000"],
+        ),
+        (
+            vec!["run", "--generator", "binary", "--examples", max],
+            vec!["--examples", "at most 10000000000"],
+        ),
+        (
+            vec![
+                "kafka",
+                "produce",
+                "--topic",
+                "t",
+                "--brokers",
+                "127.0.0.1:1",
+                "--examples",
+                max,
+            ],
+            vec!["--examples", "at most 10000000000"],
+        ),
+        (
+            vec!["eval", "--generator", "binary", "--loops", "10001"],
+            vec!["--loops", "at most 10000"],
+        ),
+        (
+            vec!["eval", "--generator", "binary", "--curve-runs", "1001"],
+            vec!["--curve-runs", "at most 1000"],
+        ),
+        (
+            vec!["serve", "--model", "m.fbm", "--threads", "100000000"],
+            vec!["--threads", "at most 1024"],
+        ),
+        (
+            vec!["serve", "--model", "m.fbm", "--max-body-bytes", max],
+            vec!["--max-body-bytes", "at most 1073741824"],
+        ),
+    ] {
+        let started = Instant::now();
+        usage_error(&args, &expected);
+        assert!(started.elapsed() < Duration::from_secs(30));
+    }
     // The limits are in the help.
     let help = flowboost(&["replay-clicks", "--help"]);
     let help = String::from_utf8_lossy(&help.stdout);
@@ -248,6 +314,46 @@ fn size_shaping_options_have_limits_checked_first() {
         help.contains("65536") && help.contains("1000000000"),
         "{help}"
     );
+}
+
+/// The small files read whole (a job file, Kafka client properties, a hostfile) are read
+/// at most 64 MiB: `/dev/zero` grew until the memory ran out.
+#[test]
+fn small_files_read_whole_are_bounded() {
+    if !Path::new("/dev/zero").exists() {
+        common::skip_note("small_files_read_whole_are_bounded: no /dev/zero");
+        return;
+    }
+    let kafka = [
+        "run",
+        "--brokers",
+        "127.0.0.1:1",
+        "--source",
+        "kafka:x",
+        "--sink",
+        "kafka:y",
+        "--generator",
+        "binary",
+    ];
+    let cases: [(&[&str], &[&str]); 3] = [
+        (
+            &["run", "--config", "/dev/zero"],
+            &["/dev/zero", "job file", "larger than 64 MiB"],
+        ),
+        (
+            &[&kafka[..], &["--kafka-config", "/dev/zero"]].concat(),
+            &["--kafka-config /dev/zero", "larger than 64 MiB"],
+        ),
+        (
+            &[&kafka[..], &["--processes", "2", "--hostfile", "/dev/zero"]].concat(),
+            &["/dev/zero", "hostfile", "larger than 64 MiB"],
+        ),
+    ];
+    for (args, expected) in cases {
+        let started = Instant::now();
+        usage_error(args, expected);
+        assert!(started.elapsed() < Duration::from_secs(30));
+    }
 }
 
 /// Options that a run would ignore are errors naming them.
@@ -274,6 +380,26 @@ fn options_that_would_be_ignored_are_errors() {
         (
             vec!["eval", "--data", d, "--examples", "10"],
             vec!["--examples 10", "--generator", d],
+        ),
+        (
+            vec!["eval", "--generator", "multiclass", "--labels", "1"],
+            vec!["--labels", "data file", "generator multiclass"],
+        ),
+        (
+            vec!["run", "--generator", "binary", "--nominal", "a"],
+            vec!["--nominal", "data file", "generator binary"],
+        ),
+        (
+            vec!["eval", "--format", "csv"],
+            vec!["--format", "data file", "generator binary"],
+        ),
+        (
+            vec!["eval", "--data", d, "--compress-model"],
+            vec!["--compress-model", "--save-model"],
+        ),
+        (
+            vec!["predict", "--model", "m.fbm", "--data", d, "--seed", "4"],
+            vec!["--seed 4", "--data", d],
         ),
         (
             vec!["run", "--data", d, "--processes", "2"],
@@ -366,6 +492,21 @@ fn kafka_tools_check_their_options_before_connecting() {
             vec!["--topic `a b`", "ASCII letters"],
         ),
         (
+            vec!["kafka", "produce", "--topic", "t", "--click-delay", "2"],
+            vec!["--click-delay 2", "--generator clicks"],
+        ),
+        (
+            vec![
+                "kafka",
+                "produce",
+                "--topic",
+                "t",
+                "--logging-policy",
+                "bts",
+            ],
+            vec!["--logging-policy", "--generator clicks"],
+        ),
+        (
             vec!["kafka", "create-topic", "--topic", ""],
             vec!["--topic", "cannot be empty"],
         ),
@@ -382,6 +523,56 @@ fn kafka_tools_check_their_options_before_connecting() {
             "{all:?} took {:?}",
             started.elapsed()
         );
+    }
+}
+
+/// SIGTERM while a reader settles the schema of an endless pipe (a pass that never ends)
+/// ends the process at once, as by default: it was caught and ignored, since only the
+/// stream looked at the stop flag. Memory stays bounded meanwhile.
+#[test]
+fn sigterm_ends_the_schema_pass_of_an_endless_pipe() {
+    for (cmd, line) in [("eval", "1,2,x"), ("run", "1 1:1")] {
+        let mut yes = Command::new("yes")
+            .arg(line)
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut args = vec![cmd, "--data", "/dev/stdin"];
+        let dir = temp_dir(&format!("endless-schema-{cmd}"));
+        let out = dir.join("p.jsonl");
+        if cmd == "run" {
+            args.extend(["--output", s(&out)]);
+        }
+        let mut child = Command::new(env!("CARGO_BIN_EXE_flowboost"))
+            .args(&args)
+            .stdin(Stdio::from(yes.stdout.take().unwrap()))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(1500));
+        assert!(child.try_wait().unwrap().is_none(), "{args:?} ended early");
+        // SAFETY: `kill` with the id of our own child process.
+        assert_eq!(
+            unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) },
+            0
+        );
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let status = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break Some(status);
+            }
+            if Instant::now() > deadline {
+                let _ = child.kill();
+                let _ = child.wait();
+                break None;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let _ = yes.kill();
+        let _ = yes.wait();
+        let status = status.unwrap_or_else(|| panic!("{args:?} ignored SIGTERM"));
+        assert!(!status.success(), "{args:?}: {status}");
     }
 }
 

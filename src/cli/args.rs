@@ -43,8 +43,9 @@ pub struct DataArgs {
     /// [default: binary].
     #[arg(long, value_name = "NAME")]
     pub generator: Option<String>,
-    /// The number of examples the generator produces (default: the preset's).
-    #[arg(long, value_name = "N")]
+    /// The number of examples the generator produces, 0 to 10000000000 (default: the
+    /// preset's).
+    #[arg(long, value_name = "N", value_parser = limits::examples, allow_negative_numbers = true)]
     pub examples: Option<u64>,
     /// The file format; auto looks at the content (and the extension).
     #[arg(long, default_value = "auto", value_parser = named::<Format>())]
@@ -457,6 +458,22 @@ impl ModelArgs {
 }
 
 impl DataArgs {
+    /// The first option given that only a data file's reader uses (`None` if none was).
+    fn file_option(&self) -> Option<&'static str> {
+        [
+            (self.format != Format::default(), "--format"),
+            (self.labels.is_some(), "--labels"),
+            (self.xml.is_some(), "--xml"),
+            (self.header != Header::default(), "--header"),
+            (self.target != Target::default(), "--target"),
+            (!self.ignore.is_empty(), "--ignore"),
+            (!self.nominal.is_empty(), "--nominal"),
+            (self.max_line_bytes.is_some(), "--max-line-bytes"),
+        ]
+        .into_iter()
+        .find_map(|(given, option)| given.then_some(option))
+    }
+
     /// Opens the dataset these options name (`seed` drives the generator).
     pub fn open(&self, seed: u64) -> Result<Dataset, String> {
         match &self.data {
@@ -484,6 +501,12 @@ impl DataArgs {
             None => {
                 if self.test.is_some() {
                     return Err("--test needs --data (the training file)".into());
+                }
+                if let Some(option) = self.file_option() {
+                    return Err(format!(
+                        "{option} is for a data file (--data FILE): the generator {} would ignore it",
+                        self.generator.as_deref().unwrap_or("binary")
+                    ));
                 }
                 Dataset::generator(
                     self.generator.as_deref().unwrap_or("binary"),

@@ -66,8 +66,8 @@ pub struct EvalArgs {
     pub pending_ttl: Option<u64>,
 
     /// Stream the training file this many times (holdout protocol), as the top-k paper
-    /// did; each pass is reshuffled when --shuffle is given. At least 1.
-    #[arg(long, default_value_t = 1, value_name = "K", value_parser = super::limits::positive_usize, allow_negative_numbers = true)]
+    /// did; each pass is reshuffled when --shuffle is given. 1 to 10000.
+    #[arg(long, default_value_t = 1, value_name = "K", value_parser = super::limits::loops, allow_negative_numbers = true)]
     pub loops: usize,
 
     /// Write the learning curve (the running mean loss over the whole stream: weighted
@@ -78,9 +78,9 @@ pub struct EvalArgs {
 
     /// With --curve: draw each line as the mean of this many runs (seeds S, S+1, ...; the
     /// --shuffle seed moves along with it) with a band of one standard deviation, as the
-    /// top-k paper's Figure 1 (10 runs). The reports are those of the first seed. At
-    /// least 1 [default: 1].
-    #[arg(long, value_name = "R", value_parser = super::limits::positive_u64, allow_negative_numbers = true)]
+    /// top-k paper's Figure 1 (10 runs). The reports are those of the first seed. 1 to
+    /// 1000 [default: 1].
+    #[arg(long, value_name = "R", value_parser = super::limits::curve_runs, allow_negative_numbers = true)]
     pub curve_runs: Option<u64>,
 
     /// Holdout: freeze the model after the training file: the test file is predicted with
@@ -110,9 +110,12 @@ pub fn run(args: EvalArgs) -> Result<(), String> {
         ));
     }
     let curve_runs = args.curve_runs.unwrap_or(1);
-    crate::eval::stop::stop_on_signals()?;
     let start = args.model_io.load()?;
     let data = Arc::new(args.data.open(seed(&args.model, start.as_deref()))?);
+    // The signals stop gracefully once the data are open: before, while a reader settles
+    // the schema (a pass over the files, endless on an endless pipe), nothing is learned
+    // yet, and SIGTERM or SIGINT end the process at once as by default.
+    crate::eval::stop::stop_on_signals()?;
     let protocol = match (args.protocol, &args.data.test) {
         (None, Some(_)) => Protocol::Holdout,
         (None, None) => Protocol::Prequential,

@@ -37,7 +37,7 @@ use std::path::Path;
 
 /// Reads a job file and returns its options as command-line arguments (`--key value`).
 pub fn job_file_args(path: &Path) -> Result<Vec<OsString>, String> {
-    let text = std::fs::read_to_string(path)
+    let text = flowboost_connectors::readers::read_small_text(path)
         .map_err(|e| format!("{}: cannot read the job file: {e}", path.display()))?;
     let table: toml::Table = text
         .parse()

@@ -79,8 +79,8 @@ pub struct ProduceArgs {
     /// impressions), impressions on --topic, their clicks on --feedback-topic.
     #[arg(long, default_value = "multiclass")]
     pub generator: String,
-    /// How many events.
-    #[arg(long, default_value_t = 300)]
+    /// How many events, 0 to 10000000000.
+    #[arg(long, default_value_t = 300, value_parser = super::limits::examples, allow_negative_numbers = true)]
     pub examples: u64,
     /// The generator's seed (the click simulator's too).
     #[arg(long, default_value_t = 1)]
@@ -450,6 +450,17 @@ fn produce(a: ProduceArgs) -> Result<(), String> {
     }
     if a.impressions.is_some() {
         return Err("--impressions is for --generator clicks (else --examples)".into());
+    }
+    if a.click_delay != 0.0 {
+        return Err(format!(
+            "--click-delay {} is for --generator clicks (the delay of its clicks)",
+            a.click_delay
+        ));
+    }
+    if a.logging_policy != LoggingPolicy::Uniform {
+        return Err(
+            "--logging-policy is for --generator clicks (the policy of its logged slates)".into(),
+        );
     }
     let config = a.client.config()?;
     // Confluent Avro: the event schema's id in the registry (registered under the

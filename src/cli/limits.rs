@@ -20,6 +20,11 @@
 //! | items of a click log (`--items`; they are its labels) | 2 to [`MAX_LABELS`] |
 //! | one-hot slots per user feature (`--categories`) | 1 to [`MAX_CATEGORIES`] (and the features at most [`MAX_DIM`]) |
 //! | simulated impressions (`--impressions`) | 1 to [`MAX_IMPRESSIONS`] |
+//! | generated examples (`--examples`) | 0 to [`MAX_EXAMPLES`] |
+//! | passes over a training file (`--loops`) | 1 to [`MAX_LOOPS`] |
+//! | runs averaged into a learning curve (`--curve-runs`) | 1 to [`MAX_CURVE_RUNS`] |
+//! | `serve --threads` | 1 to [`MAX_SERVE_THREADS`] |
+//! | `serve --max-body-bytes` | 1 to [`MAX_MAX_LINE_BYTES`] |
 //! | a model file read (`--load-model`, `inspect`, `predict`) | [`MAX_MODEL_FILE_BYTES`] |
 
 pub use crate::model::MAX_MODEL_FILE_BYTES;
@@ -34,6 +39,21 @@ pub const MAX_CATEGORIES: usize = 1 << 16;
 /// The most impressions a click simulator makes (`--impressions`): 10^9, a long run at
 /// about a million impressions a second, not one that never ends.
 pub const MAX_IMPRESSIONS: u64 = 1_000_000_000;
+
+/// The most examples a generator makes (`--examples` of `eval`, `run` and `kafka
+/// produce`): 10^10, about three hours at a million examples a second, not a run that
+/// never ends.
+pub const MAX_EXAMPLES: u64 = 10_000_000_000;
+
+/// The most passes over a training file (`eval --loops`).
+pub const MAX_LOOPS: usize = 10_000;
+
+/// The most runs averaged into one line of a learning curve (`eval --curve-runs`): each
+/// is a whole run, and every run's curve is kept until they are averaged.
+pub const MAX_CURVE_RUNS: u64 = 1_000;
+
+/// The most worker threads of `flowboost serve` (`--threads`).
+pub const MAX_SERVE_THREADS: usize = 1_024;
 
 /// The most weak learners of a model (`--learners`).
 pub const MAX_LEARNERS: usize = 10_000;
@@ -140,7 +160,27 @@ pub fn impressions(s: &str) -> Result<u64, String> {
     integer(s, 1, MAX_IMPRESSIONS)
 }
 
-/// `--max-line-bytes`: 1 to [`MAX_MAX_LINE_BYTES`] (1 GiB).
+/// `--examples`: 0 to [`MAX_EXAMPLES`].
+pub fn examples(s: &str) -> Result<u64, String> {
+    integer(s, 0, MAX_EXAMPLES)
+}
+
+/// `--loops`: 1 to [`MAX_LOOPS`].
+pub fn loops(s: &str) -> Result<usize, String> {
+    integer(s, 1, MAX_LOOPS as u64).map(to_usize)
+}
+
+/// `--curve-runs`: 1 to [`MAX_CURVE_RUNS`].
+pub fn curve_runs(s: &str) -> Result<u64, String> {
+    integer(s, 1, MAX_CURVE_RUNS)
+}
+
+/// `serve --threads`: 1 to [`MAX_SERVE_THREADS`].
+pub fn serve_threads(s: &str) -> Result<usize, String> {
+    integer(s, 1, MAX_SERVE_THREADS as u64).map(to_usize)
+}
+
+/// `--max-line-bytes` and `serve --max-body-bytes`: 1 to [`MAX_MAX_LINE_BYTES`] (1 GiB).
 pub fn line_bytes(s: &str) -> Result<usize, String> {
     integer(s, 1, MAX_MAX_LINE_BYTES as u64).map(to_usize)
 }

@@ -51,6 +51,11 @@ impl ModelIoArgs {
         if self.save_every.is_some() && self.save_model.is_none() {
             return Err("--save-every needs --save-model FILE".into());
         }
+        if self.compress_model && self.save_model.is_none() {
+            return Err(
+                "--compress-model needs --save-model FILE (it compresses the saved model)".into(),
+            );
+        }
         match &self.load_model {
             Some(p) => Ok(Some(Arc::new(SavedModel::read(p)?))),
             None => Ok(None),
@@ -86,7 +91,7 @@ impl ModelIoArgs {
         model.check_schema(&config, schema)?;
         // A save path that cannot be saved to is refused before the run, not after it.
         if let Some(path) = &self.save_model {
-            crate::model::check_save_path(path)?;
+            crate::model::check_save_path(path).map_err(|e| format!("--save-model {e}"))?;
         }
         let save = self.save_model.as_ref().map(|path| ModelWriter {
             path: path.clone(),

@@ -65,6 +65,12 @@ fn open_data(data: &DataArgs, seed: u64) -> Result<Dataset, String> {
 /// record with a feature the model does not have is an error naming it. A generator's
 /// stream must be the model's.
 pub fn run(args: PredictArgs) -> Result<(), String> {
+    if let (Some(seed), Some(file)) = (args.seed, &args.data.data) {
+        return Err(format!(
+            "--seed {seed} is the generator's (without --data): predicting --data {} uses no seed",
+            file.display()
+        ));
+    }
     let saved = SavedModel::read(&args.model)?;
     let name = args.model.display().to_string();
     let data = open_data(&args.data, args.seed.unwrap_or(saved.header.config.seed))?;

@@ -371,7 +371,10 @@ impl SpaceArgs {
             self.label_names.clone()
         };
         if labels.len() < 2 {
-            return Err("the feature space needs at least 2 labels".into());
+            return Err(format!(
+                "--label-names {}: the feature space needs at least 2 labels",
+                labels.join(",")
+            ));
         }
         let task = match self.task {
             None if labels.len() == 2 => Task::Binary,
@@ -715,9 +718,12 @@ pub fn run(args: RunArgs) -> Result<(), String> {
             "{option} is for the Kafka job (--source kafka:TOPIC); a run on a file or a generator is one process without a feedback join (use --workers for threads)"
         ));
     }
-    crate::eval::stop::stop_on_signals()?;
     let start_model = args.model_io.load()?;
     let data = Arc::new(args.data.open(seed(&args.model, start_model.as_deref()))?);
+    // The signals stop gracefully once the data are open: before, while a reader settles
+    // the schema (a pass over the files, endless on an endless pipe), nothing is learned
+    // yet, and SIGTERM or SIGINT end the process at once as by default.
+    crate::eval::stop::stop_on_signals()?;
     let schema = data.schema().clone();
     let (config, plan) = args.model_io.plan(start_model, &args.model, &schema)?;
     let fresh = build(&schema, &config).map_err(|e| e.to_string())?;

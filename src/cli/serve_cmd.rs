@@ -17,8 +17,8 @@ pub struct ServeArgs {
     pub addr: String,
 
     /// The largest request body taken, in bytes: a larger one is refused (413) before it
-    /// is read whole.
-    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_BODY_BYTES, value_parser = limits::positive_usize)]
+    /// is read whole. 1 to 1073741824 (1 GiB).
+    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_BODY_BYTES, value_parser = limits::line_bytes)]
     pub max_body_bytes: usize,
 
     /// Learn: `POST /v1/learn` takes labeled events and feedback by id for the events
@@ -59,8 +59,8 @@ pub struct ServeArgs {
     #[arg(long, value_name = "SEED", default_value_t = 0)]
     pub explore_seed: u64,
 
-    /// The server's worker threads [default: one per core].
-    #[arg(long, value_name = "N", value_parser = limits::positive_usize)]
+    /// The server's worker threads, 1 to 1024 [default: one per core].
+    #[arg(long, value_name = "N", value_parser = limits::serve_threads)]
     pub threads: Option<usize>,
 }
 

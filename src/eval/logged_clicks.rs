@@ -418,7 +418,8 @@ pub fn simulator_beside(log: &Path) -> Result<Option<SimulatorFile>, String> {
     if !path.is_file() {
         return Ok(None);
     }
-    let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let text = flowboost_connectors::readers::read_small_text(&path)
+        .map_err(|e| format!("{}: {e}", path.display()))?;
     let file: SimulatorFile =
         serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
     let sim =

@@ -41,7 +41,7 @@ impl Cluster {
             return Ok(Cluster::default());
         }
         let hostfile = hostfile.ok_or("--processes above 1 needs --hostfile FILE")?;
-        let text = std::fs::read_to_string(hostfile)
+        let text = flowboost_connectors::readers::read_small_text(hostfile)
             .map_err(|e| format!("{}: cannot read the hostfile: {e}", hostfile.display()))?;
         let addresses: Vec<String> = text
             .lines()

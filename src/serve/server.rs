@@ -58,7 +58,7 @@ pub fn run(options: ServeOptions) -> Result<(), String> {
         return Err("--save-every needs --save-model".into());
     }
     if let Some(path) = &options.save_model {
-        crate::model::check_save_path(path).map_err(|e| e.to_string())?;
+        crate::model::check_save_path(path).map_err(|e| format!("--save-model {e}"))?;
     }
     let path = match (&options.model, &options.follow) {
         (Some(model), _) => model.clone(),

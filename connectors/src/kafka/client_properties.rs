@@ -686,7 +686,7 @@ fn parse_jaas(text: &str) -> Result<JaasLogin, JaasError> {
 
 /// Reads and parses a properties file ([`parse_properties`]).
 pub fn read_properties(path: &Path) -> Result<Vec<Property>, PropertiesError> {
-    let bytes = std::fs::read(path).map_err(|source| PropertiesError::Read {
+    let bytes = crate::readers::read_small_file(path).map_err(|source| PropertiesError::Read {
         path: path.to_path_buf(),
         source,
     })?;

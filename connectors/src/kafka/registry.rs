@@ -213,7 +213,8 @@ impl RegistryClient {
                     path: path.clone(),
                     reason,
                 };
-                let pem = std::fs::read(path).map_err(|e| ca_error(e.to_string()))?;
+                let pem =
+                    crate::readers::read_small_file(path).map_err(|e| ca_error(e.to_string()))?;
                 let mut certs = Vec::new();
                 for item in ureq::tls::parse_pem(&pem) {
                     match item {

@@ -43,3 +43,36 @@ pub use options::{
     DEFAULT_MAX_LINE_BYTES, Format, Header, MAX_MAX_LINE_BYTES, ReadOptions, Target,
 };
 pub use source::{DataSource, Examples};
+
+/// The most bytes a small text file the program reads whole may hold: a job file, a
+/// Kafka client properties file, a hostfile, a CA certificate file, a click log's
+/// `simulator.json` (64 MiB, far above any real one). A larger file, `/dev/zero` or an
+/// endless pipe is refused once this much is read, not read until memory runs out.
+pub const MAX_SMALL_FILE_BYTES: u64 = 64 << 20;
+
+/// Reads a small file whole, at most [`MAX_SMALL_FILE_BYTES`]: one byte more is an error
+/// (of kind `InvalidData`, "larger than 64 MiB").
+pub fn read_small_file(path: &std::path::Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)?
+        .take(MAX_SMALL_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > MAX_SMALL_FILE_BYTES {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("larger than {} MiB", MAX_SMALL_FILE_BYTES >> 20),
+        ));
+    }
+    Ok(bytes)
+}
+
+/// [`read_small_file`] as UTF-8 text (invalid UTF-8 is an `InvalidData` error).
+pub fn read_small_text(path: &std::path::Path) -> std::io::Result<String> {
+    String::from_utf8(read_small_file(path)?).map_err(|_| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            "stream did not contain valid UTF-8",
+        )
+    })
+}
