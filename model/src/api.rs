@@ -132,7 +132,9 @@ impl Model {
 
     /// Predicts `example` without learning (its label, if any, is not looked at). Choosing
     /// Hedge's expert (and the top-k boosters' exploration) draws from the model's random
-    /// generator, so a prediction advances it.
+    /// generator, so a prediction advances it; the stages' own tie-breaks do not advance
+    /// theirs in a pass that learns nothing, so `predict_one` then
+    /// [`learn_one`](Model::learn_one) is [`predict_learn_one`](Model::predict_learn_one).
     pub fn predict_one(&mut self, example: &Example) -> Prediction {
         let dim = self.runner.score_dim();
         let rec = InFlight::predict_only(0, Arc::new(example.clone()), dim);

@@ -351,9 +351,8 @@ class _SingleLabel(_Flowboost, _Classifier):
 
     def predict_learn_one(self, x: dict, y):
         """Predicts ``x``, then learns from ``y``, in one pass (test-then-train): the
-        prediction ``flowboost eval --protocol prequential`` makes, bit for bit. (A
-        ``predict_one`` followed by ``learn_one`` predicts twice: where the weak learners
-        break ties at random, the model's random streams advance differently.)"""
+        prediction ``flowboost eval --protocol prequential`` makes, bit for bit (as
+        ``predict_one`` then ``learn_one`` does, in two passes)."""
         return self._class(self._core.predict_learn(x, self._index(y, True)))
 
     def predict_proba_one(self, x: dict) -> dict:

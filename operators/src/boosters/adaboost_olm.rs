@@ -239,7 +239,15 @@ impl Stage for AdaBoostOlmStage {
         w.costs.clear();
         w.costs.resize(k, 0.0);
         expected_costs_into(&rec.scores, &w.probs, &mut w.exps, &mut w.costs);
-        let l = argmin_random_ties(&w.costs, &mut w.ties, &mut self.rng);
+        // A pass that learns nothing (a prediction whose label comes later, or none) leaves
+        // the generator as it found it: the learning pass then breaks the ties the same way,
+        // so predicting and learning later is predicting and learning at once.
+        let learns = matches!(rec.label(), Some(&Label::Class(y)) if (y as usize) < k);
+        let l = if learns {
+            argmin_random_ties(&w.costs, &mut w.ties, &mut self.rng)
+        } else {
+            argmin_random_ties(&w.costs, &mut w.ties, &mut self.rng.clone())
+        };
         w.last_prediction = l as u32;
         let alpha = self.alpha;
         if self.trail {

@@ -430,7 +430,15 @@ impl Stage for OnlineMbbmStage {
         self.work.probs.clear();
         self.work.probs.extend_from_slice(p);
         self.load_state(&rec.scores);
+        // A pass that learns nothing (a prediction whose label comes later, or none) leaves
+        // the generator as it found it: the learning pass then breaks the ties the same way,
+        // so predicting and learning later is predicting and learning at once.
+        let learns = matches!(rec.label(), Some(&Label::Class(y)) if (y as usize) < k);
+        let kept = (!learns).then(|| self.rng.clone());
         let l = self.predict();
+        if let Some(rng) = kept {
+            self.rng = rng;
+        }
         self.work.last_prediction = l as u32;
         if let Some(&Label::Class(y)) = rec.label() {
             let y = y as usize;
