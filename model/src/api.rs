@@ -165,6 +165,50 @@ impl Model {
         Ok(())
     }
 
+    /// [`predict_one`](Model::predict_one) on each of `examples`, in order, taken through
+    /// the stages stage by stage (each stage's state stays in the cache): the same
+    /// predictions, faster for many stages.
+    pub fn predict_many(&mut self, examples: &[Example]) -> Vec<Prediction> {
+        let dim = self.runner.score_dim();
+        let records = examples
+            .iter()
+            .map(|e| InFlight::predict_only(0, Arc::new(e.clone()), dim))
+            .collect();
+        self.runner.process_records(records)
+    }
+
+    /// [`predict_learn_one`](Model::predict_learn_one) on each of `examples`, in order,
+    /// taken through the stages stage by stage: the same predictions and model, faster for
+    /// many stages.
+    pub fn predict_learn_many(&mut self, examples: &[Example]) -> Vec<Prediction> {
+        let (dim, seq) = (self.runner.score_dim(), self.runner.position().seq);
+        let records = examples
+            .iter()
+            .zip(seq..)
+            .map(|(e, seq)| InFlight::new(seq, Arc::new(e.clone()), dim))
+            .collect();
+        self.runner.process_records(records)
+    }
+
+    /// [`learn_one`](Model::learn_one) on each of `examples`, in order, taken through the
+    /// stages stage by stage: the same model, faster for many stages. Nothing is learned
+    /// unless every example has a label.
+    pub fn learn_many(&mut self, examples: &[Example]) -> Result<(), ModelError> {
+        if let Some(e) = examples.iter().find(|e| e.label.is_none()) {
+            return Err(ModelError::Invalid(format!(
+                "example {} has no label to learn from",
+                e.id
+            )));
+        }
+        let dim = self.runner.score_dim();
+        let records = examples
+            .iter()
+            .map(|e| InFlight::learn(0, Arc::new(e.clone()), None, dim))
+            .collect();
+        self.runner.process_records(records);
+        Ok(())
+    }
+
     /// Predicts `example` and keeps it until its [`Feedback`] comes
     /// ([`learn_feedback`](Model::learn_feedback) with its id); if its feedback came first,
     /// the model learns from it now.

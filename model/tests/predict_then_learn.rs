@@ -66,3 +66,52 @@ fn predicting_then_learning_is_the_one_pass_for_every_single_label_booster() {
         }
     }
 }
+
+/// The batch forms take their examples through the stages stage by stage: the same
+/// predictions and the same model as one at a time.
+#[test]
+fn the_batch_forms_are_the_one_at_a_time_forms() {
+    for (algorithm, task, classes) in [
+        (Algorithm::AdaBoostOlm, Task::Multiclass, 4),
+        (Algorithm::AdaBoostOl, Task::Binary, 2),
+    ] {
+        let config = BoosterConfig::new(algorithm, WeakKind::Vfdt, 7);
+        let new = || Model::new(config.clone(), schema(task, classes)).unwrap();
+        let data = stream(classes, 900);
+        let (mut one, mut many) = (new(), new());
+        let want: Vec<_> = data.iter().map(|e| one.predict_learn_one(e)).collect();
+        let mut got = Vec::new();
+        for block in data.chunks(250) {
+            got.extend(many.predict_learn_many(block));
+        }
+        assert_eq!(want, got, "{algorithm:?}: predict_learn_many");
+        let (mut x, mut y) = (Vec::new(), Vec::new());
+        one.save(&mut x).unwrap();
+        many.save(&mut y).unwrap();
+        assert!(x == y, "{algorithm:?}: predict_learn_many's model");
+
+        let (mut one, mut many) = (new(), new());
+        for block in data.chunks(300) {
+            let want: Vec<_> = block.iter().map(|e| one.predict_one(e)).collect();
+            assert_eq!(
+                want,
+                many.predict_many(block),
+                "{algorithm:?}: predict_many"
+            );
+            for e in block {
+                one.learn_one(e).unwrap();
+            }
+            many.learn_many(block).unwrap();
+        }
+        let (mut x, mut y) = (Vec::new(), Vec::new());
+        one.save(&mut x).unwrap();
+        many.save(&mut y).unwrap();
+        assert!(x == y, "{algorithm:?}: learn_many's model");
+        let unlabeled = Example {
+            label: None,
+            ..data[0].clone()
+        };
+        let e = many.learn_many(&[data[1].clone(), unlabeled]).unwrap_err();
+        assert!(e.to_string().contains("has no label"), "{e}");
+    }
+}

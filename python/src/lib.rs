@@ -499,13 +499,7 @@ impl Core {
         }
         let examples = self.row_examples(names, &values, rows, true, Some(&labels))?;
         let model = &mut self.model;
-        py.detach(|| {
-            for e in &examples {
-                model.learn_one(e)?;
-            }
-            Ok::<(), ModelError>(())
-        })
-        .map_err(model_err)
+        py.detach(|| model.learn_many(&examples)).map_err(model_err)
     }
 
     /// Predicts each row, then learns from its label, in one pass (as `predict_learn`),
@@ -534,12 +528,7 @@ impl Core {
         }
         let examples = self.row_examples(names, &values, rows, true, Some(&labels))?;
         let model = &mut self.model;
-        let predictions: Vec<Prediction> = py.detach(|| {
-            examples
-                .iter()
-                .map(|e| model.predict_learn_one(e))
-                .collect()
-        });
+        let predictions: Vec<Prediction> = py.detach(|| model.predict_learn_many(&examples));
         let out = PyList::empty(py);
         for p in &predictions {
             out.append(prediction(py, p)?)?;
@@ -559,8 +548,7 @@ impl Core {
         let values = rows_of(data, rows, names.len())?;
         let examples = self.row_examples(names, &values, rows, false, None)?;
         let model = &mut self.model;
-        let predictions: Vec<Prediction> =
-            py.detach(|| examples.iter().map(|e| model.predict_one(e)).collect());
+        let predictions: Vec<Prediction> = py.detach(|| model.predict_many(&examples));
         let out = PyList::empty(py);
         for p in &predictions {
             out.append(prediction(py, p)?)?;

@@ -108,6 +108,26 @@ impl<S: Stage + Serialize> SequentialRunner<S> {
         self.terminal.finish(&rec, out)
     }
 
+    /// Runs `records` (consecutive, in order, each at its own position) through the chain
+    /// stage by stage ([`process_stage_major`]: each stage's state stays in the cache over
+    /// the run), then each through the terminal: bit for bit what
+    /// [`process_record`](Self::process_record) on each in turn gives. Returns each
+    /// record's prediction (the default for a learning pass, which emits none).
+    pub fn process_records(&mut self, mut records: Vec<InFlight>) -> Vec<Prediction> {
+        for rec in &mut records {
+            self.position.count(rec);
+        }
+        process_stage_major(&mut self.stages, &mut records);
+        records
+            .iter()
+            .map(|rec| {
+                let mut out = Prediction::default();
+                self.terminal.finish(rec, &mut out);
+                out
+            })
+            .collect()
+    }
+
     /// The number of values in a record's score vector.
     pub fn score_dim(&self) -> usize {
         self.score_dim
