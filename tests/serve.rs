@@ -853,3 +853,50 @@ fn a_checkpoint_directory_is_followed_by_its_committed_checkpoint() {
         std::thread::sleep(Duration::from_millis(10));
     }
 }
+
+/// A client that dribbles its request head is disconnected after `--read-timeout`; one
+/// whose body does not come is answered 408; the others are served meanwhile.
+#[test]
+fn slow_clients_are_cut_off_after_the_read_timeout() {
+    let dir = temp_dir("serve-slow");
+    let model = trained_model(&dir, "adaboost-olm");
+    let server = Server::start(&["--model", model.to_str().unwrap(), "--read-timeout", "0.5"]);
+    let addr = server.addr.clone();
+    let connect = || {
+        let s = TcpStream::connect(&addr).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+        s
+    };
+    // A head that never ends.
+    let mut head = connect();
+    head.write_all(b"POST /v1/predict HTTP/1.1\r\nHost: x\r\n")
+        .unwrap();
+    // A body that never comes whole.
+    let mut body = connect();
+    body.write_all(
+        b"POST /v1/predict HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"id\": 1,",
+    )
+    .unwrap();
+    let start = Instant::now();
+    // Meanwhile a healthy client is served.
+    assert_eq!(get(&agent(), &server.url("/healthz")).status, 200);
+    let mut answer = String::new();
+    body.read_to_string(&mut answer).unwrap();
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+    assert!(answer.contains("request_timeout"), "{answer}");
+    let mut rest = Vec::new();
+    // The server closes the dribbling connection (without an answer, or a 408).
+    let closed = head.read_to_end(&mut rest);
+    assert!(
+        closed.is_ok() && (rest.is_empty() || rest.starts_with(b"HTTP/1.1 408")),
+        "{closed:?} {}",
+        String::from_utf8_lossy(&rest)
+    );
+    assert!(
+        start.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        start.elapsed()
+    );
+    let metrics = get(&agent(), &server.url("/metrics")).body;
+    assert!(metrics.contains("request_timeout"), "{metrics}");
+}

@@ -1,5 +1,5 @@
 use super::limits;
-use crate::serve::{DEFAULT_MAX_BODY_BYTES, Exploration, ServeOptions};
+use crate::serve::{DEFAULT_MAX_BODY_BYTES, DEFAULT_READ_TIMEOUT, Exploration, ServeOptions};
 use clap::Args;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -20,6 +20,11 @@ pub struct ServeArgs {
     /// is read whole. 1 to 1073741824 (1 GiB).
     #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_BODY_BYTES, value_parser = limits::line_bytes)]
     pub max_body_bytes: usize,
+
+    /// How long a request's head, and then its body, may take to arrive: a client slower
+    /// than that is disconnected (head) or answered 408 (body) [default: 10].
+    #[arg(long, value_name = "SECONDS", default_value_t = DEFAULT_READ_TIMEOUT, value_parser = limits::seconds)]
+    pub read_timeout: f64,
 
     /// Learn: `POST /v1/learn` takes labeled events and feedback by id for the events
     /// predicted earlier (which then wait for it, as in the Kafka job's feedback join).
@@ -70,6 +75,7 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
         model: args.model,
         addr: args.addr,
         max_body_bytes: args.max_body_bytes,
+        read_timeout: Duration::from_secs_f64(args.read_timeout),
         learn: args.learn,
         save_model: args.save_model,
         save_every: args.save_every.map(Duration::from_secs_f64),

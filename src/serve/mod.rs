@@ -6,6 +6,7 @@
 //! Requests are decoded as the Kafka job decodes its records (the same JSON event format,
 //! against the model's schema), and answered with the Kafka job's prediction records.
 
+mod accept;
 mod api_error;
 mod exploration;
 mod follow;
@@ -26,4 +27,4 @@ pub use rank::{RankPolicy, rank};
 pub use request::{BodyShape, MAX_BATCH_RECORDS, SplitBody, join_answers, split_body};
 pub use routes::{ServeState, router};
 pub use served_model::{LearnAnswer, RankScores, ServedModel};
-pub use server::{DEFAULT_MAX_BODY_BYTES, ServeOptions, run};
+pub use server::{DEFAULT_MAX_BODY_BYTES, DEFAULT_READ_TIMEOUT, ServeOptions, run};

@@ -15,7 +15,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// Bodies above this size are answered off the runtime's threads (a blocking task).
 const INLINE_BODY_BYTES: usize = 64 * 1024;
@@ -29,6 +29,8 @@ pub struct ServeState {
     pub metrics: ServeMetrics,
     /// The largest request body taken, in bytes.
     pub max_body_bytes: usize,
+    /// How long a request's body may take to arrive once its head has.
+    pub read_timeout: Duration,
     /// Whether `/v1/learn` is on (and predictions wait for their feedback).
     pub learn: bool,
     /// How `/v1/rank` draws its slates.
@@ -82,9 +84,11 @@ fn with_type(body: impl Into<Body>, content_type: &'static str) -> Response {
     r
 }
 
-/// Reads a body of at most `limit` bytes: a declared length over it is refused before
-/// anything is read, and a body without one is refused as soon as it passes the limit.
-async fn read_body(headers: &HeaderMap, body: Body, limit: usize) -> Result<Bytes, ApiError> {
+/// Reads a body of at most `--max-body-bytes`: a declared length over it is refused before
+/// anything is read, a body without one as soon as it passes the limit, and a body that
+/// does not arrive within `--read-timeout` with 408.
+async fn read_body(headers: &HeaderMap, body: Body, state: &ServeState) -> Result<Bytes, ApiError> {
+    let limit = state.max_body_bytes;
     if let Some(len) = headers.get(header::CONTENT_LENGTH) {
         let len = len
             .to_str()
@@ -101,7 +105,18 @@ async fn read_body(headers: &HeaderMap, body: Body, limit: usize) -> Result<Byte
             return Err(ApiError::too_large(limit));
         }
     }
-    axum::body::to_bytes(body, limit).await.map_err(|e| {
+    let read = tokio::time::timeout(state.read_timeout, axum::body::to_bytes(body, limit));
+    let Ok(read) = read.await else {
+        return Err(ApiError::new(
+            StatusCode::REQUEST_TIMEOUT,
+            "request_timeout",
+            format!(
+                "the request body did not arrive within {} s (--read-timeout)",
+                state.read_timeout.as_secs_f64()
+            ),
+        ));
+    };
+    read.map_err(|e| {
         let mut source: Option<&dyn std::error::Error> = Some(&e);
         while let Some(s) = source {
             if s.to_string().contains("length limit exceeded") {
@@ -198,7 +213,7 @@ async fn predict(State(state): State<Arc<ServeState>>, request: Request) -> Resp
     let start = Instant::now();
     let (parts, body) = request.into_parts();
     let result = async {
-        let body = read_body(&parts.headers, body, state.max_body_bytes).await?;
+        let body = read_body(&parts.headers, body, &state).await?;
         let model = state.slot.current();
         let work = if state.learn {
             predict_pending_body
@@ -217,7 +232,7 @@ async fn rank_route(State(state): State<Arc<ServeState>>, request: Request) -> R
     let start = Instant::now();
     let (parts, body) = request.into_parts();
     let result = async {
-        let body = read_body(&parts.headers, body, state.max_body_bytes).await?;
+        let body = read_body(&parts.headers, body, &state).await?;
         let model = state.slot.current();
         let policy = state.rank;
         let work = move |model: &ServedModel, body: &[u8]| -> Result<Answers, ApiError> {
@@ -260,7 +275,7 @@ async fn learn(State(state): State<Arc<ServeState>>, request: Request) -> Respon
                 "this server does not learn: start it with --learn",
             ));
         }
-        let body = read_body(&parts.headers, body, state.max_body_bytes).await?;
+        let body = read_body(&parts.headers, body, &state).await?;
         let answers = on_model(state.slot.current(), body, learn_body).await?;
         state
             .metrics

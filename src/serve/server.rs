@@ -10,7 +10,6 @@ use super::rank::RankPolicy;
 use super::routes::{ServeState, router};
 use super::served_model::ServedModel;
 use crate::eval::stop::{stop_on_signals, stop_requested};
-use axum::serve::ListenerExt;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -18,6 +17,9 @@ use std::time::Duration;
 
 /// The largest request body by default: 1 MiB.
 pub const DEFAULT_MAX_BODY_BYTES: usize = 1 << 20;
+
+/// How long a request's head, and then its body, may take to arrive by default.
+pub const DEFAULT_READ_TIMEOUT: f64 = 10.0;
 
 /// How `flowboost serve` runs.
 #[derive(Clone, Debug)]
@@ -28,6 +30,8 @@ pub struct ServeOptions {
     pub addr: String,
     /// The largest request body taken, in bytes.
     pub max_body_bytes: usize,
+    /// How long a request's head, and then its body, may take to arrive.
+    pub read_timeout: Duration,
     /// Learn from `/v1/learn` (and keep predicted events waiting for their feedback).
     pub learn: bool,
     /// Where to save the model (on a graceful stop, and every `save_every`).
@@ -90,6 +94,7 @@ pub fn run(options: ServeOptions) -> Result<(), String> {
         slot: ModelSlot::new(served),
         metrics: ServeMetrics::default(),
         max_body_bytes: options.max_body_bytes,
+        read_timeout: options.read_timeout,
         learn: options.learn,
         rank: RankPolicy {
             exploration: options.explore,
@@ -153,16 +158,19 @@ async fn serve(
     // TCP_NODELAY on every connection: without it a response written while the previous
     // one is unacknowledged (pipelined requests, a body in several writes) waits for the
     // client's delayed ACK, up to 40 ms.
-    let listener = listener.tap_io(|tcp| {
-        if let Err(e) = tcp.set_nodelay(true) {
-            tracing::debug!("flowboost: serve: TCP_NODELAY: {e}");
-        }
-    });
-    axum::serve(listener, router(state.clone()))
-        .with_graceful_shutdown(stopped(state))
-        .await
-        .map_err(|e| format!("the server failed: {e}"))
+    super::accept::serve(
+        listener,
+        router(state.clone()),
+        options.read_timeout,
+        DRAIN,
+        stopped(state),
+    )
+    .await;
+    Ok(())
 }
+
+/// How long a stop waits for the requests in flight.
+const DRAIN: Duration = Duration::from_secs(30);
 
 /// Ends when a stop is asked for (and marks the server not ready).
 async fn stopped(state: Arc<ServeState>) {
