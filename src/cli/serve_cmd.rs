@@ -22,7 +22,8 @@ pub struct ServeArgs {
     pub max_body_bytes: usize,
 
     /// How long a request's head, and then its body, may take to arrive: a client slower
-    /// than that is disconnected (head) or answered 408 (body) [default: 10].
+    /// than that is disconnected (head) or answered 408 (body); idle keep-alive connections
+    /// are closed after as long (the default is hyper's own).
     #[arg(long, value_name = "SECONDS", default_value_t = DEFAULT_READ_TIMEOUT, value_parser = limits::seconds)]
     pub read_timeout: f64,
 

@@ -19,7 +19,7 @@ use std::time::Duration;
 pub const DEFAULT_MAX_BODY_BYTES: usize = 1 << 20;
 
 /// How long a request's head, and then its body, may take to arrive by default.
-pub const DEFAULT_READ_TIMEOUT: f64 = 10.0;
+pub const DEFAULT_READ_TIMEOUT: f64 = 30.0;
 
 /// How `flowboost serve` runs.
 #[derive(Clone, Debug)]
