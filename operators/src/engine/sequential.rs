@@ -37,7 +37,8 @@ pub struct FeedbackSetup {
 /// in order, then the feedback join's epoch ([`JoinReference`]); it takes the records of
 /// an epoch through the stages stage by stage ([`process_stage_major`], up to
 /// [`with_wavefront`](Self::with_wavefront) records at a time), as the dataflow's stage
-/// blocks do, which gives the same as one at a time.
+/// blocks do, which gives the same as one at a time. Without a join or a snapshot due,
+/// the records of consecutive epochs go through together, up to the wavefront.
 #[derive(Clone, Debug)]
 pub struct SequentialRunner<S> {
     stages: Vec<S>,
@@ -211,6 +212,7 @@ impl<S: Stage + Serialize> SequentialRunner<S> {
             run.start_epoch(self, e, &mut sink)?;
             run.end_epoch(self, e, &mut sink)?;
         }
+        run.flush(self, &mut sink)?;
         if let Some(j) = &run.join {
             sink.join_counts(j.counts());
         }
@@ -436,7 +438,12 @@ impl ItemRun {
         t: u64,
         sink: &mut K,
     ) -> Result<(), RunError> {
-        self.flush(runner, sink)?;
+        // The join's epoch and a snapshot need the epoch's records through the chain;
+        // without either, the records wait for the next epoch's until the wavefront is
+        // full (an epoch of `--batch` records is often shorter than the wavefront).
+        if self.join.is_some() || self.snapshot.is_some() {
+            self.flush(runner, sink)?;
+        }
         if let (Some(join), Some(setup)) = (self.join.as_mut(), &self.setup) {
             let waiting = std::mem::take(&mut self.waiting);
             let feedback = std::mem::take(&mut self.feedback);
