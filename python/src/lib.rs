@@ -484,20 +484,7 @@ impl Core {
         rows: usize,
         labels: Vec<i64>,
     ) -> PyResult<()> {
-        if labels.len() != rows {
-            return Err(PyValueError::new_err(format!(
-                "y: {} labels for {rows} rows",
-                labels.len()
-            )));
-        }
-        let values = rows_of(data, rows, names.len())?;
-        let k = self.model.schema().num_labels() as i64;
-        if let Some(l) = labels.iter().find(|&&l| l < 0 || l >= k) {
-            return Err(PyValueError::new_err(format!(
-                "label index {l}: the model has {k} labels"
-            )));
-        }
-        let examples = self.row_examples(names, &values, rows, true, Some(&labels))?;
+        let examples = self.labeled_rows(names, data, rows, &labels)?;
         let model = &mut self.model;
         py.detach(|| model.learn_many(&examples)).map_err(model_err)
     }
@@ -513,20 +500,7 @@ impl Core {
         rows: usize,
         labels: Vec<i64>,
     ) -> PyResult<Bound<'py, PyList>> {
-        if labels.len() != rows {
-            return Err(PyValueError::new_err(format!(
-                "y: {} labels for {rows} rows",
-                labels.len()
-            )));
-        }
-        let values = rows_of(data, rows, names.len())?;
-        let k = self.model.schema().num_labels() as i64;
-        if let Some(l) = labels.iter().find(|&&l| l < 0 || l >= k) {
-            return Err(PyValueError::new_err(format!(
-                "label index {l}: the model has {k} labels"
-            )));
-        }
-        let examples = self.row_examples(names, &values, rows, true, Some(&labels))?;
+        let examples = self.labeled_rows(names, data, rows, &labels)?;
         let model = &mut self.model;
         let predictions: Vec<Prediction> = py.detach(|| model.predict_learn_many(&examples));
         let out = PyList::empty(py);
@@ -592,6 +566,31 @@ impl Core {
             ))),
             None => Ok(()),
         }
+    }
+
+    /// The labeled examples of rows of numbers (as `learn_rows` takes them), their labels
+    /// checked: one per row, each an index of the model's labels.
+    fn labeled_rows(
+        &mut self,
+        names: Vec<String>,
+        data: &[u8],
+        rows: usize,
+        labels: &[i64],
+    ) -> PyResult<Vec<Example>> {
+        if labels.len() != rows {
+            return Err(PyValueError::new_err(format!(
+                "y: {} labels for {rows} rows",
+                labels.len()
+            )));
+        }
+        let values = rows_of(data, rows, names.len())?;
+        let k = self.model.schema().num_labels() as i64;
+        if let Some(l) = labels.iter().find(|&&l| l < 0 || l >= k) {
+            return Err(PyValueError::new_err(format!(
+                "label index {l}: the model has {k} labels"
+            )));
+        }
+        self.row_examples(names, &values, rows, true, Some(labels))
     }
 
     fn row_examples(
